@@ -1,0 +1,59 @@
+// Command gradsolve solves ensembles of ordinary differential equations
+// from the shell.
+//
+// Usage:
+//
+//	gradsolve solve [flags]    solve an ensemble of a built-in system and
+//	                           check it against a converged reference
+//	gradsolve list             list the built-in systems and methods
+//
+// Run "gradsolve solve -h" for the flags. With no flags, solve runs the
+// Lorenz ensemble of the DiffEqGPU and JAX gradsolve benchmarks:
+// 10 000 trajectories, ρ = linspace(0, 21), t ∈ [0, 1], Tsit5 at
+// rtol 1e-8, atol 1e-11.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gradsolve:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: gradsolve <command> [flags]
+
+commands:
+  solve   solve an ensemble of a built-in system and report steps, time and
+          accuracy against a converged reference
+  list    list the built-in systems and methods
+
+Run "gradsolve <command> -h" for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	switch args[0] {
+	case "solve":
+		return solveCmd(ctx, args[1:], stdout, stderr)
+	case "list":
+		return listCmd(stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,395 @@
+package erk
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Config fixes everything about a solve except the trajectory's own data.
+type Config struct {
+	// Tableau is the method. Required; it must pass Validate.
+	Tableau *method.Tableau
+	// F is the right-hand side, Dim the state dimension.
+	F   ode.Func
+	Dim int
+	// RTol and ATol are per-component tolerances (length Dim), all > 0.
+	RTol, ATol []float64
+	// HMax bounds |h|; +Inf or 0 means no bound beyond |t1 − t0|.
+	HMax float64
+	// H0 is the first step size to try; 0 means automatic (see
+	// control.InitialStep).
+	H0 float64
+	// MaxSteps is the step budget: accepted plus rejected attempts. It
+	// must be ≥ 1.
+	MaxSteps int
+	// Controller is the step-size controller.
+	Controller control.PI
+}
+
+// coef is one nonzero coefficient of a tableau row.
+type coef struct {
+	j int
+	a float64
+}
+
+// Solver holds a configuration and the work arrays of one trajectory.
+type Solver struct {
+	cfg Config
+	s   int // stages
+	dim int
+
+	rows   [][]coef // nonzero a_ij per stage i
+	b      []coef   // nonzero b_i
+	e, e3  []coef   // nonzero error weights
+	c      []float64
+	fsal   bool
+	defer_ bool // FSAL with zero error weight on the last stage: evaluate it only once accepted
+	lastB  int  // last stage with b_i ≠ 0 (stages after it only feed the error)
+
+	k     [][]float64 // stages, k[i] has length dim
+	kSave [][]float64 // stages of save-time re-steps
+	y     []float64
+	y1    []float64
+	yt    []float64 // stage input
+	ev    []float64 // error vector (DOP853: 5th-order part)
+	ev3   []float64 // DOP853: 3rd-order part
+}
+
+// New validates cfg and returns a Solver with its work arrays allocated.
+func New(cfg Config) (*Solver, error) {
+	tb := cfg.Tableau
+	if err := tb.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.F == nil:
+		return nil, fmt.Errorf("erk: nil right-hand side")
+	case cfg.Dim < 1:
+		return nil, fmt.Errorf("erk: Dim = %d: must be ≥ 1", cfg.Dim)
+	case len(cfg.RTol) != cfg.Dim || len(cfg.ATol) != cfg.Dim:
+		return nil, fmt.Errorf("erk: %d rtol and %d atol values for Dim = %d", len(cfg.RTol), len(cfg.ATol), cfg.Dim)
+	case cfg.MaxSteps < 1:
+		return nil, fmt.Errorf("erk: MaxSteps = %d: must be ≥ 1", cfg.MaxSteps)
+	case cfg.HMax < 0 || math.IsNaN(cfg.HMax):
+		return nil, fmt.Errorf("erk: HMax = %g: must be ≥ 0", cfg.HMax)
+	case cfg.H0 < 0 || math.IsNaN(cfg.H0) || math.IsInf(cfg.H0, 0):
+		return nil, fmt.Errorf("erk: H0 = %g: must be finite and ≥ 0", cfg.H0)
+	}
+	for i := range cfg.Dim {
+		if !(cfg.RTol[i] > 0) || !(cfg.ATol[i] > 0) || math.IsInf(cfg.RTol[i], 0) || math.IsInf(cfg.ATol[i], 0) {
+			return nil, fmt.Errorf("erk: component %d: rtol = %g, atol = %g: both must be finite and > 0", i, cfg.RTol[i], cfg.ATol[i])
+		}
+	}
+	if cfg.HMax == 0 {
+		cfg.HMax = math.Inf(1)
+	}
+	s, dim := tb.Stages(), cfg.Dim
+	sv := &Solver{cfg: cfg, s: s, dim: dim, c: tb.C, fsal: tb.FSAL()}
+	sv.rows = make([][]coef, s)
+	for i := 1; i < s; i++ {
+		sv.rows[i] = nonzero(tb.A[i])
+	}
+	sv.b = nonzero(tb.B)
+	sv.e = nonzero(tb.E)
+	if tb.Kind == method.ErrorDOP853 {
+		sv.e3 = nonzero(tb.E3)
+	}
+	sv.defer_ = sv.fsal && tb.E[s-1] == 0 && (tb.E3 == nil || tb.E3[s-1] == 0)
+	sv.lastB = sv.b[len(sv.b)-1].j
+	flat := make([]float64, 2*s*dim+5*dim)
+	sv.k, flat = split(flat, s, dim)
+	sv.kSave, flat = split(flat, s, dim)
+	sv.y, sv.y1, sv.yt, sv.ev, sv.ev3 = flat[:dim], flat[dim:2*dim], flat[2*dim:3*dim], flat[3*dim:4*dim], flat[4*dim:5*dim]
+	return sv, nil
+}
+
+func nonzero(v []float64) []coef {
+	var out []coef
+	for j, a := range v {
+		if a != 0 {
+			out = append(out, coef{j, a})
+		}
+	}
+	return out
+}
+
+func split(flat []float64, s, dim int) ([][]float64, []float64) {
+	k := make([][]float64, s)
+	for i := range k {
+		k[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	return k, flat[s*dim:]
+}
+
+// Trajectory is one trajectory's data.
+type Trajectory struct {
+	// T0 and T1 bound the span; T1 < T0 integrates backwards. T1 ≠ T0.
+	T0, T1 float64
+	// Y0 is the initial state (length Dim), P the parameters.
+	Y0, P []float64
+	// Save lists times at which to record the state, ordered in the
+	// direction of integration and inside [T0, T1]. The caller checks.
+	Save []float64
+}
+
+// Output receives a trajectory's results. Y (length Dim) and Saved
+// (length len(Save)·Dim, row i for Save[i]) are caller-owned.
+type Output struct {
+	Y     []float64
+	Saved []float64
+	// T is the time reached: T1 on success, else the end of the last
+	// accepted step. H is the last step size tried (signed).
+	T, H   float64
+	Stats  ode.Stats
+	Status ode.Status
+}
+
+// stopEvery is how many step attempts pass between checks of the stop
+// flag: often enough to stop within microseconds, rarely enough to cost
+// nothing.
+const stopEvery = 64
+
+// Solve integrates one trajectory and writes its results into out. stop,
+// if not nil, is polled every few steps; when it is set the solve ends
+// with status Cancelled. On failure out.Y holds the last accepted state
+// and save times not reached hold NaN.
+func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
+	cfg := &sv.cfg
+	f, p, dim := cfg.F, tr.P, sv.dim
+	t0, t1 := tr.T0, tr.T1
+	dir := 1.0
+	if t1 < t0 {
+		dir = -1
+	}
+	span := math.Abs(t1 - t0)
+	// Smallest usable |h|: a step this small no longer changes t in a
+	// meaningful way (4 ulps of the largest time involved).
+	hmin := 4 * 0x1p-52 * math.Max(math.Max(math.Abs(t0), math.Abs(t1)), span)
+	hmax := math.Min(cfg.HMax, span)
+
+	y, y1, k := sv.y, sv.y1, sv.k
+	copy(y, tr.Y0)
+	out.Stats = ode.Stats{}
+	out.T, out.H = t0, 0
+	st := &out.Stats
+	for i := range out.Saved {
+		out.Saved[i] = math.NaN()
+	}
+	nsave, isave := len(tr.Save), 0
+	for isave < nsave && tr.Save[isave] == t0 {
+		copy(out.Saved[isave*dim:(isave+1)*dim], y)
+		isave++
+	}
+
+	finish := func(status ode.Status, t, h float64) {
+		copy(out.Y, y)
+		out.T, out.H, out.Status = t, h, status
+	}
+
+	f(t0, y, p, k[0])
+	st.FEvals++
+	if !allFinite(k[0]) {
+		finish(ode.NonFinite, t0, 0)
+		return
+	}
+
+	h := cfg.H0
+	if h == 0 {
+		var n int
+		h, n = control.InitialStep(f, p, t0, dir, y, k[0], sv.cfg.Tableau.Order, cfg.ATol, cfg.RTol, hmax, y1, sv.yt)
+		st.FEvals += n
+	}
+	h = dir * math.Min(h, hmax)
+
+	ctl := &cfg.Controller
+	var cst control.State
+	ctl.Init(&cst)
+	t := t0
+	nonFinite := false // the last rejection was a non-finite trial
+	for {
+		if st.Accepted+st.Rejected >= cfg.MaxSteps {
+			finish(ode.MaxStepsReached, t, h)
+			return
+		}
+		if stop != nil && (st.Accepted+st.Rejected)%stopEvery == 0 && stop.Load() {
+			finish(ode.Cancelled, t, h)
+			return
+		}
+		last := false
+		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
+			h, last = rem, true
+		}
+		if math.Abs(h) < hmin || t+h == t || math.IsNaN(h) {
+			if nonFinite {
+				finish(ode.NonFinite, t, h)
+			} else {
+				finish(ode.StepUnderflow, t, h)
+			}
+			return
+		}
+
+		err, ok := sv.attempt(t, h, p, st)
+		accept, factor := ctl.Next(err, &cst)
+		if !ok {
+			accept, factor = false, ctl.QMin
+		}
+		if !accept {
+			st.Rejected++
+			nonFinite = !ok
+			h *= factor
+			continue
+		}
+		st.Accepted++
+		nonFinite = false
+		tn := t + h
+		if last {
+			tn = t1
+		}
+		// Save times inside (t, tn]: one step of the method from (t, y).
+		for isave < nsave && dir*(tr.Save[isave]-tn) <= 0 {
+			dst := out.Saved[isave*dim : (isave+1)*dim]
+			if tr.Save[isave] == tn {
+				copy(dst, y1)
+			} else {
+				sv.restep(t, tr.Save[isave]-t, p, dst)
+				st.FEvals += sv.lastB
+			}
+			isave++
+		}
+		if sv.fsal {
+			if sv.defer_ {
+				f(t+h, y1, p, k[sv.s-1])
+				st.FEvals++
+			}
+			k[0], k[sv.s-1] = k[sv.s-1], k[0]
+		}
+		sv.y, sv.y1 = y1, y
+		y, y1 = sv.y, sv.y1
+		t = tn
+		if last {
+			finish(ode.Success, t, h)
+			return
+		}
+		if !sv.fsal {
+			f(t, y, p, k[0])
+			st.FEvals++
+		}
+		h *= factor
+		if math.Abs(h) > hmax {
+			h = dir * hmax
+		}
+	}
+}
+
+// attempt computes the stages of one step of size h from (t, sv.y) into
+// sv.k and the proposed state into sv.y1, and returns the scaled error
+// norm. ok is false when the proposed state or the error is not finite.
+func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
+	f, dim, s := sv.cfg.F, sv.dim, sv.s
+	y, y1, yt, k := sv.y, sv.y1, sv.yt, sv.k
+	// Stages 2..s (stage 1 is k[0], already known). For an FSAL method
+	// the last stage's input is the proposed state itself, since its row
+	// of A equals b; it is built into y1 directly.
+	end := s
+	if sv.fsal {
+		end = s - 1
+	}
+	for i := 1; i < end; i++ {
+		stageInput(yt, y, h, sv.rows[i], k)
+		f(t+sv.c[i]*h, yt, p, k[i])
+	}
+	st.FEvals += end - 1
+	if sv.fsal {
+		stageInput(y1, y, h, sv.rows[s-1], k)
+		if !sv.defer_ {
+			f(t+h, y1, p, k[s-1])
+			st.FEvals++
+		}
+	} else {
+		stageInput(y1, y, h, sv.b, k)
+	}
+	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
+	var sum5, sum3, fin float64
+	for d := range dim {
+		var acc float64
+		for _, c := range sv.e {
+			acc += float64(c.a * k[c.j][d])
+		}
+		sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
+		r := float64(h*acc) / sc
+		sum5 += float64(r * r)
+		fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
+		if sv.e3 != nil {
+			var acc3 float64
+			for _, c := range sv.e3 {
+				acc3 += float64(c.a * k[c.j][d])
+			}
+			r3 := float64(h*acc3) / sc
+			sum3 += float64(r3 * r3)
+		}
+	}
+	n := float64(dim)
+	if sv.e3 == nil {
+		err = math.Sqrt(sum5 / n)
+	} else {
+		// Hairer's DOP853 norm (method.ErrorDOP853).
+		den := sum5 + 0.01*sum3
+		if den > 0 {
+			err = sum5 / math.Sqrt(n*den)
+		}
+	}
+	if fin != 0 || math.IsNaN(err) || math.IsInf(err, 0) {
+		return math.Inf(1), false
+	}
+	return err, true
+}
+
+// stageInput sets dst = y + h·Σ a_j·k_j over the given coefficients
+// (at least one). The sum runs over j in ascending order, accumulated in
+// dst itself, one coefficient at a time so the inner loop walks
+// contiguous memory. dst must not alias y or any k_j.
+func stageInput(dst, y []float64, h float64, row []coef, k [][]float64) {
+	n := len(dst)
+	y = y[:n]
+	c0 := row[0]
+	k0 := k[c0.j][:n]
+	for d := range dst {
+		dst[d] = float64(c0.a * k0[d])
+	}
+	for _, c := range row[1:] {
+		kj := k[c.j][:n]
+		for d := range dst {
+			dst[d] += float64(c.a * kj[d])
+		}
+	}
+	for d := range dst {
+		dst[d] = y[d] + float64(h*dst[d])
+	}
+}
+
+// restep takes one step of size hs from (t, sv.y), whose first stage is
+// sv.k[0], and writes the solution into dst. It uses its own stage
+// arrays, so the accepted step's stages stay intact. Stages after the
+// last nonzero weight of b are skipped.
+func (sv *Solver) restep(t, hs float64, p []float64, dst []float64) {
+	f, y, ks := sv.cfg.F, sv.y, sv.kSave
+	ks[0] = sv.k[0]
+	for i := 1; i <= sv.lastB; i++ {
+		stageInput(sv.yt, y, hs, sv.rows[i], ks)
+		f(t+sv.c[i]*hs, sv.yt, p, ks[i])
+	}
+	stageInput(dst, y, hs, sv.b, ks)
+}
+
+func allFinite(v []float64) bool {
+	var s float64
+	for _, x := range v {
+		s += x - x
+	}
+	return s == 0
+}

@@ -1,0 +1,90 @@
+package ode
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Func is the right-hand side of dy/dt = f(t, y, p) for one trajectory.
+// It must write f(t, y, p) into dy (len(dy) == len(y) == Problem.Dim) and
+// must not keep y, p or dy after it returns, nor write into y or p. It
+// is called concurrently from several goroutines with different slices,
+// so it must not modify shared state. It should not allocate: it runs in
+// the innermost loop of every engine.
+type Func func(t float64, y, p, dy []float64)
+
+// Problem is an ordinary differential equation dy/dt = f(t, y, p) with
+// y ∈ ℝ^Dim and p ∈ ℝ^NumParams, with optional names and defaults.
+//
+// The derivative programs that later engines need (tangents J·v,
+// cotangents wᵀJ, dense Jacobians) will be further optional fields; a
+// Problem that sets only F keeps working unchanged.
+type Problem struct {
+	// Name labels the problem in results and messages.
+	Name string
+	// Dim is the state dimension; it must be ≥ 1.
+	Dim int
+	// NumParams is the parameter count m; it may be 0.
+	NumParams int
+	// F is the right-hand side. Required.
+	F Func
+
+	// StateNames and ParamNames, when set, name the components of y
+	// and p (lengths Dim and NumParams).
+	StateNames, ParamNames []string
+
+	// Y0 and P, when set, are the default initial state (length Dim)
+	// and parameters (length NumParams).
+	Y0, P []float64
+	// T0 and T1 are the default time span. They are used only when
+	// T0 != T1.
+	T0, T1 float64
+
+	// Stiff marks a problem on which explicit methods take steps set
+	// by stability rather than accuracy.
+	Stiff bool
+}
+
+// ErrProblem is wrapped by every error Validate returns.
+var ErrProblem = errors.New("invalid problem")
+
+// Validate checks that the problem is usable: Dim ≥ 1, NumParams ≥ 0, F
+// set, and names and defaults (where given) of the right lengths and
+// finite. The error names the problem and the rule broken.
+func (pr *Problem) Validate() error {
+	if pr == nil {
+		return fmt.Errorf("%w: nil problem", ErrProblem)
+	}
+	name := pr.Name
+	if name == "" {
+		name = "unnamed"
+	}
+	switch {
+	case pr.Dim < 1:
+		return fmt.Errorf("%w: %s: Dim = %d: must be ≥ 1", ErrProblem, name, pr.Dim)
+	case pr.NumParams < 0:
+		return fmt.Errorf("%w: %s: NumParams = %d: must be ≥ 0", ErrProblem, name, pr.NumParams)
+	case pr.F == nil:
+		return fmt.Errorf("%w: %s: F is nil: a right-hand side is required", ErrProblem, name)
+	case pr.StateNames != nil && len(pr.StateNames) != pr.Dim:
+		return fmt.Errorf("%w: %s: %d state names for Dim = %d", ErrProblem, name, len(pr.StateNames), pr.Dim)
+	case pr.ParamNames != nil && len(pr.ParamNames) != pr.NumParams:
+		return fmt.Errorf("%w: %s: %d parameter names for NumParams = %d", ErrProblem, name, len(pr.ParamNames), pr.NumParams)
+	case pr.Y0 != nil && len(pr.Y0) != pr.Dim:
+		return fmt.Errorf("%w: %s: default Y0 has length %d, want Dim = %d", ErrProblem, name, len(pr.Y0), pr.Dim)
+	case pr.P != nil && len(pr.P) != pr.NumParams:
+		return fmt.Errorf("%w: %s: default P has length %d, want NumParams = %d", ErrProblem, name, len(pr.P), pr.NumParams)
+	}
+	for i, v := range pr.Y0 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s: default Y0[%d] = %g is not finite", ErrProblem, name, i, v)
+		}
+	}
+	for i, v := range pr.P {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s: default P[%d] = %g is not finite", ErrProblem, name, i, v)
+		}
+	}
+	return nil
+}

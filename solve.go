@@ -1,0 +1,455 @@
+package gradsolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/ensemble"
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// Default tolerances, used when Options.RTol and Options.ATol are both
+// zero (the JAX gradsolve library's defaults).
+const (
+	DefaultRTol = 1e-6
+	DefaultATol = 1e-9
+	// DefaultMaxSteps is the step budget per trajectory (accepted plus
+	// rejected attempts) when Options.MaxSteps is zero.
+	DefaultMaxSteps = 100_000
+	// MinRTol is the smallest relative tolerance accepted: below about
+	// ten units of roundoff no method can meet the tolerance and steps
+	// shrink until they underflow.
+	MinRTol = 10 * 0x1p-52
+)
+
+// Ensemble says which trajectories to solve. Each input is either shared
+// by all N trajectories or given per trajectory; its length tells which.
+// A nil input takes the Problem's default.
+type Ensemble struct {
+	// N is the number of trajectories; it must be ≥ 1.
+	N int
+	// Y0 holds the initial states: length Dim (shared) or N·Dim
+	// (row i is trajectory i). Nil means Problem.Y0.
+	Y0 []float64
+	// P holds the parameters: length m (shared) or N·m. Nil means
+	// Problem.P. Empty when the problem has no parameters.
+	P []float64
+	// T0 and T1 hold the time spans: length 1 (shared) or N. Nil means
+	// Problem.T0 and Problem.T1. T1 < T0 integrates backwards; T1 = T0
+	// is an error.
+	T0, T1 []float64
+	// Save lists times at which to record the state, ordered in the
+	// direction of integration and inside each trajectory's span.
+	// Length K (shared) or N·K with SavePerTrajectory set.
+	Save []float64
+	// SavePerTrajectory says Save holds N rows of K times.
+	SavePerTrajectory bool
+}
+
+// Options control a solve. The zero value is a working configuration:
+// Tsit5, rtol 1e-6, atol 1e-9, automatic initial step, no maximum step,
+// a budget of 100 000 step attempts, all cores.
+type Options struct {
+	// Method is the Runge–Kutta tableau; nil means method.Tsit5.
+	Method *method.Tableau
+	// RTol and ATol are scalar tolerances. Both zero means DefaultRTol
+	// and DefaultATol; otherwise both must be finite and > 0, and RTol ≥
+	// MinRTol. Ignored where RTolVec or ATolVec is set.
+	RTol, ATol float64
+	// RTolVec and ATolVec, when not nil, give per-component tolerances
+	// (length Dim, every entry > 0), overriding RTol and ATol.
+	RTolVec, ATolVec []float64
+	// HMax bounds |h|; 0 means no bound. Negative is an error.
+	HMax float64
+	// H0 is the first step size; 0 means automatic per trajectory
+	// (Hairer, Nørsett & Wanner I, §II.4). Negative is an error.
+	H0 float64
+	// MaxSteps is the step budget per trajectory (accepted plus
+	// rejected attempts); 0 means DefaultMaxSteps. Negative is an error.
+	MaxSteps int
+	// Controller overrides the step-size controller; nil means
+	// control.DefaultPI for the method's order and its QMin/QMax.
+	Controller *control.PI
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Chunk is the scheduling granularity; 0 means automatic (see
+	// ensemble.Config).
+	Chunk int
+	// Progress, if not nil, is called now and then with the number of
+	// finished trajectories and N, never concurrently.
+	Progress func(done, total int)
+}
+
+// Result holds what Solve computed. Arrays are row-major (see the
+// package documentation).
+type Result struct {
+	// Problem and Method name what was solved and how.
+	Problem, Method string
+	// N, Dim and K are the number of trajectories, the state dimension
+	// and the number of save times per trajectory.
+	N, Dim, K int
+	// Y holds the final states, N×Dim. On failure a row holds the last
+	// accepted state; check Status.
+	Y []float64
+	// T holds the time each trajectory reached (its t1 on success).
+	T []float64
+	// Saved holds the states at the save times, N×K×Dim; NaN where a
+	// failed trajectory never reached the time.
+	Saved []float64
+	// Status and Stats are per trajectory.
+	Status []Status
+	Stats  []Stats
+	// Options are the options as resolved (defaults filled in).
+	Options Options
+	// Workers is the number of goroutines used.
+	Workers int
+	// Elapsed is the wall time of the solve.
+	Elapsed time.Duration
+
+	h []float64 // last step size tried, for error reports
+}
+
+// Row returns the final state of trajectory i (a view into Y).
+func (r *Result) Row(i int) []float64 { return r.Y[i*r.Dim : (i+1)*r.Dim] }
+
+// SavedRow returns the state of trajectory i at its k-th save time (a
+// view into Saved).
+func (r *Result) SavedRow(i, k int) []float64 {
+	o := (i*r.K + k) * r.Dim
+	return r.Saved[o : o+r.Dim]
+}
+
+// Err returns nil if trajectory i succeeded, and a *TrajectoryError
+// saying what failed and where otherwise.
+func (r *Result) Err(i int) error {
+	if r.Status[i] == Success {
+		return nil
+	}
+	return &TrajectoryError{Index: i, Status: r.Status[i], T: r.T[i], H: r.h[i]}
+}
+
+// Failed returns the indices of the trajectories that did not succeed.
+func (r *Result) Failed() []int {
+	var out []int
+	for i, s := range r.Status {
+		if s != Success {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// maxJoined is how many trajectory errors Errs lists before summarising.
+const maxJoined = 5
+
+// Errs returns nil when every trajectory succeeded; otherwise an error
+// that counts the failures and lists the first few.
+func (r *Result) Errs() error {
+	failed := r.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	errs := []error{fmt.Errorf("gradsolve: %d of %d trajectories failed", len(failed), r.N)}
+	for _, i := range failed[:min(len(failed), maxJoined)] {
+		errs = append(errs, r.Err(i))
+	}
+	if len(failed) > maxJoined {
+		errs = append(errs, fmt.Errorf("… and %d more", len(failed)-maxJoined))
+	}
+	return errors.Join(errs...)
+}
+
+// Total returns the statistics summed over all trajectories.
+func (r *Result) Total() Stats {
+	var s Stats
+	for _, x := range r.Stats {
+		s.Accepted += x.Accepted
+		s.Rejected += x.Rejected
+		s.FEvals += x.FEvals
+	}
+	return s
+}
+
+// ErrInput is wrapped by every error Solve returns for bad input.
+var ErrInput = errors.New("gradsolve: invalid input")
+
+func inputErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
+}
+
+// Solve integrates every trajectory of the ensemble and returns the
+// result. It returns an error wrapping ErrInput (and a nil Result) for
+// bad input; the error names the argument and the rule broken. It
+// returns the partial Result and ctx's error if ctx is cancelled:
+// trajectories not finished then have status NotRun or Cancelled.
+// Failures of single trajectories are not errors of Solve: they are in
+// Result.Status (see Result.Err and Result.Errs).
+func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Result, error) {
+	if err := prob.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if ens == nil {
+		return nil, inputErr("nil ensemble")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	in, err := resolveInputs(prob, ens)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := resolveOptions(prob, &o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := erk.New(cfg); err != nil { // checks the configuration once
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+
+	n, dim, m, K := ens.N, prob.Dim, prob.NumParams, in.k
+	res := &Result{
+		Problem: prob.Name, Method: cfg.Tableau.Name,
+		N: n, Dim: dim, K: K,
+		Y:      make([]float64, n*dim),
+		T:      make([]float64, n),
+		Saved:  make([]float64, n*K*dim),
+		Status: make([]Status, n),
+		Stats:  make([]Stats, n),
+		h:      make([]float64, n),
+	}
+	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
+	nw := ensemble.Workers(n, ecfg)
+	solvers := make([]*erk.Solver, nw)
+	for w := range solvers {
+		solvers[w], _ = erk.New(cfg) // validated above
+	}
+	start := time.Now()
+	runErr := ensemble.Run(ctx, n, ecfg, func(w, i int, stop *atomic.Bool) {
+		tr := erk.Trajectory{
+			T0: pick(in.t0, i, 1)[0], T1: pick(in.t1, i, 1)[0],
+			Y0: pick(in.y0, i, dim), P: pick(in.p, i, m),
+			Save: pick(in.save, i, K),
+		}
+		out := erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
+		solvers[w].Solve(&tr, &out, stop)
+		res.T[i], res.h[i], res.Status[i], res.Stats[i] = out.T, out.H, out.Status, out.Stats
+	})
+	res.Elapsed = time.Since(start)
+	res.Workers = nw
+	o.Method = cfg.Tableau
+	o.RTolVec, o.ATolVec = cfg.RTol, cfg.ATol
+	o.HMax, o.H0, o.MaxSteps = cfg.HMax, cfg.H0, cfg.MaxSteps
+	ctl := cfg.Controller
+	o.Controller = &ctl
+	res.Options = o
+	if runErr != nil {
+		var pe *ensemble.PanicError
+		if errors.As(runErr, &pe) {
+			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", prob.Name, pe.Index, pe.Value)
+		}
+		return res, runErr
+	}
+	return res, nil
+}
+
+// pick returns row i of a shared (one row) or per-trajectory array.
+func pick(v []float64, i, width int) []float64 {
+	if len(v) == width {
+		return v
+	}
+	return v[i*width : (i+1)*width]
+}
+
+type inputs struct {
+	y0, p, t0, t1, save []float64
+	k                   int
+}
+
+func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
+	n, dim, m := ens.N, prob.Dim, prob.NumParams
+	if n < 1 {
+		return nil, inputErr("ensemble size N = %d: must be ≥ 1", n)
+	}
+	in := &inputs{y0: ens.Y0, p: ens.P, t0: ens.T0, t1: ens.T1, save: ens.Save}
+	if in.y0 == nil {
+		if prob.Y0 == nil {
+			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", prob.Name)
+		}
+		in.y0 = prob.Y0
+	}
+	if in.p == nil {
+		in.p = prob.P
+		if in.p == nil && m > 0 {
+			return nil, inputErr("%s: no parameters: set Ensemble.P (%d per trajectory; problem has no default)", prob.Name, m)
+		}
+	}
+	if in.t0 == nil && in.t1 == nil {
+		if prob.T0 == prob.T1 {
+			return nil, inputErr("%s: no time span: set Ensemble.T0 and T1 (problem has no default)", prob.Name)
+		}
+		in.t0, in.t1 = []float64{prob.T0}, []float64{prob.T1}
+	}
+	if err := checkShape("Y0", in.y0, n, dim, "Dim"); err != nil {
+		return nil, err
+	}
+	if err := checkShape("P", in.p, n, m, "NumParams"); err != nil {
+		return nil, err
+	}
+	if err := checkShape("T0", in.t0, n, 1, ""); err != nil {
+		return nil, err
+	}
+	if err := checkShape("T1", in.t1, n, 1, ""); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		t0, t1 := pick(in.t0, i, 1)[0], pick(in.t1, i, 1)[0]
+		if t0 == t1 {
+			return nil, inputErr("trajectory %d: t0 = t1 = %g: the time span must not be empty", i, t0)
+		}
+		if len(in.t0) == 1 && len(in.t1) == 1 {
+			break
+		}
+	}
+	// Save times.
+	if ens.SavePerTrajectory {
+		if len(in.save)%n != 0 {
+			return nil, inputErr("Save has %d times with SavePerTrajectory: must be N·K = %d·K", len(in.save), n)
+		}
+		in.k = len(in.save) / n
+	} else {
+		in.k = len(in.save)
+	}
+	if in.k > 0 {
+		for i := range n {
+			if err := checkSave(pick(in.save, i, in.k), pick(in.t0, i, 1)[0], pick(in.t1, i, 1)[0], i); err != nil {
+				return nil, err
+			}
+			if !ens.SavePerTrajectory && len(in.t0) == 1 && len(in.t1) == 1 {
+				break
+			}
+		}
+	}
+	return in, nil
+}
+
+// checkShape checks that v has length width (shared) or n·width and
+// holds only finite numbers.
+func checkShape(name string, v []float64, n, width int, wname string) error {
+	if len(v) != width && len(v) != n*width {
+		if wname == "" {
+			return inputErr("%s has length %d: want 1 (shared) or N = %d", name, len(v), n)
+		}
+		return inputErr("%s has length %d: want %s = %d (shared) or N·%s = %d", name, len(v), wname, width, wname, n*width)
+	}
+	for k, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			if width == 0 || len(v) == width {
+				return inputErr("%s[%d] = %g is not finite", name, k, x)
+			}
+			return inputErr("%s of trajectory %d, component %d = %g is not finite", name, k/width, k%width, x)
+		}
+	}
+	return nil
+}
+
+func checkSave(save []float64, t0, t1 float64, traj int) error {
+	dir := 1.0
+	if t1 < t0 {
+		dir = -1
+	}
+	for k, s := range save {
+		switch {
+		case math.IsNaN(s) || math.IsInf(s, 0):
+			return inputErr("save time %d of trajectory %d = %g is not finite", k, traj, s)
+		case dir*(s-t0) < 0 || dir*(s-t1) > 0:
+			return inputErr("save time %d = %g of trajectory %d lies outside its span [%g, %g]", k, s, traj, t0, t1)
+		case k > 0 && dir*(s-save[k-1]) < 0:
+			return inputErr("save times of trajectory %d are not ordered in the direction of integration: %g then %g", traj, save[k-1], s)
+		}
+	}
+	return nil
+}
+
+func resolveOptions(prob *Problem, o *Options) (erk.Config, error) {
+	dim := prob.Dim
+	tb := o.Method
+	if tb == nil {
+		tb = method.Tsit5
+	}
+	cfg := erk.Config{Tableau: tb, F: prob.F, Dim: dim, HMax: o.HMax, H0: o.H0, MaxSteps: o.MaxSteps}
+	switch {
+	case o.Workers < 0:
+		return cfg, inputErr("Workers = %d: must be ≥ 0", o.Workers)
+	case o.Chunk < 0:
+		return cfg, inputErr("Chunk = %d: must be ≥ 0", o.Chunk)
+	case o.MaxSteps < 0:
+		return cfg, inputErr("MaxSteps = %d: must be ≥ 0 (0 means %d)", o.MaxSteps, DefaultMaxSteps)
+	case o.HMax < 0 || math.IsNaN(o.HMax):
+		return cfg, inputErr("HMax = %g: must be ≥ 0 (0 means no bound)", o.HMax)
+	case o.H0 < 0 || math.IsNaN(o.H0) || math.IsInf(o.H0, 0):
+		return cfg, inputErr("H0 = %g: must be finite and ≥ 0 (0 means automatic)", o.H0)
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	rtol, atol := o.RTol, o.ATol
+	if rtol == 0 && atol == 0 {
+		rtol, atol = DefaultRTol, DefaultATol
+	}
+	var err error
+	if cfg.RTol, err = tolVec("rtol", o.RTolVec, rtol, dim, MinRTol); err != nil {
+		return cfg, err
+	}
+	if cfg.ATol, err = tolVec("atol", o.ATolVec, atol, dim, 0); err != nil {
+		return cfg, err
+	}
+	if o.Controller != nil {
+		c := *o.Controller
+		if !(c.QMin > 0 && c.QMin < 1) || !(c.QMax > 1) || math.IsInf(c.QMax, 0) || !(c.Safety > 0 && c.Safety <= 1) ||
+			!(c.Beta1 > 0) || c.Beta2 < 0 || !(c.QOldInit > 0) {
+			return cfg, inputErr("controller %+v: need 0 < QMin < 1 < QMax < ∞, 0 < Safety ≤ 1, Beta1 > 0, Beta2 ≥ 0, QOldInit > 0", c)
+		}
+		cfg.Controller = c
+	} else {
+		cfg.Controller = control.DefaultPI(tb.Order, tb.QMin, tb.QMax)
+	}
+	return cfg, nil
+}
+
+// tolVec expands a scalar tolerance or checks a per-component one.
+func tolVec(name string, vec []float64, scalar float64, dim int, minimum float64) ([]float64, error) {
+	if vec == nil {
+		if !(scalar > 0) || math.IsInf(scalar, 0) || scalar < minimum {
+			return nil, inputErr("%s = %g: must be finite and > 0%s (set both rtol and atol, or neither for the defaults)",
+				name, scalar, minText(minimum))
+		}
+		v := make([]float64, dim)
+		for i := range v {
+			v[i] = scalar
+		}
+		return v, nil
+	}
+	if len(vec) != dim {
+		return nil, inputErr("per-component %s has length %d: want Dim = %d", name, len(vec), dim)
+	}
+	for i, x := range vec {
+		if !(x > 0) || math.IsInf(x, 0) || x < minimum {
+			return nil, inputErr("%s[%d] = %g: must be finite and > 0%s", name, i, x, minText(minimum))
+		}
+	}
+	return append([]float64(nil), vec...), nil
+}
+
+func minText(m float64) string {
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and ≥ %.3g", m)
+}

@@ -1,0 +1,29 @@
+// Package systems holds gradsolve's built-in test systems: small
+// ordinary differential equations
+//
+//	dy/dt = f(t, y, p),   y(T0) = Y0,   t ∈ [T0, T1],
+//
+// each returned as an *ode.Problem with its names, default parameters,
+// default initial state and default time span filled in.
+//
+//	Lorenz      3 states, chaotic attractor (Lorenz 1963)
+//	VanDerPol   2 states, limit cycle; stiff for large mu (van der Pol 1926)
+//	Lorenz96    n states, cyclic chaotic model (Lorenz 1996)
+//	Linear      n states, y' = A·y with a closed-form solution
+//	Kepler      4 states, planar two-body problem with a closed form
+//	Halo        6 states, a star in a flattened logarithmic halo
+//
+// Every constructor returns a fresh Problem, so a caller may change its
+// defaults without affecting other callers. Each right-hand side F
+// follows the ode.Func contract: it writes every component of dy, does
+// not allocate, and only reads state captured at construction (which is
+// never written afterwards), so it is safe for concurrent use. F does not
+// check slice lengths; the engines guarantee them (ode.Func).
+//
+// Helpers that evaluate invariants (KeplerEnergy, HaloEnergy, …) return
+// NaN rather than panic when a slice is too short. Constructors and
+// KeplerExact return errors wrapping ErrInvalid (bad arguments) or
+// ErrUnbound (an orbit with no closed elliptic form).
+//
+// All and ByName list the systems at their defaults.
+package systems

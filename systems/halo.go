@@ -1,0 +1,129 @@
+package systems
+
+import (
+	"math"
+
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Halo returns the orbit of a star (a test particle) in the flattened,
+// axisymmetric logarithmic halo
+//
+//	D(x) = rc² + x² + y² + z²/q²
+//	Φ(x) = ½·vc²·ln D(x)
+//	x' = v
+//	v' = −∇Φ = −(vc²/D)·(x, y, z/q²)
+//
+// with states (x, y, z, vx, vy, vz) and parameters (vc, q, rc). Units are
+// dimensionless: lengths in units of an arbitrary L, speeds in units of
+// an arbitrary V, time in L/V; G never appears because the potential is
+// given directly, not through a density.
+//
+//	vc  asymptotic circular speed,                         default 1
+//	q   axis ratio of the equipotentials (z-flattening),   default 0.7
+//	rc  core radius,                                       default 0.2
+//
+// Default initial state x = (1, 0, 0.2), v = (0.1, 0.6, 0.15) and span
+// [0, 20]: the reference fixture of reference/applications.md §A.7, whose energy is
+// E = 0.253642674902. The energy HaloEnergy and the angular momentum
+// about the symmetry axis HaloLz are conserved. For q < 1/√2 the density
+// that generates Φ is negative near the z axis far out (§A.1); this does
+// not affect the orbits.
+//
+// Sources: J. Binney & S. Tremaine, Galactic Dynamics, 2nd ed., Princeton
+// 2008, §2.3.2 (the flattened logarithmic potential); gala's
+// LogarithmicPotential(v_c, r_h = rc, q1 = q2 = 1, q3 = q, phi = 0),
+// A. M. Price-Whelan, JOSS 2 (2017) 388, doi:10.21105/joss.00388.
+func Halo() *ode.Problem {
+	return &ode.Problem{
+		Name:       "halo",
+		Dim:        6,
+		NumParams:  3,
+		F:          haloF,
+		StateNames: []string{"x", "y", "z", "vx", "vy", "vz"},
+		ParamNames: []string{"vc", "q", "rc"},
+		Y0:         []float64{1, 0, 0.2, 0.1, 0.6, 0.15},
+		P:          []float64{1, 0.7, 0.2},
+		T0:         0,
+		T1:         20,
+	}
+}
+
+func haloF(_ float64, y, p, dy []float64) {
+	x, yy, z := y[0], y[1], y[2]
+	vc, q, rc := p[0], p[1], p[2]
+	zq := z / (q * q)
+	d := rc*rc + x*x + yy*yy + z*zq
+	k := -vc * vc / d
+	dy[0] = y[3]
+	dy[1] = y[4]
+	dy[2] = y[5]
+	dy[3] = k * x
+	dy[4] = k * yy
+	dy[5] = k * zq
+}
+
+// HaloPotential returns the potential of Halo at the position
+// x = (x, y, z) with p = (vc, q, rc):
+//
+//	Φ = ½·vc²·ln(rc² + x² + y² + z²/q²).
+//
+// Only x[0:3] is read, so a full state may be passed. It returns NaN if
+// len(x) < 3 or len(p) < 3.
+func HaloPotential(x, p []float64) float64 {
+	if len(x) < 3 || len(p) < 3 {
+		return math.NaN()
+	}
+	vc, q, rc := p[0], p[1], p[2]
+	d := rc*rc + x[0]*x[0] + x[1]*x[1] + x[2]*x[2]/(q*q)
+	return 0.5 * vc * vc * math.Log(d)
+}
+
+// HaloEnergy returns the energy per unit mass of the Halo state
+// y = (x, y, z, vx, vy, vz) with p = (vc, q, rc):
+//
+//	E = ½·(vx² + vy² + vz²) + Φ(x, y, z).
+//
+// It returns NaN if len(y) < 6 or len(p) < 3.
+func HaloEnergy(y, p []float64) float64 {
+	if len(y) < 6 || len(p) < 3 {
+		return math.NaN()
+	}
+	return 0.5*(y[3]*y[3]+y[4]*y[4]+y[5]*y[5]) + HaloPotential(y, p)
+}
+
+// HaloLz returns the angular momentum per unit mass about the symmetry
+// (z) axis of the Halo state y = (x, y, z, vx, vy, vz):
+//
+//	L_z = x·vy − y·vx.
+//
+// p is unused and may be nil. It returns NaN if len(y) < 6.
+func HaloLz(y, _ []float64) float64 {
+	if len(y) < 6 {
+		return math.NaN()
+	}
+	return y[0]*y[4] - y[1]*y[3]
+}
+
+// HaloScales returns the error scales of applications.md §A.3 for the
+// orbit through the Halo state y with p = (vc, q, rc) and energy
+// E = HaloEnergy(y, p): the in-plane radius where Φ(R, z = 0) = E and the
+// speed the orbit would have at the centre, where Φ(0) = vc²·ln rc,
+//
+//	r_E = sqrt(exp(2E/vc²) − rc²)
+//	v_E = sqrt(2·(E − vc²·ln rc)).
+//
+// Both are in the Halo's length and speed units. They are NaN if the
+// slices are too short (see HaloEnergy). Both are real for any state,
+// since E ≥ Φ(0) = vc²·ln rc, except that rounding can make r_E NaN for a
+// state at rest at the very centre.
+func HaloScales(y, p []float64) (rE, vE float64) {
+	e := HaloEnergy(y, p)
+	if math.IsNaN(e) {
+		return math.NaN(), math.NaN()
+	}
+	vc, rc := p[0], p[2]
+	rE = math.Sqrt(math.Exp(2*e/(vc*vc)) - rc*rc)
+	vE = math.Sqrt(2 * (e - vc*vc*math.Log(rc)))
+	return rE, vE
+}
