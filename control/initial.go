@@ -59,7 +59,7 @@ func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, ord
 	if dmax <= 1e-15 {
 		h1 = math.Max(1e-6, h0*1e-3)
 	} else {
-		h1 = math.Pow(0.01/dmax, 1/float64(order))
+		h1 = Pow(0.01/dmax, 1/float64(order))
 	}
 	return math.Min(math.Min(100*h0, h1), hmax), 1
 }

@@ -59,13 +59,15 @@ func DefaultPI(order int, qmin, qmax float64) PI {
 // State is the memory of one trajectory's controller. Reset it with
 // (*PI).Init before each solve.
 type State struct {
-	errOldPow float64 // errOld^Beta2, computed once per accepted step
-	rejected  bool    // the last attempt was rejected
+	log2ErrOld float64 // log₂ errOld, kept so each attempt costs one log₂ and one 2^x
+	log2QOld   float64 // log₂ QOldInit
+	rejected   bool    // the last attempt was rejected
 }
 
 // Init resets st for a new solve.
 func (c *PI) Init(st *State) {
-	st.errOldPow = math.Pow(c.QOldInit, c.Beta2)
+	st.log2QOld = log2(c.QOldInit)
+	st.log2ErrOld = st.log2QOld
 	st.rejected = false
 }
 
@@ -76,7 +78,7 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 	if !(err <= 1) { // also catches NaN
 		st.rejected = true
 		if err > 1 && err <= math.MaxFloat64 {
-			q11 := math.Pow(err, c.Beta1)
+			q11 := exp2(float64(c.Beta1 * log2(err)))
 			return false, 1 / math.Min(1/c.QMin, q11/c.Safety)
 		}
 		return false, c.QMin
@@ -84,11 +86,14 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 	var q float64
 	if err == 0 {
 		q = 1 / c.QMax
+		st.log2ErrOld = st.log2QOld
 	} else {
-		q = math.Pow(err, c.Beta1) / st.errOldPow / c.Safety
+		// q = err^β1 / errOld^β2 / γ, as one power of two.
+		l := log2(err)
+		q = exp2(float64(c.Beta1*l)-float64(c.Beta2*st.log2ErrOld)) / c.Safety
 		q = math.Max(1/c.QMax, math.Min(1/c.QMin, q))
+		st.log2ErrOld = math.Max(l, st.log2QOld)
 	}
-	st.errOldPow = math.Pow(math.Max(err, c.QOldInit), c.Beta2)
 	factor = 1 / q
 	if st.rejected && factor > 1 {
 		factor = 1

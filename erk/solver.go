@@ -313,24 +313,27 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 	} else {
 		stageInput(y1, y, h, sv.b, k)
 	}
-	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
+	rtol, atol := sv.cfg.RTol[:dim], sv.cfg.ATol[:dim]
+	ev, ev3 := sv.ev[:dim], sv.ev3[:dim]
+	y, y1 = y[:dim], y1[:dim]
+	combine(ev, sv.e, k)
 	var sum5, sum3, fin float64
-	for d := range dim {
-		var acc float64
-		for _, c := range sv.e {
-			acc += float64(c.a * k[c.j][d])
+	if sv.e3 == nil {
+		for d := range ev {
+			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
+			r := float64(h*ev[d]) / sc
+			sum5 += float64(r * r)
+			fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
 		}
-		sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
-		r := float64(h*acc) / sc
-		sum5 += float64(r * r)
-		fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
-		if sv.e3 != nil {
-			var acc3 float64
-			for _, c := range sv.e3 {
-				acc3 += float64(c.a * k[c.j][d])
-			}
-			r3 := float64(h*acc3) / sc
+	} else {
+		combine(ev3, sv.e3, k)
+		for d := range ev {
+			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
+			r := float64(h*ev[d]) / sc
+			r3 := float64(h*ev3[d]) / sc
+			sum5 += float64(r * r)
 			sum3 += float64(r3 * r3)
+			fin += y1[d] - y1[d]
 		}
 	}
 	n := float64(dim)
@@ -349,13 +352,11 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 	return err, true
 }
 
-// stageInput sets dst = y + h·Σ a_j·k_j over the given coefficients
-// (at least one). The sum runs over j in ascending order, accumulated in
-// dst itself, one coefficient at a time so the inner loop walks
-// contiguous memory. dst must not alias y or any k_j.
-func stageInput(dst, y []float64, h float64, row []coef, k [][]float64) {
+// combine sets dst = Σ a_j·k_j over the given coefficients (at least
+// one), summing over j in ascending order, one coefficient at a time so
+// the inner loop walks contiguous memory. dst must not alias any k_j.
+func combine(dst []float64, row []coef, k [][]float64) {
 	n := len(dst)
-	y = y[:n]
 	c0 := row[0]
 	k0 := k[c0.j][:n]
 	for d := range dst {
@@ -367,6 +368,13 @@ func stageInput(dst, y []float64, h float64, row []coef, k [][]float64) {
 			dst[d] += float64(c.a * kj[d])
 		}
 	}
+}
+
+// stageInput sets dst = y + h·Σ a_j·k_j (see combine). dst must not
+// alias y or any k_j.
+func stageInput(dst, y []float64, h float64, row []coef, k [][]float64) {
+	combine(dst, row, k)
+	y = y[:len(dst)]
 	for d := range dst {
 		dst[d] = y[d] + float64(h*dst[d])
 	}

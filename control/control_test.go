@@ -1,0 +1,125 @@
+package control
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Pow agrees with math.Pow to (8 + |a·log₂x|)·ε relative: the
+// polynomials truncate at ≈ 3e-16, the dozen roundings add a few ulps,
+// and the rounding of y = a·log₂x (|y|·ε absolute) becomes a relative
+// error |y|·ε·ln 2 of 2^y.
+func TestPow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	worst := 0.0
+	for range 200000 {
+		x := math.Exp(rng.Float64()*80 - 40) // e^-40 … e^40, and the controller's 1e-10 … 1e10
+		a := rng.Float64()*2 - 1
+		got, want := Pow(x, a), math.Pow(x, a)
+		bound := (8 + math.Abs(a*math.Log2(x))) * 0x1p-52
+		if r := math.Abs(got-want) / want / bound; r > worst {
+			worst = r
+		}
+	}
+	// The exact corners a controller meets.
+	for _, c := range [][2]float64{{1, 0.14}, {1e-4, 0.08}, {0.5, 1}, {2, 1}, {1e-300, 0.2}, {1e300, -0.2}, {0x1p-1074, 0.5}, {3, 0}} {
+		got, want := Pow(c[0], c[1]), math.Pow(c[0], c[1])
+		bound := (8 + math.Abs(c[1]*math.Log2(c[0]))) * 0x1p-52
+		if r := math.Abs(got-want) / want / bound; r > worst {
+			worst = r
+		}
+	}
+	t.Logf("largest relative error / ((8 + |a·log₂x|)·ε) = %.3g", worst)
+	if worst > 1 {
+		t.Errorf("Pow error exceeds its bound by %.3g×", worst)
+	}
+	for _, c := range [][2]float64{{0, 1}, {-1, 0.5}, {math.NaN(), 1}, {math.Inf(1), 1}, {2, math.NaN()}, {2, math.Inf(1)}} {
+		if v := Pow(c[0], c[1]); !math.IsNaN(v) {
+			t.Errorf("Pow(%g, %g) = %g, want NaN", c[0], c[1], v)
+		}
+	}
+}
+
+func TestPIController(t *testing.T) {
+	c := DefaultPI(5, 0, 0)
+	if c.Beta1 != 0.14 || c.Beta2 != 0.08 || c.QMin != 0.2 || c.QMax != 10 || c.Safety != 0.9 || c.QOldInit != 1e-4 {
+		t.Fatalf("DefaultPI(5) = %+v: want OrdinaryDiffEq's Tsit5 constants", c)
+	}
+	if d := DefaultPI(8, 0.333, 6); d.QMin != 0.333 || d.QMax != 6 || math.Abs(d.Beta1-7.0/80) > 1e-17 {
+		t.Errorf("DefaultPI(8, 0.333, 6) = %+v", d)
+	}
+	var st State
+	// First step: errOld = QOldInit, so q = err^β1 / 1e-4^β2 / γ.
+	c.Init(&st)
+	acc, f := c.Next(0.5, &st)
+	want := 1 / math.Max(1/c.QMax, math.Min(1/c.QMin, math.Pow(0.5, 0.14)/math.Pow(1e-4, 0.08)/0.9))
+	if !acc || math.Abs(f-want) > 1e-14*want {
+		t.Errorf("Next(0.5) = %v, %.17g; want accept, %.17g", acc, f, want)
+	}
+	// Second step uses errOld = 0.5.
+	acc, f = c.Next(0.25, &st)
+	want = 1 / math.Max(1/c.QMax, math.Min(1/c.QMin, math.Pow(0.25, 0.14)/math.Pow(0.5, 0.08)/0.9))
+	if !acc || math.Abs(f-want) > 1e-14*want {
+		t.Errorf("Next(0.25) = %v, %.17g; want accept, %.17g", acc, f, want)
+	}
+	cases := []struct {
+		name       string
+		err        float64
+		accept     bool
+		lo, hi     float64 // bounds on the factor
+		afterRejct bool
+	}{
+		{"zero error grows by QMax", 0, true, 10, 10, false},
+		{"tiny error capped at QMax", 1e-30, true, 10, 10, false},
+		{"err = 1 accepted", 1, true, 0.2, 1.2, false},
+		{"err just above 1 rejected, shrinks", 1.0000001, false, 0.2, 0.9, false},
+		{"huge error shrinks by QMin", 1e30, false, 0.2, 0.2, false},
+		{"NaN rejected by QMin", math.NaN(), false, 0.2, 0.2, false},
+		{"+Inf rejected by QMin", math.Inf(1), false, 0.2, 0.2, false},
+		{"no growth right after a rejection", 1e-6, true, 1, 1, true},
+	}
+	for _, tc := range cases {
+		c.Init(&st)
+		if tc.afterRejct {
+			c.Next(2, &st)
+		}
+		acc, f := c.Next(tc.err, &st)
+		if acc != tc.accept || f < tc.lo*(1-1e-15) || f > tc.hi*(1+1e-15) {
+			t.Errorf("%s: Next(%g) = %v, %g; want %v, factor in [%g, %g]", tc.name, tc.err, acc, f, tc.accept, tc.lo, tc.hi)
+		}
+	}
+}
+
+// InitialStep follows Hairer–Nørsett–Wanner's formula: for y' = −y,
+// y0 = 1, atol = rtol = 1e-6 (sc = 2e-6) we have d0 = d1 = 5e5,
+// h0 = 0.01, f1 = −0.99, d2 = 5e5 and h1 = (0.01/5e5)^(1/5), so h = h1.
+func TestInitialStep(t *testing.T) {
+	f := func(_ float64, y, _, dy []float64) { dy[0] = -y[0] }
+	y0, f0 := []float64{1}, []float64{-1}
+	tol := []float64{1e-6}
+	w1, w2 := make([]float64, 1), make([]float64, 1)
+	h, n := InitialStep(f, nil, 0, 1, y0, f0, 5, tol, tol, math.Inf(1), w1, w2)
+	want := math.Pow(0.01/5e5, 0.2)
+	if n != 1 || math.Abs(h-want) > 1e-12*want {
+		t.Errorf("h = %.17g (%d evaluations), want %.17g (1)", h, n, want)
+	}
+	// hmax caps it; backwards integration gives the same magnitude.
+	if h, _ := InitialStep(f, nil, 0, 1, y0, f0, 5, tol, tol, 1e-3, w1, w2); h != 1e-3 {
+		t.Errorf("h with hmax 1e-3 = %g", h)
+	}
+	g := func(_ float64, y, _, dy []float64) { dy[0] = y[0] }
+	if h, _ := InitialStep(g, nil, 0, -1, y0, []float64{1}, 5, tol, tol, math.Inf(1), w1, w2); math.Abs(h-want) > 1e-12*want {
+		t.Errorf("backward h = %.17g, want %.17g", h, want)
+	}
+	// A probe that returns NaN falls back to the probe step h0.
+	bad := func(t float64, y, _, dy []float64) {
+		dy[0] = -y[0]
+		if t > 0 {
+			dy[0] = math.NaN()
+		}
+	}
+	if h, _ := InitialStep(bad, nil, 0, 1, y0, f0, 5, tol, tol, math.Inf(1), w1, w2); h != 0.01 {
+		t.Errorf("h after a NaN probe = %g, want the probe step 0.01", h)
+	}
+}

@@ -1,0 +1,95 @@
+package gradsolve_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/systems"
+)
+
+// Solve an ensemble of Lorenz systems, one per value of ρ, with the
+// initial state and time span shared.
+func ExampleSolve() {
+	pr := systems.Lorenz() // parameters (σ, ρ, β)
+	ens := &gradsolve.Ensemble{
+		N:  3,
+		Y0: []float64{1, 0, 0},
+		P: []float64{
+			10, 5, 8.0 / 3,
+			10, 15, 8.0 / 3,
+			10, 28, 8.0 / 3,
+		},
+		T0: []float64{0}, T1: []float64{1},
+	}
+	res, err := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{RTol: 1e-10, ATol: 1e-12})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range res.N {
+		y := res.Row(i)
+		fmt.Printf("ρ = %2.0f: %v, y(1) = (%.5f, %.5f, %.5f)\n", ens.P[3*i+1], res.Status[i], y[0], y[1], y[2])
+	}
+	// Output:
+	// ρ =  5: Success, y(1) = (3.43920, 4.09611, 2.00233)
+	// ρ = 15: Success, y(1) = (-0.36767, -0.74897, 9.49275)
+	// ρ = 28: Success, y(1) = (-9.40845, -9.09620, 28.58163)
+}
+
+// Record the state at chosen times, integrate backwards in time, and use
+// a different method. Save times are ordered in the direction of
+// integration.
+func ExampleSolve_saveTimes() {
+	pr := systems.Kepler() // a 0.5-eccentric orbit of period 2π
+	ens := &gradsolve.Ensemble{
+		N:    1,
+		T0:   []float64{0},
+		T1:   []float64{-2 * math.Pi}, // one period backwards
+		Save: []float64{-math.Pi / 2, -math.Pi, -3 * math.Pi / 2},
+	}
+	res, err := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.DP8, RTol: 1e-12, ATol: 1e-12})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for k, t := range ens.Save {
+		y := res.SavedRow(0, k)
+		fmt.Printf("t = %6.3f: x = %+.6f, y = %+.6f\n", t, round6(y[0]), round6(y[1]))
+	}
+	y := res.Row(0)
+	fmt.Printf("after one period: x = %+.6f, y = %+.6f (started at x = 0.5, y = 0)\n", round6(y[0]), round6(y[1]))
+	// Output:
+	// t = -1.571: x = -0.935131, y = -0.779741
+	// t = -3.142: x = -1.500000, y = +0.000000
+	// t = -4.712: x = -0.935131, y = +0.779741
+	// after one period: x = +0.500000, y = +0.000000 (started at x = 0.5, y = 0)
+}
+
+// A trajectory that fails gets its own status and error; the others
+// complete.
+func ExampleResult_Errs() {
+	// y' = p·y², y(0) = 1 blows up at t = 1/p.
+	pr := &gradsolve.Problem{Name: "blowup", Dim: 1, NumParams: 1,
+		F: func(t float64, y, p, dy []float64) { dy[0] = p[0] * y[0] * y[0] }}
+	ens := &gradsolve.Ensemble{N: 3, Y0: []float64{1}, P: []float64{0.25, 1, 0.4}, T0: []float64{0}, T1: []float64{2}}
+	res, err := gradsolve.Solve(context.Background(), pr, ens, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range res.N {
+		fmt.Printf("p = %.2f: %v\n", ens.P[i], res.Status[i])
+	}
+	fmt.Println(res.Failed())
+	// Output:
+	// p = 0.25: Success
+	// p = 1.00: StepUnderflow
+	// p = 0.40: Success
+	// [1]
+}
+
+// round6 rounds to 6 decimals and turns −0 into +0 for printing.
+func round6(v float64) float64 { return math.Round(v*1e6)/1e6 + 0 }
