@@ -2,6 +2,7 @@ package gradsolve_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 
@@ -71,4 +72,93 @@ func BenchmarkHalo(b *testing.B) {
 			benchEnsemble(b, pr, ens, gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-8})
 		})
 	}
+}
+
+// BenchmarkBaselineHandDP5 is the yardstick for the ns/attempt figures
+// above: the Lorenz ensemble of BenchmarkLorenz solved by Dormand–Prince
+// 5(4) written out by hand the obvious way (slices, the right-hand side
+// through a func value, math.Pow in the same PI controller), as a Go
+// programmer would without gradsolve. Compare it with
+// BenchmarkLorenz/DP5 in the same run.
+func BenchmarkBaselineHandDP5(b *testing.B) {
+	pr, ens := lorenzEnsemble(benchLorenzN)
+	attempts := 0
+	for range b.N {
+		for i := range ens.N {
+			attempts += handDP5(pr.F, ens.Y0, ens.P[3*i:3*i+3], 1, 1e-8, 1e-11)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(attempts), "ns/attempt")
+	b.ReportMetric(float64(attempts)/float64(b.N*ens.N), "attempts/traj")
+}
+
+// handDP5 integrates from 0 to t1 with DP5 and returns the attempts.
+func handDP5(f gradsolve.Func, y0, p []float64, t1, rtol, atol float64) int {
+	const (
+		c2, c3, c4, c5                = 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9
+		a21                           = 1.0 / 5
+		a31, a32                      = 3.0 / 40, 9.0 / 40
+		a41, a42, a43                 = 44.0 / 45, -56.0 / 15, 32.0 / 9
+		a51, a52, a53, a54            = 19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729
+		a61, a62, a63, a64, a65       = 9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656
+		b1, b3, b4, b5, b6            = 35.0 / 384, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84
+		e1, e3, e4, e5, e6, e7        = 71.0 / 57600, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40
+		beta1, beta2, safety          = 0.14, 0.08, 0.9
+		qmin, qmax, qoldinit, initial = 0.2, 10, 1e-4, 1e-3
+	)
+	n := len(y0)
+	w := make([]float64, 9*n)
+	k1, k2, k3, k4, k5, k6, k7, yt, y := w[:n], w[n:2*n], w[2*n:3*n], w[3*n:4*n], w[4*n:5*n], w[5*n:6*n], w[6*n:7*n], w[7*n:8*n], w[8*n:]
+	y1 := make([]float64, n)
+	copy(y, y0)
+	t, h, errOld, attempts := 0.0, initial, qoldinit, 0
+	f(t, y, p, k1)
+	for t < t1 {
+		if t+h > t1 {
+			h = t1 - t
+		}
+		for i := range n {
+			yt[i] = y[i] + h*a21*k1[i]
+		}
+		f(t+c2*h, yt, p, k2)
+		for i := range n {
+			yt[i] = y[i] + h*(a31*k1[i]+a32*k2[i])
+		}
+		f(t+c3*h, yt, p, k3)
+		for i := range n {
+			yt[i] = y[i] + h*(a41*k1[i]+a42*k2[i]+a43*k3[i])
+		}
+		f(t+c4*h, yt, p, k4)
+		for i := range n {
+			yt[i] = y[i] + h*(a51*k1[i]+a52*k2[i]+a53*k3[i]+a54*k4[i])
+		}
+		f(t+c5*h, yt, p, k5)
+		for i := range n {
+			yt[i] = y[i] + h*(a61*k1[i]+a62*k2[i]+a63*k3[i]+a64*k4[i]+a65*k5[i])
+		}
+		f(t+h, yt, p, k6)
+		for i := range n {
+			y1[i] = y[i] + h*(b1*k1[i]+b3*k3[i]+b4*k4[i]+b5*k5[i]+b6*k6[i])
+		}
+		f(t+h, y1, p, k7)
+		var s float64
+		for i := range n {
+			e := h * (e1*k1[i] + e3*k3[i] + e4*k4[i] + e5*k5[i] + e6*k6[i] + e7*k7[i])
+			sc := atol + rtol*math.Max(math.Abs(y[i]), math.Abs(y1[i]))
+			s += (e / sc) * (e / sc)
+		}
+		err := math.Sqrt(s / float64(n))
+		attempts++
+		if err <= 1 {
+			q := math.Max(1/qmax, math.Min(1/qmin, math.Pow(err, beta1)/math.Pow(errOld, beta2)/safety))
+			errOld = math.Max(err, qoldinit)
+			t += h
+			copy(y, y1)
+			copy(k1, k7)
+			h /= q
+		} else {
+			h /= math.Min(1/qmin, math.Pow(err, beta1)/safety)
+		}
+	}
+	return attempts
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runCmd(args ...string) (string, string, error) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestSolveDefaultsSmall(t *testing.T) {
+	out, _, err := runCmd("solve", "-n", "300", "-ref", "50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lorenz (dim 3), 300 trajectories", "rho from 0 to 21", "method Tsit5", "steps", "ns per step attempt", "300 Success", "99th percentile"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSolveEachSystem(t *testing.T) {
+	for _, sys := range []string{"lorenz", "vdp", "lorenz96", "linear", "kepler", "halo"} {
+		out, _, err := runCmd("solve", "-system", sys, "-n", "20", "-ref", "5", "-method", "dp8", "-rtol", "1e-9", "-atol", "1e-12")
+		if err != nil {
+			t.Errorf("%s: %v", sys, err)
+			continue
+		}
+		if !strings.Contains(out, "20 Success") {
+			t.Errorf("%s: not all succeeded:\n%s", sys, out)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"solve", "-system", "nope"}, "unknown system"},
+		{[]string{"solve", "-method", "rk4"}, "unknown method"},
+		{[]string{"solve", "-n", "0"}, "--n = 0"},
+		{[]string{"solve", "-rtol", "-1"}, "rtol = -1"},
+		{[]string{"solve", "-vary", "nope=1:2"}, "no parameter"},
+		{[]string{"solve", "-vary", "rho"}, "NAME=LO:HI"},
+		{[]string{"solve", "-t1", "0"}, "t0 = t1"},
+		{[]string{"solve", "extra.ode"}, "unexpected argument"},
+	}
+	for _, c := range cases {
+		_, _, err := runCmd(c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to mention %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	out, _, err := runCmd("list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lorenz", "halo", "tsit5", "dp8", "doi:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+}
