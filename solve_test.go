@@ -460,3 +460,44 @@ func TestFEvalAccounting(t *testing.T) {
 
 // controlBad has QMin > 1, which would grow rejected steps.
 var controlBad = control.PI{Beta1: 0.14, Beta2: 0.08, Safety: 0.9, QMin: 2, QMax: 10, QOldInit: 1e-4}
+
+// Per-component tolerances equal to the scalars give bitwise the same
+// solve; tightening one component's atol changes the mesh.
+func TestPerComponentTolerances(t *testing.T) {
+	pr, ens := lorenzEnsemble(20)
+	a := mustSolve(t, pr, ens, &gradsolve.Options{RTol: 1e-7, ATol: 1e-9})
+	b := mustSolve(t, pr, ens, &gradsolve.Options{RTolVec: []float64{1e-7, 1e-7, 1e-7}, ATolVec: []float64{1e-9, 1e-9, 1e-9}})
+	if !bitwiseEqual(a.Y, b.Y) {
+		t.Error("per-component tolerances equal to the scalars changed the result")
+	}
+	c := mustSolve(t, pr, ens, &gradsolve.Options{RTolVec: []float64{1e-7, 1e-10, 1e-7}, ATolVec: []float64{1e-9, 1e-13, 1e-9}})
+	if c.Total().Accepted <= a.Total().Accepted {
+		t.Errorf("a tighter tolerance on y took %d steps, no more than %d", c.Total().Accepted, a.Total().Accepted)
+	}
+}
+
+// HMax bounds every step: the span of 1 at HMax = 1/200 needs at least
+// 200 accepted steps. A given H0 replaces the automatic first step (one
+// evaluation fewer).
+func TestHMaxAndH0(t *testing.T) {
+	pr, ens := lorenzEnsemble(5)
+	res := mustSolve(t, pr, ens, &gradsolve.Options{HMax: 1.0 / 200})
+	for i, s := range res.Stats {
+		if s.Accepted < 200 {
+			t.Errorf("trajectory %d: %d accepted steps with HMax = 1/200", i, s.Accepted)
+		}
+	}
+	auto := mustSolve(t, pr, ens, nil)
+	given := mustSolve(t, pr, ens, &gradsolve.Options{H0: 1e-4})
+	for i := range ens.N {
+		if want := 1 + 6*given.Stats[i].Attempts(); given.Stats[i].FEvals != want {
+			t.Errorf("trajectory %d: %d evaluations with H0 given, want %d", i, given.Stats[i].FEvals, want)
+		}
+		if e := relErr(given.Row(i), auto.Row(i)); e > 1e-4 {
+			t.Errorf("trajectory %d: H0 = 1e-4 moved the result by %.3g", i, e)
+		}
+	}
+	if res.Options.HMax != 1.0/200 || auto.Options.MaxSteps != gradsolve.DefaultMaxSteps || auto.Options.Method != method.Tsit5 {
+		t.Errorf("resolved options not reported: %+v", auto.Options)
+	}
+}
