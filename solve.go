@@ -228,7 +228,9 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 	nw := ensemble.Workers(n, ecfg)
 	solvers := make([]*erk.Solver, nw)
 	for w := range solvers {
-		solvers[w], _ = erk.New(cfg) // validated above
+		wc := cfg
+		wc.F = prob.WorkerF()       // each worker its own evaluator (a tape's registers)
+		solvers[w], _ = erk.New(wc) // validated above
 	}
 	start := time.Now()
 	runErr := ensemble.Run(ctx, n, ecfg, func(w, i int, stop *atomic.Bool) {

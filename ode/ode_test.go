@@ -23,7 +23,12 @@ func TestValidate(t *testing.T) {
 		{"params", func(p *Problem) { p.NumParams = -1 }, "NumParams = -1"},
 		{"F", func(p *Problem) { p.F = nil }, "F is nil"},
 		{"state names", func(p *Problem) { p.StateNames = []string{"a"} }, "1 state names"},
-		{"param names", func(p *Problem) { p.ParamNames = nil; p.NumParams = 2; p.P = []float64{1, 2}; p.ParamNames = []string{"k"} }, "1 parameter names"},
+		{"param names", func(p *Problem) {
+			p.ParamNames = nil
+			p.NumParams = 2
+			p.P = []float64{1, 2}
+			p.ParamNames = []string{"k"}
+		}, "1 parameter names"},
 		{"y0 length", func(p *Problem) { p.Y0 = []float64{1} }, "default Y0 has length 1"},
 		{"p length", func(p *Problem) { p.P = []float64{1, 2} }, "default P has length 2"},
 		{"y0 NaN", func(p *Problem) { p.Y0 = []float64{1, math.NaN()} }, "Y0[1] = NaN"},

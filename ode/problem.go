@@ -44,6 +44,42 @@ type Problem struct {
 	// Stiff marks a problem on which explicit methods take steps set
 	// by stability rather than accuracy.
 	Stiff bool
+
+	// Programs, when set, returns evaluators of f and of its derivatives
+	// for one goroutine; they may keep private scratch space (a compiled
+	// tape's register file). Engines call it once per worker and use its
+	// F instead of Problem.F. Nil means Problem.F serves every worker and
+	// no derivative programs are available.
+	Programs func() *Programs
+}
+
+// Programs holds evaluators of a right-hand side and its derivatives for
+// one goroutine. F is required; a nil derivative means it is not
+// available. All write their results into the last argument(s).
+type Programs struct {
+	// F writes f(t, y, p) into dy.
+	F Func
+	// JVP writes J_y·v + J_p·w (length Dim) into out, with J_y = ∂f/∂y
+	// and J_p = ∂f/∂p at (t, y, p).
+	JVP func(t float64, y, p, v, w, out []float64)
+	// VJP writes uᵀJ_y (length Dim) into gy and uᵀJ_p (length
+	// NumParams) into gp.
+	VJP func(t float64, y, p, u, gy, gp []float64)
+	// JacY writes ∂f/∂y row-major into jac: jac[i·Dim + j] = ∂f_i/∂y_j.
+	JacY func(t float64, y, p, jac []float64)
+	// DfDt writes ∂f/∂t into out.
+	DfDt func(t float64, y, p, out []float64)
+}
+
+// WorkerF returns the right-hand side one worker should call: the F of
+// a fresh Programs when the problem has them, else Problem.F.
+func (pr *Problem) WorkerF() Func {
+	if pr.Programs != nil {
+		if pg := pr.Programs(); pg != nil && pg.F != nil {
+			return pg.F
+		}
+	}
+	return pr.F
 }
 
 // ErrProblem is wrapped by every error Validate returns.

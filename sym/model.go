@@ -1,0 +1,164 @@
+package sym
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Model is a problem dy/dt = f(t, y, p) built symbolically: named
+// states with initial values, named parameters with defaults, one
+// derivative per state, an optional time span and a stiffness flag.
+//
+//	m := sym.NewModel("lorenz")
+//	x, y, z := m.State("x", 1), m.State("y", 0), m.State("z", 0)
+//	sigma, rho, beta := m.Param("sigma", 10), m.Param("rho", 28), m.Param("beta", 8.0/3)
+//	m.Deriv(x, sigma.Mul(y.Sub(x)))
+//	m.Deriv(y, x.Mul(rho.Sub(z)).Sub(y))
+//	m.Deriv(z, x.Mul(y).Sub(beta.Mul(z)))
+//	if err := m.Err(); err != nil { … }
+type Model struct {
+	Name string
+	// T0, T1: the default span, used when T0 != T1.
+	T0, T1 float64
+	// Stiff marks a stiff problem.
+	Stiff bool
+
+	g      *Graph
+	states []variable
+	params []variable
+	derivs []Expr // per state; zero Expr until set
+	names  map[string]bool
+}
+
+type variable struct {
+	name string
+	init float64
+}
+
+// NewModel returns an empty model with its own graph.
+func NewModel(name string) *Model {
+	return &Model{Name: name, g: NewGraph(), names: make(map[string]bool)}
+}
+
+// Graph returns the model's graph.
+func (m *Model) Graph() *Graph { return m.g }
+
+// Err returns the first error met while building the model, or nil.
+func (m *Model) Err() error { return m.g.err }
+
+func (m *Model) claim(kind, name string) bool {
+	if name == "" {
+		m.g.fail("%s with an empty name", kind)
+		return false
+	}
+	if m.names[name] {
+		m.g.fail("%s %q: the name is already defined", kind, name)
+		return false
+	}
+	m.names[name] = true
+	return true
+}
+
+// State adds a state variable with its default initial value and
+// returns it as an expression. States are numbered in the order added.
+func (m *Model) State(name string, init float64) Expr {
+	m.claim("state", name)
+	m.states = append(m.states, variable{name, init})
+	m.derivs = append(m.derivs, Expr{})
+	return m.g.State(len(m.states) - 1)
+}
+
+// Param adds a parameter with its default value and returns it.
+// Parameters are numbered in the order added.
+func (m *Model) Param(name string, def float64) Expr {
+	m.claim("param", name)
+	m.params = append(m.params, variable{name, def})
+	return m.g.Param(len(m.params) - 1)
+}
+
+// Time returns the independent variable t.
+func (m *Model) Time() Expr { return m.g.Time() }
+
+// Const returns the constant v in the model's graph.
+func (m *Model) Const(v float64) Expr { return m.g.Const(v) }
+
+// Deriv sets the derivative of state s (an expression State returned)
+// to f. Setting it twice records an error.
+func (m *Model) Deriv(s, f Expr) {
+	if !m.g.own(OpInvalid, s, f) {
+		return
+	}
+	n := m.g.nodes[s.id]
+	if n.Op != OpState {
+		m.g.fail("Deriv: the first argument is not a state")
+		return
+	}
+	i := n.Index
+	if m.derivs[i].Valid() {
+		m.g.fail("state %q has two derivatives", m.states[i].name)
+		return
+	}
+	m.derivs[i] = f
+}
+
+// Dim returns the number of states.
+func (m *Model) Dim() int { return len(m.states) }
+
+// NumParams returns the number of parameters.
+func (m *Model) NumParams() int { return len(m.params) }
+
+// StateNames returns the state names in order.
+func (m *Model) StateNames() []string { return names(m.states) }
+
+// ParamNames returns the parameter names in order.
+func (m *Model) ParamNames() []string { return names(m.params) }
+
+// Y0 returns the default initial state.
+func (m *Model) Y0() []float64 { return values(m.states) }
+
+// P returns the default parameters.
+func (m *Model) P() []float64 { return values(m.params) }
+
+func names(v []variable) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = x.name
+	}
+	return out
+}
+
+func values(v []variable) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x.init
+	}
+	return out
+}
+
+// F returns the right-hand side, one expression per state, after
+// checking the model: no building error, at least one state, every state
+// with a derivative, finite defaults. The error names what is wrong.
+func (m *Model) F() ([]Expr, error) {
+	if err := m.g.err; err != nil {
+		return nil, err
+	}
+	if len(m.states) == 0 {
+		return nil, fmt.Errorf("sym: model %q has no states", m.Name)
+	}
+	var errs []error
+	for i, d := range m.derivs {
+		if !d.Valid() {
+			errs = append(errs, fmt.Errorf("sym: state %q has no derivative", m.states[i].name))
+		}
+	}
+	for _, v := range append(append([]variable(nil), m.states...), m.params...) {
+		if math.IsNaN(v.init) || math.IsInf(v.init, 0) {
+			errs = append(errs, fmt.Errorf("sym: %q has a non-finite default value %g", v.name, v.init))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return append([]Expr(nil), m.derivs...), nil
+}

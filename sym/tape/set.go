@@ -1,0 +1,94 @@
+package tape
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym"
+)
+
+// Set holds the compiled programs of one model.
+type Set struct {
+	// Model is the model the programs come from.
+	Model *sym.Model
+	// F computes f(t, y, p) (Dim outputs).
+	F *Program
+	// JVP computes J_y·v + J_p·w (Dim outputs).
+	JVP *Program
+	// VJP computes uᵀJ_y (Dim outputs) then uᵀJ_p (NumParams outputs).
+	VJP *Program
+	// JacY computes ∂f/∂y row-major (Dim·Dim outputs).
+	JacY *Program
+	// DfDt computes ∂f/∂t (Dim outputs).
+	DfDt *Program
+}
+
+// Build differentiates the model's right-hand side symbolically and
+// compiles the five programs.
+func Build(m *sym.Model) (*Set, error) {
+	f, err := m.F()
+	if err != nil {
+		return nil, err
+	}
+	dim, np := m.Dim(), m.NumParams()
+	g := m.Graph()
+	gy, gp := sym.Cotangent(f, dim, np)
+	s := &Set{Model: m}
+	for _, c := range []struct {
+		dst  **Program
+		name string
+		outs []sym.Expr
+	}{
+		{&s.F, "f", f},
+		{&s.JVP, "jvp", sym.Tangent(f)},
+		{&s.VJP, "vjp", append(gy, gp...)},
+		{&s.JacY, "jac_y", sym.JacobianY(f)},
+		{&s.DfDt, "dfdt", sym.TimeDerivative(f)},
+	} {
+		if *c.dst, err = Compile(c.name, g, c.outs, dim, np); err != nil {
+			return nil, fmt.Errorf("tape: model %q: %w", m.Name, err)
+		}
+	}
+	return s, nil
+}
+
+// Programs returns evaluators of the five programs with a private
+// register file each: for one goroutine.
+func (s *Set) Programs() *ode.Programs {
+	rf, rj, rv, rjac, rt := s.F.NewRegisters(), s.JVP.NewRegisters(), s.VJP.NewRegisters(), s.JacY.NewRegisters(), s.DfDt.NewRegisters()
+	return &ode.Programs{
+		F:    func(t float64, y, p, dy []float64) { s.F.EvalF(rf, t, y, p, dy) },
+		JVP:  func(t float64, y, p, v, w, out []float64) { s.JVP.EvalJVP(rj, t, y, p, v, w, out) },
+		VJP:  func(t float64, y, p, u, gy, gp []float64) { s.VJP.EvalVJP(rv, t, y, p, u, gy, gp) },
+		JacY: func(t float64, y, p, jac []float64) { s.JacY.EvalF(rjac, t, y, p, jac) },
+		DfDt: func(t float64, y, p, out []float64) { s.DfDt.EvalF(rt, t, y, p, out) },
+	}
+}
+
+// Problem returns the model as an ode.Problem whose engines evaluate the
+// programs: Programs gives each worker its own register files, and F —
+// for callers that use it directly, from any goroutine — borrows one
+// from a pool.
+func (s *Set) Problem() *ode.Problem {
+	m := s.Model
+	pool := &sync.Pool{New: func() any { r := s.F.NewRegisters(); return &r }}
+	return &ode.Problem{
+		Name:      m.Name,
+		Dim:       m.Dim(),
+		NumParams: m.NumParams(),
+		F: func(t float64, y, p, dy []float64) {
+			r := pool.Get().(*[]float64)
+			s.F.EvalF(*r, t, y, p, dy)
+			pool.Put(r)
+		},
+		Programs:   s.Programs,
+		StateNames: m.StateNames(),
+		ParamNames: m.ParamNames(),
+		Y0:         m.Y0(),
+		P:          m.P(),
+		T0:         m.T0,
+		T1:         m.T1,
+		Stiff:      m.Stiff,
+	}
+}

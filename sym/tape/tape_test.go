@@ -1,0 +1,68 @@
+package tape_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/tape"
+	"github.com/gradsolve/gradsolve/systems"
+)
+
+// lorenzModel builds the Lorenz system with the parameter order of
+// systems.Lorenz (σ, ρ, β) and the same expression trees as its Go code.
+func lorenzModel() *sym.Model {
+	m := sym.NewModel("lorenz")
+	x, y, z := m.State("x", 1), m.State("y", 0), m.State("z", 0)
+	sigma, rho, beta := m.Param("sigma", 10), m.Param("rho", 28), m.Param("beta", 8.0/3)
+	m.Deriv(x, sigma.Mul(y.Sub(x)))
+	m.Deriv(y, x.Mul(rho.Sub(z)).Sub(y))
+	m.Deriv(z, x.Mul(y).Sub(beta.Mul(z)))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
+func mustBuild(t testing.TB, m *sym.Model) *tape.Set {
+	t.Helper()
+	s, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The tape of the Lorenz model computes the same operations as the Go
+// function systems.Lorenz, so the results are bitwise equal; its
+// derivative programs equal the hand-derived Jacobian exactly.
+func TestLorenzAgainstHandWritten(t *testing.T) {
+	s := mustBuild(t, lorenzModel())
+	pg := s.Programs()
+	ref := systems.Lorenz()
+	rng := rand.New(rand.NewPCG(3, 4))
+	got, want := make([]float64, 3), make([]float64, 3)
+	jac := make([]float64, 9)
+	for range 1000 {
+		y := []float64{rng.NormFloat64() * 10, rng.NormFloat64() * 10, rng.NormFloat64() * 30}
+		p := []float64{10 * rng.Float64(), 30 * rng.Float64(), 3 * rng.Float64()}
+		pg.F(0, y, p, got)
+		ref.F(0, y, p, want)
+		for i := range 3 {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("f(%v, %v)[%d] = %v, hand-written %v", y, p, i, got[i], want[i])
+			}
+		}
+		pg.JacY(0, y, p, jac)
+		sigma, rho, beta := p[0], p[1], p[2]
+		hand := []float64{
+			-sigma, sigma, 0,
+			rho - y[2], -1, -y[0],
+			y[1], y[0], -beta,
+		}
+		for i := range 9 {
+			if jac[i] != hand[i] {
+				t.Fatalf("J_y[%d] = %v, hand-derived %v", i, jac[i], hand[i])
+			}
+		}
+	}
+}
