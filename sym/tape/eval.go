@@ -1,48 +1,28 @@
 package tape
 
 import (
-	"math"
-
 	"github.com/gradsolve/gradsolve/sym"
 )
 
-// exec runs the instructions on the register file r.
+// xinstr is an instruction as the interpreter runs it: a plain
+// operation, R[d] = op(R[a[0]], R[a[1]], R[a[2]]), or a fused tree (see
+// fuse) whose leaves are R[a[0]]… in order.
+type xinstr struct {
+	op uint16
+	d  int32
+	a  [4]int32
+}
+
+// exec runs the program on the register file r: arithmetic in the tight
+// loop of execArith, the math functions one at a time here.
 func (pg *Program) exec(r []float64) {
-	r = r[:pg.nregs]
-	for _, in := range pg.code {
-		var v float64
-		switch in.Op {
-		case sym.OpAdd:
-			v = r[in.A] + r[in.B]
-		case sym.OpSub:
-			v = r[in.A] - r[in.B]
-		case sym.OpMul:
-			v = r[in.A] * r[in.B]
-		case sym.OpDiv:
-			v = r[in.A] / r[in.B]
-		case sym.OpNeg:
-			v = -r[in.A]
-		case sym.OpSqrt:
-			v = math.Sqrt(r[in.A])
-		case sym.OpExp:
-			v = math.Exp(r[in.A])
-		case sym.OpLog:
-			v = math.Log(r[in.A])
-		case sym.OpSin:
-			v = math.Sin(r[in.A])
-		case sym.OpCos:
-			v = math.Cos(r[in.A])
-		case sym.OpTanh:
-			v = math.Tanh(r[in.A])
-		case sym.OpSelect:
-			v = r[in.C]
-			if r[in.A] > 0 {
-				v = r[in.B]
-			}
-		default:
-			v = sym.Eval(in.Op, r[in.A], r[in.B], r[in.C])
-		}
-		r[in.Dst] = v
+	if len(r) < pg.nregs {
+		panic("tape: register file too small: use Program.NewRegisters")
+	}
+	code := pg.xcode
+	for i := execArith(r, code, 0); i < len(code); i = execArith(r, code, i+1) {
+		x := &code[i]
+		r[x.d] = sym.Eval(sym.Op(x.op), r[x.a[0]], r[x.a[1]], r[x.a[2]])
 	}
 }
 
@@ -50,11 +30,19 @@ func (pg *Program) exec(r []float64) {
 func (pg *Program) load(r []float64, t float64, y, p []float64) {
 	l := pg.layout
 	r[0] = t
+	// Plain loops, not copy: these slices are short, and a call to
+	// memmove would cost more than the copying.
 	if pg.uses[1] {
-		copy(r[l.Y():l.Y()+int32(l.Dim)], y)
+		ry := r[l.Y() : l.Y()+int32(l.Dim)]
+		for i := range ry {
+			ry[i] = y[i]
+		}
 	}
 	if pg.uses[2] {
-		copy(r[l.P():l.P()+int32(l.NumParams)], p)
+		rp := r[l.P() : l.P()+int32(l.NumParams)]
+		for i := range rp {
+			rp[i] = p[i]
+		}
 	}
 }
 
@@ -69,7 +57,7 @@ func (pg *Program) store(r []float64, outs []int32, dst []float64) {
 func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
 	pg.load(r, t, y, p)
 	pg.exec(r)
-	pg.store(r, pg.outs, out)
+	pg.store(r, pg.xouts, out)
 }
 
 // EvalJVP evaluates a program whose inputs are t, y, p and the tangents
@@ -84,7 +72,7 @@ func (pg *Program) EvalJVP(r []float64, t float64, y, p, v, w, out []float64) {
 		copy(r[l.W():l.W()+int32(l.NumParams)], w)
 	}
 	pg.exec(r)
-	pg.store(r, pg.outs, out)
+	pg.store(r, pg.xouts, out)
 }
 
 // EvalVJP evaluates a program whose inputs are t, y, p and the cotangent
@@ -97,6 +85,6 @@ func (pg *Program) EvalVJP(r []float64, t float64, y, p, u, gy, gp []float64) {
 		copy(r[l.U():l.U()+int32(l.Dim)], u)
 	}
 	pg.exec(r)
-	pg.store(r, pg.outs[:l.Dim], gy)
-	pg.store(r, pg.outs[l.Dim:], gp)
+	pg.store(r, pg.xouts[:l.Dim], gy)
+	pg.store(r, pg.xouts[l.Dim:], gp)
 }

@@ -47,7 +47,9 @@ type Program struct {
 	layout Layout
 	consts []float64 // preloaded at registers NumInputs()…
 	code   []Instr
-	outs   []int32 // the register of each output
+	xcode  []xinstr // code as the interpreter runs it (fused trees)
+	outs   []int32  // the register of each output in code
+	xouts  []int32  // the register of each output in xcode
 	nregs  int
 	uses   [6]bool // which input blocks the code reads: t, y, p, v, w, u
 }
@@ -106,11 +108,7 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 			stack = append(stack, n.Args[k])
 		}
 	}
-	reg := make([]int32, g.Len()) // register of each needed node
-	lastUse := make([]int32, g.Len())
-	for i := range lastUse {
-		lastUse[i] = -1
-	}
+	reg := make([]int32, g.Len()) // register of each leaf
 	nIn := lay.NumInputs()
 	// Leaves: inputs and constants.
 	for id := range int32(g.Len()) {
@@ -134,60 +132,173 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 			pg.consts = append(pg.consts, n.Value)
 		}
 	}
-	// Operations: last use of each operand, in instruction order.
+	// Operations, in id order (a topological order).
 	var ops []int32
 	for id := range int32(g.Len()) {
 		if need[id] && g.Node(id).Op.Arity() > 0 {
 			ops = append(ops, id)
 		}
 	}
+	base := nIn + int32(len(pg.consts))
+	// The plain code: one instruction per operation.
+	units := make([]unit, len(ops))
 	for k, id := range ops {
 		n := g.Node(id)
-		for a := range n.Op.Arity() {
-			lastUse[n.Args[a]] = int32(k)
-		}
+		units[k] = unit{node: id, op: uint16(n.Op), reads: n.Args[:n.Op.Arity()]}
 	}
-	for _, o := range outs {
-		lastUse[o.ID()] = math.MaxInt32 // outputs stay live to the end
-	}
-	// Linear-scan allocation of temporaries with a free list.
-	next := nIn + int32(len(pg.consts))
-	var free []int32
-	for k, id := range ops {
-		n := g.Node(id)
-		in := Instr{Op: n.Op}
+	plainRegs, nPlain := allocate(units, outs, reg, base, g.Len())
+	for _, u := range units {
+		in := Instr{Op: sym.Op(u.op), Dst: plainRegs[u.node]}
 		args := [3]*int32{&in.A, &in.B, &in.C}
-		for a := range n.Op.Arity() {
-			*args[a] = reg[n.Args[a]]
-		}
-		// Free operands whose last use is this instruction before picking
-		// the destination: an instruction may overwrite its own operand.
-		for a := range n.Op.Arity() {
-			arg := n.Args[a]
-			if lastUse[arg] == int32(k) && g.Node(arg).Op.Arity() > 0 {
-				lastUse[arg] = -2 // freed once even if used twice here
-				free = append(free, reg[arg])
-			}
-		}
-		if len(free) > 0 {
-			in.Dst = free[len(free)-1]
-			free = free[:len(free)-1]
-		} else {
-			in.Dst = next
-			next++
-		}
-		reg[id] = in.Dst
-		if lastUse[id] == -1 { // never read and not an output: cannot happen for needed nodes
-			free = append(free, in.Dst)
+		for a, r := range u.reads {
+			*args[a] = plainRegs[r]
 		}
 		pg.code = append(pg.code, in)
 	}
-	pg.nregs = int(next)
+	// The interpreter's code: two-level arithmetic trees fused.
+	fused := fuse(g, ops, outs)
+	execRegs, nExec := allocate(fused, outs, reg, base, g.Len())
+	for _, u := range fused {
+		x := xinstr{op: u.op, d: execRegs[u.node]}
+		for a, r := range u.reads {
+			x.a[a] = execRegs[r]
+		}
+		pg.xcode = append(pg.xcode, x)
+	}
+	pg.nregs = int(max(nPlain, nExec))
 	pg.outs = make([]int32, len(outs))
+	pg.xouts = make([]int32, len(outs))
 	for i, o := range outs {
-		pg.outs[i] = reg[o.ID()]
+		pg.outs[i] = plainRegs[o.ID()]
+		pg.xouts[i] = execRegs[o.ID()]
 	}
 	return pg, nil
+}
+
+// unit is one instruction to allocate registers for: it computes node
+// from the values of the nodes in reads.
+type unit struct {
+	node  int32
+	op    uint16
+	reads []int32
+}
+
+// allocate assigns registers to the results of units by linear scan:
+// leaves keep their fixed registers (leafReg), each result takes a free
+// register (one whose value has no reader left) or a new one from base
+// upwards. Outputs stay live to the end. It returns the register of
+// every node and the register count.
+func allocate(units []unit, outs []sym.Expr, leafReg []int32, base int32, nNodes int) ([]int32, int32) {
+	reg := append([]int32(nil), leafReg...)
+	lastUse := make([]int32, nNodes)
+	isResult := make([]bool, nNodes)
+	for i := range lastUse {
+		lastUse[i] = -1
+	}
+	for k, u := range units {
+		isResult[u.node] = true
+		for _, r := range u.reads {
+			lastUse[r] = int32(k)
+		}
+	}
+	for _, o := range outs {
+		lastUse[o.ID()] = math.MaxInt32
+	}
+	next := base
+	var free []int32
+	for k, u := range units {
+		// Free operands read for the last time here before choosing the
+		// destination: an instruction may overwrite its own operand.
+		for _, r := range u.reads {
+			if lastUse[r] == int32(k) && isResult[r] {
+				lastUse[r] = -2 // free once even if read twice here
+				free = append(free, reg[r])
+			}
+		}
+		if len(free) > 0 {
+			reg[u.node] = free[len(free)-1]
+			free = free[:len(free)-1]
+		} else {
+			reg[u.node] = next
+			next++
+		}
+	}
+	return reg, next
+}
+
+// fuse groups the operations into the interpreter's instructions: an
+// arithmetic operation (+ − × ÷) whose operand is an arithmetic
+// operation read by nobody else computes that operand itself, in the
+// same dispatch, without storing it (shapes L, R and B of
+// fusedCode). Parents choose first (descending ids), so a node absorbed
+// by its parent does not absorb its own operands: trees are two levels
+// deep. Every operation is still computed exactly once, in an order
+// that respects its dependencies.
+func fuse(g *sym.Graph, ops []int32, outs []sym.Expr) []unit {
+	uses := make([]int32, g.Len())
+	for _, id := range ops {
+		n := g.Node(id)
+		for a := range n.Op.Arity() {
+			uses[n.Args[a]]++
+		}
+	}
+	for _, o := range outs {
+		uses[o.ID()]++
+	}
+	arith := func(op sym.Op) bool {
+		return op == sym.OpAdd || op == sym.OpSub || op == sym.OpMul || op == sym.OpDiv
+	}
+	absorbed := make([]bool, g.Len())
+	shape := make(map[int32]byte)
+	for k := len(ops) - 1; k >= 0; k-- {
+		id := ops[k]
+		n := g.Node(id)
+		if absorbed[id] || !arith(n.Op) {
+			continue
+		}
+		inl := func(arg int32) bool { return arith(g.Node(arg).Op) && uses[arg] == 1 }
+		l, r := inl(n.Args[0]), inl(n.Args[1])
+		switch {
+		case l && r:
+			shape[id] = 'B'
+		case l:
+			shape[id] = 'L'
+		case r:
+			shape[id] = 'R'
+		default:
+			continue
+		}
+		if l {
+			absorbed[n.Args[0]] = true
+		}
+		if r {
+			absorbed[n.Args[1]] = true
+		}
+	}
+	var units []unit
+	for _, id := range ops {
+		if absorbed[id] {
+			continue
+		}
+		n := g.Node(id)
+		u := unit{node: id, op: uint16(n.Op), reads: n.Args[:n.Op.Arity()]}
+		if sh, ok := shape[id]; ok {
+			a, b := g.Node(n.Args[0]), g.Node(n.Args[1])
+			switch sh {
+			case 'L':
+				u.op = fusedCode('L', n.Op, a.Op, 0)
+				u.reads = []int32{a.Args[0], a.Args[1], n.Args[1]}
+			case 'R':
+				u.op = fusedCode('R', n.Op, b.Op, 0)
+				u.reads = []int32{n.Args[0], b.Args[0], b.Args[1]}
+			case 'B':
+				u.op = fusedCode('B', n.Op, a.Op, b.Op)
+				u.reads = []int32{a.Args[0], a.Args[1], b.Args[0], b.Args[1]}
+			}
+		}
+		units = append(units, u)
+	}
+	return units
 }
 
 func inputBlock(lay Layout, n sym.Node) (base int32, size, use int) {
