@@ -97,6 +97,7 @@ func (g *Graph) reach(outs []Expr) []bool {
 // tangent returns Σ_x ∂out/∂x · seed(x) for every output, where seed
 // gives the tangent of each leaf (ok false: zero).
 func (g *Graph) tangent(outs []Expr, seed func(n Node) (Expr, bool)) []Expr {
+	defer g.derivingScope()()
 	seen := g.reach(outs)
 	top := int32(0)
 	for _, o := range outs {
@@ -216,6 +217,7 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 	if g == nil {
 		return nil, nil
 	}
+	defer g.derivingScope()()
 	seen := g.reach(f)
 	top := int32(0)
 	for _, o := range f {
@@ -290,4 +292,12 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 		}
 	}
 	return gy, gp
+}
+
+// derivingScope marks the graph as building derivatives until the
+// returned function runs.
+func (g *Graph) derivingScope() func() {
+	old := g.deriving
+	g.deriving = true
+	return func() { g.deriving = old }
 }

@@ -94,6 +94,10 @@ type Graph struct {
 	nodes []Node
 	index map[Node]int32
 	err   error
+	// deriving is set while derivative programs are built: a partial
+	// derivative that folds to a non-finite constant (d/dx of (−2)^x
+	// needs log(−2)) is the true value there, not a mistake in the model.
+	deriving bool
 }
 
 // NewGraph returns an empty graph.
@@ -246,7 +250,15 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 		v[i] = n.Value
 	}
 	if allConst {
-		return g.Const(Eval(op, v[0], v[1], v[2]))
+		if op == OpDiv && v[1] == 0 && !g.deriving {
+			g.fail("division by the constant zero")
+			return g.Const(math.NaN())
+		}
+		r := Eval(op, v[0], v[1], v[2])
+		if !g.deriving && isFinite(v[0]) && isFinite(v[1]) && isFinite(v[2]) && !isFinite(r) {
+			g.fail("%v of constants %g, %g is not finite (%g)", op, v[0], v[1], r)
+		}
+		return g.Const(r)
 	}
 	a := xs[0]
 	ca, aConst := a.IsConst()
@@ -296,7 +308,7 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 			return g.apply(OpNeg, []Expr{a})
 		}
 	case OpDiv:
-		if bConst && cb == 0 {
+		if bConst && cb == 0 && !g.deriving {
 			g.fail("division by the constant zero")
 			return g.Const(math.NaN())
 		}
@@ -395,3 +407,5 @@ func Eval(op Op, a, b, c float64) float64 {
 	}
 	return math.NaN()
 }
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

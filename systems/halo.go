@@ -52,8 +52,9 @@ func Halo() *ode.Problem {
 func haloF(_ float64, y, p, dy []float64) {
 	x, yy, z := y[0], y[1], y[2]
 	vc, q, rc := p[0], p[1], p[2]
+	// Products rounded before they are added: no FMA on any architecture.
 	zq := z / (q * q)
-	d := rc*rc + x*x + yy*yy + z*zq
+	d := float64(rc*rc) + float64(x*x) + float64(yy*yy) + float64(z*zq)
 	k := -vc * vc / d
 	dy[0] = y[3]
 	dy[1] = y[4]

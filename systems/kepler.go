@@ -54,7 +54,7 @@ func Kepler() *ode.Problem {
 func keplerF(_ float64, y, p, dy []float64) {
 	x, yy, vx, vy := y[0], y[1], y[2], y[3]
 	mu := p[0]
-	r2 := x*x + yy*yy
+	r2 := float64(x*x) + float64(yy*yy) // rounded products: no FMA on any architecture
 	f := -mu / (r2 * math.Sqrt(r2))
 	dy[0] = vx
 	dy[1] = vy

@@ -63,7 +63,7 @@ func Linear(a []float64, n int) (*LinearSystem, error) {
 			row := ac[i*n : i*n+n]
 			var s float64
 			for j, aij := range row {
-				s += aij * y[j]
+				s += float64(aij * y[j]) // rounded product: no FMA on any architecture
 			}
 			dy[i] = s
 		}

@@ -40,7 +40,10 @@ func Lorenz() *ode.Problem {
 func lorenzF(_ float64, y, p, dy []float64) {
 	x, yy, z := y[0], y[1], y[2]
 	sigma, rho, beta := p[0], p[1], p[2]
+	// Products are rounded before they are added (float64(…)), so no
+	// architecture fuses them into an FMA: the same bits everywhere, and
+	// the same as a compiled tape of the same formulas.
 	dy[0] = sigma * (yy - x)
-	dy[1] = x*(rho-z) - yy
-	dy[2] = x*yy - beta*z
+	dy[1] = float64(x*(rho-z)) - yy
+	dy[2] = float64(x*yy) - float64(beta*z)
 }

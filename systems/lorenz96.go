@@ -73,10 +73,11 @@ func lorenz96F(_ float64, y, p, dy []float64) {
 	dy = dy[:n]
 	f := p[0]
 	// The three wrapped sites first, then the interior without modulo.
-	dy[0] = (y[1]-y[n-2])*y[n-1] - y[0] + f
-	dy[1] = (y[2]-y[n-1])*y[0] - y[1] + f
-	dy[n-1] = (y[0]-y[n-3])*y[n-2] - y[n-1] + f
+	// Products are rounded before they are added: no FMA on any architecture.
+	dy[0] = float64((y[1]-y[n-2])*y[n-1]) - y[0] + f
+	dy[1] = float64((y[2]-y[n-1])*y[0]) - y[1] + f
+	dy[n-1] = float64((y[0]-y[n-3])*y[n-2]) - y[n-1] + f
 	for i := 2; i < n-1; i++ {
-		dy[i] = (y[i+1]-y[i-2])*y[i-1] - y[i] + f
+		dy[i] = float64((y[i+1]-y[i-2])*y[i-1]) - y[i] + f
 	}
 }

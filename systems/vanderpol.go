@@ -48,5 +48,5 @@ func vanDerPolF(_ float64, y, p, dy []float64) {
 	x, v := y[0], y[1]
 	mu := p[0]
 	dy[0] = v
-	dy[1] = mu * ((1-x*x)*v - x)
+	dy[1] = mu * (float64((1-float64(x*x))*v) - x) // rounded products: no FMA on any architecture
 }

@@ -3,14 +3,16 @@
 //
 // Usage:
 //
-//	gradsolve solve [flags]    solve an ensemble of a built-in system and
-//	                           check it against a converged reference
-//	gradsolve list             list the built-in systems and methods
+//	gradsolve solve [FILE.ode] [flags]   solve an ensemble of a problem file
+//	                                     or of a built-in system
+//	gradsolve gen FILE.ode [flags]       write the problem as Go source
+//	gradsolve list                       list the built-in systems and methods
 //
-// Run "gradsolve solve -h" for the flags. With no flags, solve runs the
-// Lorenz ensemble of the DiffEqGPU and JAX gradsolve benchmarks:
+// Run "gradsolve solve -h" for the flags. With no arguments, solve runs
+// the Lorenz ensemble of the DiffEqGPU and JAX gradsolve benchmarks:
 // 10 000 trajectories, ρ = linspace(0, 21), t ∈ [0, 1], Tsit5 at
-// rtol 1e-8, atol 1e-11.
+// rtol 1e-8, atol 1e-11, and checks it against a converged reference.
+// Problem files are described in docs/ode-format.md.
 package main
 
 import (
@@ -33,8 +35,9 @@ func main() {
 const usage = `usage: gradsolve <command> [flags]
 
 commands:
-  solve   solve an ensemble of a built-in system and report steps, time and
-          accuracy against a converged reference
+  solve   solve an ensemble of a problem file (FILE.ode) or a built-in system,
+          report steps and time, write NumPy files with --out DIR
+  gen     write a problem file's right-hand side and derivatives as Go source
   list    list the built-in systems and methods
 
 Run "gradsolve <command> -h" for a command's flags.
@@ -48,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "solve":
 		return solveCmd(ctx, args[1:], stdout, stderr)
+	case "gen":
+		return genCmd(args[1:], stdout, stderr)
 	case "list":
 		return listCmd(stdout)
 	case "-h", "--help", "help":

@@ -49,10 +49,19 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"solve", "-method", "rk4"}, "unknown method"},
 		{[]string{"solve", "-n", "0"}, "--n = 0"},
 		{[]string{"solve", "-rtol", "-1"}, "rtol = -1"},
-		{[]string{"solve", "-vary", "nope=1:2"}, "no parameter"},
-		{[]string{"solve", "-vary", "rho"}, "NAME=LO:HI"},
+		{[]string{"solve", "-param", "nope=1:2"}, "no parameter"},
+		{[]string{"solve", "-param", "rho"}, "NAME=VALUE or NAME=LO:HI"},
+		{[]string{"solve", "-param", "rho=a:b"}, "with numbers"},
 		{[]string{"solve", "-t1", "0"}, "t0 = t1"},
-		{[]string{"solve", "extra.ode"}, "unexpected argument"},
+		{[]string{"solve", "missing.ode"}, "missing.ode"},
+		{[]string{"solve", "a.ode", "b.ode"}, "one problem file"},
+		{[]string{"solve", "--bogus"}, "flag provided but not defined"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--system", "vdp"}, "not both"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--param", "mu=1"}, `no parameter "mu"`},
+		{[]string{"solve", "../../examples/lorenz.ode", "--method", "euler"}, "unknown method"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--saveat", "0.5,x"}, "--saveat"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--t0", "abc"}, "--t0"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--params", "p.txt"}, "want a .npy file"},
 	}
 	for _, c := range cases {
 		_, _, err := runCmd(c.args...)

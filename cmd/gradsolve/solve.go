@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,12 +16,14 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
-// defaultVary is the parameter sweep each built-in gets when --vary is
-// not given.
-var defaultVary = map[string]string{
+// defaultSweep is the parameter sweep each built-in gets when no
+// --param is given.
+var defaultSweep = map[string]string{
 	"lorenz":   "rho=0:21",
 	"vdp":      "mu=0.5:5",
 	"lorenz96": "F=4:12",
@@ -31,125 +32,193 @@ var defaultVary = map[string]string{
 	"linear":   "",
 }
 
-type sweep struct {
-	name   string
-	index  int
-	lo, hi float64
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// solveFlags are the flags of "gradsolve solve".
+type solveFlags struct {
+	system            string
+	n                 int
+	params            multiFlag
+	paramsFile, y0    string
+	t0, t1, saveat    string
+	method            string
+	rtol, atol        float64
+	workers, ref      int
+	out               string
+	progress, quietly bool
 }
 
-func parseVary(pr *ode.Problem, s string) (*sweep, error) {
-	if s == "" || s == "none" {
-		return nil, nil
+func newSolveFlagSet(stderr io.Writer) (*flag.FlagSet, *solveFlags) {
+	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &solveFlags{}
+	fs.StringVar(&f.system, "system", "", "built-in system instead of a problem file: lorenz, vdp, lorenz96, linear, kepler, halo (default lorenz when no file is given)")
+	fs.IntVar(&f.n, "n", 0, "number of trajectories (default: from --params/--y0/--t0/--t1 files, else 10000 for a built-in and 1 for a file)")
+	fs.Var(&f.params, "param", "NAME=VALUE, or NAME=LO:HI for LO…HI evenly across the ensemble (repeatable)")
+	fs.StringVar(&f.paramsFile, "params", "", "FILE.npy of n×m parameters, columns in the problem's parameter order")
+	fs.StringVar(&f.y0, "y0", "", "FILE.npy of initial states: n×dim, or dim shared")
+	fs.StringVar(&f.t0, "t0", "", "start time, or FILE.npy of n start times (default: the problem's span)")
+	fs.StringVar(&f.t1, "t1", "", "end time, or FILE.npy of n end times (default: the problem's span)")
+	fs.StringVar(&f.saveat, "saveat", "", "save times T1,T2,… or FILE.npy (k shared, or n×k)")
+	fs.StringVar(&f.method, "method", "tsit5", "method: tsit5, dp5, vern7, dp8")
+	fs.Float64Var(&f.rtol, "rtol", 1e-8, "relative tolerance")
+	fs.Float64Var(&f.atol, "atol", 1e-11, "absolute tolerance")
+	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: all cores)")
+	fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
+	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy and stats.json")
+	fs.BoolVar(&f.quietly, "q", false, "print no summary")
+	return fs, f
+}
+
+// parseInterspersed parses flags that may come before and after the
+// positional arguments (Go's flag package stops at the first
+// non-flag), and returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	name, rng, ok := strings.Cut(s, "=")
-	lo, hi, ok2 := strings.Cut(rng, ":")
-	if !ok || !ok2 {
-		return nil, fmt.Errorf("--vary %q: want NAME=LO:HI, e.g. rho=0:21", s)
-	}
-	idx := slices.Index(pr.ParamNames, name)
-	if idx < 0 {
-		return nil, fmt.Errorf("--vary %q: %s has no parameter %q (parameters: %s)", s, pr.Name, name, strings.Join(pr.ParamNames, ", "))
-	}
-	a, err1 := strconv.ParseFloat(lo, 64)
-	b, err2 := strconv.ParseFloat(hi, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, fmt.Errorf("--vary %q: %v", s, err)
-	}
-	return &sweep{name, idx, a, b}, nil
 }
 
 func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		system  = fs.String("system", "lorenz", "built-in system: lorenz, vdp, lorenz96, linear, kepler, halo")
-		n       = fs.Int("n", 10000, "number of trajectories")
-		vary    = fs.String("vary", "", "parameter sweep across the ensemble, NAME=LO:HI (linear spacing); default per system, 'none' for no sweep")
-		meth    = fs.String("method", "tsit5", "method: tsit5, dp5, vern7, dp8")
-		rtol    = fs.Float64("rtol", 1e-8, "relative tolerance")
-		atol    = fs.Float64("atol", 1e-11, "absolute tolerance")
-		t1      = fs.Float64("t1", math.NaN(), "end time (default: the system's)")
-		workers = fs.Int("workers", 0, "worker goroutines (0: all cores)")
-		refN    = fs.Int("ref", 1000, "trajectories to check against the reference (0: none)")
-	)
+	wallStart := time.Now()
+	fs, fl := newSolveFlagSet(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: gradsolve solve [flags]\n\nSolve an ensemble of a built-in system, print what was done, and compare a\nsample with a converged reference (DP8 at rtol 1e-13).\n\nflags:\n")
+		fmt.Fprint(stderr, `usage: gradsolve solve [FILE.ode] [flags]
+
+Solve an ensemble of the problem in FILE.ode (see docs/ode-format.md), or of
+a built-in system (--system, default lorenz), print what was done, and write
+the results as NumPy files with --out DIR.
+
+flags:
+`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("solve: unexpected argument %q (problem files come with a later release; use --system)", fs.Arg(0))
+	if len(pos) > 1 {
+		return fmt.Errorf("solve: one problem file at most, got %q", pos)
 	}
-	pr, err := systems.ByName(*system)
+	var nErr error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "n" && fl.n < 1 {
+			nErr = fmt.Errorf("--n = %d: must be ≥ 1", fl.n)
+		}
+	})
+	if nErr != nil {
+		return nErr
+	}
+	var (
+		pr      *ode.Problem
+		builtin bool
+		rhs     string
+	)
+	switch {
+	case len(pos) == 1 && fl.system != "":
+		return fmt.Errorf("solve: give a problem file or --system, not both")
+	case len(pos) == 1:
+		m, err := parse.ParseFile(pos[0])
+		if err != nil {
+			return err
+		}
+		set, err := tape.Build(m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		pr, rhs = set.Problem(), "tape"
+	default:
+		if fl.system == "" {
+			fl.system = "lorenz"
+		}
+		if pr, err = systems.ByName(fl.system); err != nil {
+			return err
+		}
+		builtin, rhs = true, "go"
+	}
+	tb, err := method.ByName(fl.method)
 	if err != nil {
 		return err
 	}
-	tb, err := method.ByName(*meth)
-	if err != nil {
-		return err
-	}
-	if *n < 1 {
-		return fmt.Errorf("--n = %d: must be ≥ 1", *n)
-	}
-	if *refN < 0 {
-		return fmt.Errorf("--ref = %d: must be ≥ 0", *refN)
-	}
-	vs := *vary
-	if vs == "" {
-		vs = defaultVary[*system]
-	}
-	sw, err := parseVary(pr, vs)
-	if err != nil {
-		return err
-	}
-	ens := &gradsolve.Ensemble{N: *n, T0: []float64{pr.T0}, T1: []float64{pr.T1}}
-	if !math.IsNaN(*t1) {
-		ens.T1[0] = *t1
-	}
-	if sw != nil {
-		ens.P = make([]float64, *n*pr.NumParams)
-		for i := range *n {
-			row := ens.P[i*pr.NumParams : (i+1)*pr.NumParams]
-			copy(row, pr.P)
-			row[sw.index] = sw.lo
-			if *n > 1 {
-				row[sw.index] = sw.lo + (sw.hi-sw.lo)*float64(i)/float64(*n-1)
-			}
+	if builtin && len(fl.params) == 0 && fl.paramsFile == "" {
+		if s := defaultSweep[fl.system]; s != "" {
+			fl.params = multiFlag{s}
 		}
 	}
-	opts := &gradsolve.Options{Method: tb, RTol: *rtol, ATol: *atol, Workers: *workers}
-	res, err := gradsolve.Solve(ctx, pr, ens, opts)
+	if fl.ref < 0 {
+		fl.ref = 0
+		if builtin {
+			fl.ref = 1000
+		}
+	}
+	in, err := buildEnsemble(pr, fl, builtin)
 	if err != nil {
 		return err
 	}
-	report(stdout, pr, ens, sw, res)
-	if *refN > 0 {
-		return reference(ctx, stdout, pr, ens, res, min(*refN, *n), *atol)
+	if fl.out != "" {
+		if err := checkOutDir(fl.out); err != nil {
+			return err
+		}
+	}
+	opts := &gradsolve.Options{Method: tb, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers}
+	bar := newProgressBar(stderr, time.Second)
+	opts.Progress = bar.update
+	res, err := gradsolve.Solve(ctx, pr, in.ens, opts)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if fl.out != "" {
+		if err := writeOutputs(fl.out, pr, in, res, rhs, wallStart); err != nil {
+			return err
+		}
+	}
+	if !fl.quietly {
+		report(stdout, pr, in, res)
+		if fl.out != "" {
+			fmt.Fprintf(stdout, "  wrote %s\n", fl.out)
+		}
+	}
+	if fl.ref > 0 {
+		return reference(ctx, stdout, pr, in.ens, res, min(fl.ref, in.ens.N), fl.atol)
 	}
 	return nil
 }
 
-func report(w io.Writer, pr *ode.Problem, ens *gradsolve.Ensemble, sw *sweep, res *gradsolve.Result) {
+func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 	o := res.Options
 	fmt.Fprintf(w, "gradsolve: %s (dim %d), %d trajectories", pr.Name, pr.Dim, res.N)
-	if sw != nil {
-		fmt.Fprintf(w, ", %s from %g to %g", sw.name, sw.lo, sw.hi)
+	for _, s := range in.sweeps {
+		fmt.Fprintf(w, ", %s from %g to %g", s.name, s.lo, s.hi)
 	}
-	fmt.Fprintf(w, ", t from %g to %g\n", ens.T0[0], ens.T1[0])
+	if len(in.ens.T0) == 1 && len(in.ens.T1) == 1 {
+		fmt.Fprintf(w, ", t from %g to %g", in.ens.T0[0], in.ens.T1[0])
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  method %s, rtol %g, atol %g, %d workers\n", res.Method, o.RTolVec[0], o.ATolVec[0], res.Workers)
 	tot := res.Total()
 	att := tot.Attempts()
 	el := res.Elapsed
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  wall time\t%v\t(%.3g µs per trajectory)\n", el.Round(time.Microsecond), float64(el.Microseconds())/float64(res.N))
+	fmt.Fprintf(tw, "  solve time\t%v\t(%.3g µs per trajectory)\n", el.Round(time.Microsecond), float64(el.Nanoseconds())/1e3/float64(res.N))
 	fmt.Fprintf(tw, "  steps\t%d accepted, %d rejected\t(%.1f per trajectory; %d f-evaluations)\n",
 		tot.Accepted, tot.Rejected, float64(att)/float64(res.N), tot.FEvals)
-	fmt.Fprintf(tw, "  cost\t%.1f ns per step attempt\t(wall time × workers / attempts)\n",
+	fmt.Fprintf(tw, "  cost\t%.1f ns per step attempt\t(solve time × workers / attempts)\n",
 		float64(el.Nanoseconds())*float64(res.Workers)/float64(max(att, 1)))
 	tw.Flush()
 	counts := map[gradsolve.Status]int{}
@@ -163,6 +232,9 @@ func report(w io.Writer, pr *ode.Problem, ens *gradsolve.Ensemble, sw *sweep, re
 		}
 	}
 	fmt.Fprintf(w, "  status: %s\n", strings.Join(parts, ", "))
+	if pr.Stiff {
+		fmt.Fprintf(w, "  note: %s is marked stiff; an explicit method takes steps set by stability, not accuracy\n", pr.Name)
+	}
 	if err := res.Errs(); err != nil {
 		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}
@@ -176,13 +248,21 @@ func reference(ctx context.Context, w io.Writer, pr *ode.Problem, ens *gradsolve
 	for j := range idx {
 		idx[j] = j * res.N / k
 	}
-	sub := &gradsolve.Ensemble{N: k, T0: ens.T0, T1: ens.T1}
-	if len(ens.P) > 0 {
-		m := pr.NumParams
-		sub.P = make([]float64, 0, k*m)
-		for _, i := range idx {
-			sub.P = append(sub.P, ens.P[i*m:(i+1)*m]...)
+	sub := &gradsolve.Ensemble{N: k, Save: ens.Save, SavePerTrajectory: ens.SavePerTrajectory}
+	rows := func(v []float64, width int) []float64 {
+		if v == nil || len(v) == width {
+			return v
 		}
+		out := make([]float64, 0, k*width)
+		for _, i := range idx {
+			out = append(out, v[i*width:(i+1)*width]...)
+		}
+		return out
+	}
+	sub.Y0, sub.P = rows(ens.Y0, pr.Dim), rows(ens.P, pr.NumParams)
+	sub.T0, sub.T1 = rows(ens.T0, 1), rows(ens.T1, 1)
+	if ens.SavePerTrajectory {
+		sub.Save = rows(ens.Save, len(ens.Save)/ens.N)
 	}
 	const refRTol = 1e-13
 	refATol := math.Max(atol*1e-3, 1e-300)
@@ -216,7 +296,7 @@ func reference(ctx context.Context, w io.Writer, pr *ode.Problem, ens *gradsolve
 
 func listCmd(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "system\tdim\tparameters (defaults)\tspan\tsweep in solve")
+	fmt.Fprintln(tw, "system\tdim\tparameters (defaults)\tspan\tdefault sweep in solve")
 	for _, pr := range systems.All() {
 		var ps []string
 		for i, name := range pr.ParamNames {
@@ -226,17 +306,25 @@ func listCmd(w io.Writer) error {
 		if strings.HasPrefix(key, "lorenz96") {
 			key = "lorenz96"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t[%g, %g]\t%s\n", key, pr.Dim, strings.Join(ps, " "), pr.T0, pr.T1, defaultVary[key])
+		fmt.Fprintf(tw, "%s\t%d\t%s\t[%g, %g]\t%s\n", key, pr.Dim, strings.Join(ps, " "), pr.T0, pr.T1, defaultSweep[key])
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "method\tstages\torder\tFSAL\tsource")
 	for _, tb := range method.All() {
-		fmt.Fprintf(tw, "%s\t%d\t%d(%d)\t%v\t%s\n", strings.ToLower(tb.Name), tb.Stages(), tb.Order, tb.ErrOrder, tb.FSAL(), firstLine(tb.Source))
+		fmt.Fprintf(tw, "%s\t%d\t%d(%d)\t%v\t%s\n", strings.ToLower(tb.Name), tb.Stages(), tb.Order, tb.ErrOrder, tb.FSAL(), tb.Source)
 	}
 	return tw.Flush()
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
+// parseNumberList parses "a,b,c" as float64s.
+func parseNumberList(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -26,27 +26,26 @@ func (pg *Program) exec(r []float64) {
 	}
 }
 
-// load copies the state inputs into the register file.
+// load copies t, y and p into the register file (plain loops: these
+// slices are short, and a call to memmove would cost more than the
+// copying).
 func (pg *Program) load(r []float64, t float64, y, p []float64) {
 	l := pg.layout
 	r[0] = t
-	// Plain loops, not copy: these slices are short, and a call to
-	// memmove would cost more than the copying.
-	if pg.uses[1] {
-		ry := r[l.Y() : l.Y()+int32(l.Dim)]
-		for i := range ry {
-			ry[i] = y[i]
-		}
-	}
-	if pg.uses[2] {
-		rp := r[l.P() : l.P()+int32(l.NumParams)]
-		for i := range rp {
-			rp[i] = p[i]
-		}
+	copyShort(r[l.Y():], y[:l.Dim])
+	copyShort(r[l.P():], p[:l.NumParams])
+}
+
+// copyShort copies src into dst[:len(src)].
+func copyShort(dst, src []float64) {
+	dst = dst[:len(src)]
+	for i := range src {
+		dst[i] = src[i]
 	}
 }
 
 func (pg *Program) store(r []float64, outs []int32, dst []float64) {
+	dst = dst[:len(outs)]
 	for i, o := range outs {
 		dst[i] = r[o]
 	}
@@ -55,8 +54,16 @@ func (pg *Program) store(r []float64, outs []int32, dst []float64) {
 // EvalF evaluates a program of Dim outputs whose inputs are t, y and p
 // (f, ∂f/∂t) into out. r is a register file from NewRegisters.
 func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
+	// The body of exec, written out: one call less on the hottest path.
+	if len(r) < pg.nregs {
+		panic("tape: register file too small: use Program.NewRegisters")
+	}
 	pg.load(r, t, y, p)
-	pg.exec(r)
+	code := pg.xcode
+	for i := execArith(r, code, 0); i < len(code); i = execArith(r, code, i+1) {
+		x := &code[i]
+		r[x.d] = sym.Eval(sym.Op(x.op), r[x.a[0]], r[x.a[1]], r[x.a[2]])
+	}
 	pg.store(r, pg.xouts, out)
 }
 
@@ -65,12 +72,8 @@ func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
 func (pg *Program) EvalJVP(r []float64, t float64, y, p, v, w, out []float64) {
 	pg.load(r, t, y, p)
 	l := pg.layout
-	if pg.uses[3] {
-		copy(r[l.V():l.V()+int32(l.Dim)], v)
-	}
-	if pg.uses[4] {
-		copy(r[l.W():l.W()+int32(l.NumParams)], w)
-	}
+	copyShort(r[l.V():], v[:l.Dim])
+	copyShort(r[l.W():], w[:l.NumParams])
 	pg.exec(r)
 	pg.store(r, pg.xouts, out)
 }
@@ -81,9 +84,7 @@ func (pg *Program) EvalJVP(r []float64, t float64, y, p, v, w, out []float64) {
 func (pg *Program) EvalVJP(r []float64, t float64, y, p, u, gy, gp []float64) {
 	pg.load(r, t, y, p)
 	l := pg.layout
-	if pg.uses[5] {
-		copy(r[l.U():l.U()+int32(l.Dim)], u)
-	}
+	copyShort(r[l.U():], u[:l.Dim])
 	pg.exec(r)
 	pg.store(r, pg.xouts[:l.Dim], gy)
 	pg.store(r, pg.xouts[l.Dim:], gp)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gradsolve/gradsolve/npy"
+	"github.com/gradsolve/gradsolve/sym/emitgo"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+// genCmd writes a problem file's right-hand side and derivative
+// programs as Go source.
+func genCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pkg := fs.String("package", "main", "package name of the generated file")
+	prefix := fs.String("prefix", "", "prefix of the function names (default: from the problem's name)")
+	out := fs.String("o", "", "output file (default: standard output)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: gradsolve gen FILE.ode [flags]
+
+Write the right-hand side of FILE.ode and its derivative programs (J·v,
+uᵀJ, dense J_y, ∂f/∂t) as plain Go functions, plus a constructor of the
+ode.Problem, ready for go generate:
+
+	//go:generate gradsolve gen lorenz.ode -package mymodel -o lorenz_gen.go
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("gen: want one problem file, got %d arguments", len(pos))
+	}
+	m, err := parse.ParseFile(pos[0])
+	if err != nil {
+		return err
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	src, err := emitgo.Generate(set, emitgo.Options{Package: *pkg, Prefix: *prefix, Source: pos[0]})
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err = stdout.Write(src)
+		return err
+	}
+	return npy.WriteFileAtomic(*out, func(w io.Writer) error {
+		_, err := w.Write(src)
+		return err
+	})
+}

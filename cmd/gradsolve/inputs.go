@@ -1,0 +1,258 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/npy"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// sweep is one --param NAME=LO:HI.
+type sweep struct {
+	name   string
+	index  int
+	lo, hi float64
+}
+
+// inputs is the ensemble the flags describe.
+type inputs struct {
+	ens    *gradsolve.Ensemble
+	sweeps []sweep
+}
+
+// isNpy reports whether a flag value names a .npy file.
+func isNpy(s string) bool { return strings.HasSuffix(strings.ToLower(s), ".npy") }
+
+// loaded is a .npy file read for a flag.
+type loaded struct {
+	flag, path string
+	a          *npy.Array
+}
+
+func (l *loaded) name() string { return "--" + l.flag + " " + l.path }
+
+func load(flag, path string) (*loaded, error) {
+	a, err := npy.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return &loaded{flag, path, a}, nil
+}
+
+// buildEnsemble turns the flags into an ensemble for pr.
+func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, error) {
+	dim, m := pr.Dim, pr.NumParams
+	var files []*loaded
+	get := func(flag, v string) (*loaded, error) {
+		if v == "" || !isNpy(v) {
+			return nil, nil
+		}
+		l, err := load(flag, v)
+		if err == nil {
+			files = append(files, l)
+		}
+		return l, err
+	}
+	pf, err := get("params", fl.paramsFile)
+	if err != nil {
+		return nil, err
+	}
+	if fl.paramsFile != "" && pf == nil {
+		return nil, fmt.Errorf("--params %s: want a .npy file", fl.paramsFile)
+	}
+	yf, err := get("y0", fl.y0)
+	if err != nil {
+		return nil, err
+	}
+	if fl.y0 != "" && yf == nil {
+		return nil, fmt.Errorf("--y0 %s: want a .npy file", fl.y0)
+	}
+	t0f, err := get("t0", fl.t0)
+	if err != nil {
+		return nil, err
+	}
+	t1f, err := get("t1", fl.t1)
+	if err != nil {
+		return nil, err
+	}
+	sf, err := get("saveat", fl.saveat)
+	if err != nil {
+		return nil, err
+	}
+
+	// The ensemble size: --n, or the leading axis of per-trajectory files.
+	n := fl.n
+	if n < 0 {
+		return nil, fmt.Errorf("--n = %d: must be ≥ 1", n)
+	}
+	nFrom := "--n"
+	for _, l := range files {
+		rows := -1
+		switch {
+		case l == pf || l == yf:
+			if l.a.Dims() == 2 {
+				rows = l.a.Shape[0]
+			}
+		case l == t0f || l == t1f:
+			if l.a.Dims() == 1 && l.a.Shape[0] != 1 {
+				rows = l.a.Shape[0]
+			}
+		case l == sf:
+			if l.a.Dims() == 2 {
+				rows = l.a.Shape[0]
+			}
+		}
+		if rows < 0 {
+			continue
+		}
+		if n == 0 {
+			n, nFrom = rows, l.name()
+		} else if rows != n {
+			return nil, fmt.Errorf("%s has %d rows but %s gives n = %d", l.name(), rows, nFrom, n)
+		}
+	}
+	if n == 0 {
+		n = 1
+		if builtin {
+			n = 10000
+		}
+	}
+	if fl.n == 0 && n < 1 {
+		return nil, fmt.Errorf("%s: n = %d: need at least one trajectory", nFrom, n)
+	}
+	in := &inputs{ens: &gradsolve.Ensemble{N: n}}
+	ens := in.ens
+
+	// Parameters: defaults or --params, then each --param on top.
+	if pf != nil {
+		if err := shapeErr(pf, "(n × params)", []int{n, m}, []int{m}); err != nil {
+			return nil, err
+		}
+		ens.P = pf.a.Data
+	}
+	for _, spec := range fl.params {
+		name, val, ok := strings.Cut(spec, "=")
+		if !ok {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE or NAME=LO:HI", spec)
+		}
+		j := slices.Index(pr.ParamNames, name)
+		if j < 0 {
+			return nil, fmt.Errorf("--param %q: %s has no parameter %q (parameters: %s)", spec, pr.Name, name, strings.Join(pr.ParamNames, ", "))
+		}
+		lo, hi := val, val
+		if a, b, ok := strings.Cut(val, ":"); ok {
+			lo, hi = a, b
+		}
+		vlo, err1 := strconv.ParseFloat(lo, 64)
+		vhi, err2 := strconv.ParseFloat(hi, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE or NAME=LO:HI with numbers", spec)
+		}
+		if ens.P == nil {
+			if pr.P == nil {
+				return nil, fmt.Errorf("--param %q: %s has no default parameters; give --params FILE.npy", spec, pr.Name)
+			}
+			ens.P = append([]float64(nil), pr.P...)
+		}
+		if len(ens.P) == m && (vlo != vhi) && n > 1 {
+			ens.P = repeatRows(ens.P, n)
+		}
+		if len(ens.P) == m {
+			ens.P = append([]float64(nil), ens.P...)
+			ens.P[j] = vlo
+			continue
+		}
+		ens.P = append([]float64(nil), ens.P...)
+		for i := range n {
+			v := vlo
+			if n > 1 {
+				v = vlo + (vhi-vlo)*float64(i)/float64(n-1)
+			}
+			ens.P[i*m+j] = v
+		}
+		if vlo != vhi {
+			in.sweeps = append(in.sweeps, sweep{name, j, vlo, vhi})
+		}
+	}
+
+	// Initial states.
+	if yf != nil {
+		if err := shapeErr(yf, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
+			return nil, err
+		}
+		ens.Y0 = yf.a.Data
+	}
+
+	// Time span.
+	span := func(flag, v string, f *loaded) ([]float64, error) {
+		switch {
+		case f != nil:
+			if err := shapeErr(f, "(n)", []int{n}, []int{1}, []int{}); err != nil {
+				return nil, err
+			}
+			return f.a.Data, nil
+		case v != "":
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--%s %q: want a number or a .npy file", flag, v)
+			}
+			return []float64{x}, nil
+		}
+		return nil, nil
+	}
+	if ens.T0, err = span("t0", fl.t0, t0f); err != nil {
+		return nil, err
+	}
+	if ens.T1, err = span("t1", fl.t1, t1f); err != nil {
+		return nil, err
+	}
+	if ens.T0 != nil || ens.T1 != nil {
+		if pr.T0 == pr.T1 && (ens.T0 == nil || ens.T1 == nil) {
+			return nil, fmt.Errorf("%s has no span: give both --t0 and --t1", pr.Name)
+		}
+		if ens.T0 == nil {
+			ens.T0 = []float64{pr.T0}
+		}
+		if ens.T1 == nil {
+			ens.T1 = []float64{pr.T1}
+		}
+	}
+
+	// Save times.
+	switch {
+	case sf != nil:
+		if sf.a.Dims() == 2 {
+			if err := shapeErr(sf, "(n × k)", []int{n, -1}); err != nil {
+				return nil, err
+			}
+			ens.SavePerTrajectory = true
+		} else if err := shapeErr(sf, "(k)", []int{-1}, []int{n, -1}); err != nil {
+			return nil, err
+		}
+		ens.Save = sf.a.Data
+	case fl.saveat != "":
+		if ens.Save, err = parseNumberList(fl.saveat); err != nil {
+			return nil, fmt.Errorf("--saveat: %v: want T1,T2,… or a .npy file", err)
+		}
+	}
+	return in, nil
+}
+
+func shapeErr(l *loaded, meaning string, shapes ...[]int) error {
+	if err := l.a.Check(l.name(), shapes...); err != nil {
+		return fmt.Errorf("%w %s", err, meaning)
+	}
+	return nil
+}
+
+func repeatRows(row []float64, n int) []float64 {
+	out := make([]float64, 0, n*len(row))
+	for range n {
+		out = append(out, row...)
+	}
+	return out
+}

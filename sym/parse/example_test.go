@@ -1,0 +1,89 @@
+package parse_test
+
+import (
+	"fmt"
+
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+const lorenzSrc = `# Lorenz system
+name lorenz
+state x = 1, y = 0, z = 0
+param rho = 28, sigma = 10, beta = 8/3
+span 0 1
+x' = sigma*(y - x)
+y' = x*(rho - z) - y
+z' = x*y - beta*z
+`
+
+func ExampleParse() {
+	m, err := parse.Parse("lorenz.ode", []byte(lorenzSrc))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m.Name, m.Dim(), m.NumParams(), m.StateNames(), m.ParamNames())
+	fmt.Printf("y0 = %g, p = %.4g, t ∈ [%g, %g]\n", m.Y0(), m.P(), m.T0, m.T1)
+
+	s, err := tape.Build(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pr := s.Problem()
+	dy := make([]float64, pr.Dim)
+	pr.F(pr.T0, pr.Y0, pr.P, dy)
+	fmt.Printf("f(t0, y0, p) = %g\n", dy)
+	// Output:
+	// lorenz 3 3 [x y z] [rho sigma beta]
+	// y0 = [1 0 0], p = [28 10 2.667], t ∈ [0, 1]
+	// f(t0, y0, p) = [-10 28 0]
+}
+
+func ExampleParse_errors() {
+	src := `state x = 1, y = 0
+param k = 2
+x' = k*(y - x
+y' = x/0
+z' = sinh(x)
+`
+	_, err := parse.Parse("bad.ode", []byte(src))
+	fmt.Println(err)
+	// Output:
+	// bad.ode:3:8: unclosed "(": missing ")" before the end of the line
+	// bad.ode:4:7: division by zero (the divisor is the constant 0)
+	// bad.ode:5:1: derivative of unknown state z
+	// bad.ode:5:6: unknown function sinh (did you mean sin?); the functions are sqrt, exp, log, sin, cos, tan, tanh, atan2, pow, abs, min, max
+}
+
+// Format writes shared subexpressions as lets, and the operands of + and
+// * in the graph's canonical order (which the graph chooses; a+b and b+a
+// are the same float64).
+func ExampleFormat() {
+	src := `state x = 1, v = 0
+param w = 2
+let w2 = w*w
+x' = v
+v' = -w2*x - 0.1*v + sin(t)/w2
+`
+	m, err := parse.Parse("osc.ode", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, err := parse.Format(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(text)
+	// Output:
+	// name osc
+	// state x = 1
+	// state v = 0
+	// param w = 2
+	// let _1 = w*w
+	// x' = v
+	// v' = x*-_1 - v*0.1 + sin(t)/_1
+}
