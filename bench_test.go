@@ -8,6 +8,8 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
@@ -161,4 +163,30 @@ func handDP5(f gradsolve.Func, y0, p []float64, t1, rtol, atol float64) int {
 		}
 	}
 	return attempts
+}
+
+// BenchmarkLorenzRHS solves the Lorenz ensemble of BenchmarkLorenz with
+// Tsit5 on one worker, with the right-hand side as the hand-written Go
+// function and as the compiled tape of examples/lorenz.ode: what the
+// interpreter costs per step attempt in a whole solve.
+func BenchmarkLorenzRHS(b *testing.B) {
+	pr, ens := lorenzEnsemble(benchLorenzN)
+	m, err := parse.ParseFile("examples/lorenz.ode")
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := set.Problem()
+	// The file's parameter order is (rho, sigma, beta).
+	tens := *ens
+	tens.P = make([]float64, len(ens.P))
+	for i := 0; i < len(ens.P); i += 3 {
+		tens.P[i], tens.P[i+1], tens.P[i+2] = ens.P[i+1], ens.P[i], ens.P[i+2]
+	}
+	o := gradsolve.Options{RTol: 1e-8, ATol: 1e-11}
+	b.Run("go", func(b *testing.B) { benchEnsemble(b, pr, ens, o) })
+	b.Run("tape", func(b *testing.B) { benchEnsemble(b, tp, &tens, o) })
 }

@@ -36,7 +36,8 @@ func (pg *Program) load(r []float64, t float64, y, p []float64) {
 	copyShort(r[l.P():], p[:l.NumParams])
 }
 
-// copyShort copies src into dst[:len(src)].
+// copyShort copies src into dst[:len(src)] with a plain loop: these
+// slices are short, and a call to memmove costs more than the copying.
 func copyShort(dst, src []float64) {
 	dst = dst[:len(src)]
 	for i := range src {
