@@ -30,7 +30,7 @@ func TestExampleDerivatives(t *testing.T) {
 // checkDerivatives compares J_y·v + J_p·w, uᵀJ_y, uᵀJ_p, J_y and ∂f/∂t
 // with central differences of f. The step for a variable x is
 // h = ε^(1/3)·s with s = max(1, |x|), which balances the truncation
-// error h²·|f'''|/6 against the rounding error ε·|f|/h: both are about
+// error h²·|f”'|/6 against the rounding error ε·|f|/h: both are about
 // ε^(2/3) ≈ 4e-11 times the natural derivative scale |f|/s. The
 // comparison allows 1e-7 relative to the larger of the derivative and
 // |f|/s — "where the function is well-conditioned": a derivative much
