@@ -71,8 +71,9 @@ func (g *Graph) partials(id int32) [3]Expr {
 	return p
 }
 
-// reach marks the nodes the outputs depend on.
-func (g *Graph) reach(outs []Expr) []bool {
+// Reachable marks the nodes the outputs depend on (the outputs
+// included): element id of the result is true for node id.
+func (g *Graph) Reachable(outs []Expr) []bool {
 	seen := make([]bool, len(g.nodes))
 	stack := make([]int32, 0, len(outs))
 	for _, o := range outs {
@@ -98,7 +99,7 @@ func (g *Graph) reach(outs []Expr) []bool {
 // gives the tangent of each leaf (ok false: zero).
 func (g *Graph) tangent(outs []Expr, seed func(n Node) (Expr, bool)) []Expr {
 	defer g.derivingScope()()
-	seen := g.reach(outs)
+	seen := g.Reachable(outs)
 	top := int32(0)
 	for _, o := range outs {
 		top = max(top, o.id)
@@ -218,7 +219,7 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 		return nil, nil
 	}
 	defer g.derivingScope()()
-	seen := g.reach(f)
+	seen := g.Reachable(f)
 	top := int32(0)
 	for _, o := range f {
 		top = max(top, o.id)

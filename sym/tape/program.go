@@ -87,27 +87,12 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 	}
 	lay := Layout{Dim: dim, NumParams: m}
 	pg := &Program{Name: name, layout: lay}
-	// Reachable nodes, in id order (a topological order).
-	need := make([]bool, g.Len())
-	var stack []int32
 	for i, o := range outs {
 		if o.Graph() != g {
 			return nil, fmt.Errorf("tape: %s: output %d does not belong to the graph", name, i)
 		}
-		stack = append(stack, o.ID())
 	}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if need[id] {
-			continue
-		}
-		need[id] = true
-		n := g.Node(id)
-		for k := range n.Op.Arity() {
-			stack = append(stack, n.Args[k])
-		}
-	}
+	need := g.Reachable(outs) // in id order, a topological order
 	reg := make([]int32, g.Len()) // register of each leaf
 	nIn := lay.NumInputs()
 	// Leaves: inputs and constants.
