@@ -92,7 +92,7 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 			return nil, fmt.Errorf("tape: %s: output %d does not belong to the graph", name, i)
 		}
 	}
-	need := g.Reachable(outs) // in id order, a topological order
+	need := g.Reachable(outs)     // in id order, a topological order
 	reg := make([]int32, g.Len()) // register of each leaf
 	nIn := lay.NumInputs()
 	// Leaves: inputs and constants.
