@@ -84,6 +84,9 @@ type Options struct {
 	// Progress, if not nil, is called now and then with the number of
 	// finished trajectories and N, never concurrently.
 	Progress func(done, total int)
+	// Sens, when set, asks for forward sensitivities (see Sensitivity):
+	// Result.S and Result.SavedS.
+	Sens *Sensitivity
 }
 
 // Result holds what Solve computed. Arrays are row-major (see the
@@ -102,7 +105,15 @@ type Result struct {
 	// Saved holds the states at the save times, N×K×Dim; NaN where a
 	// failed trajectory never reached the time.
 	Saved []float64
-	// Status and Stats are per trajectory.
+	// NS is the number of sensitivity columns (0 without Options.Sens).
+	NS int
+	// S holds the sensitivities at the final time, N×Dim×NS:
+	// S[(i·Dim + d)·NS + c] = ∂y_d/∂θ_c of trajectory i.
+	S []float64
+	// SavedS holds the sensitivities at the save times, N×K×Dim×NS.
+	SavedS []float64
+	// Status and Stats are per trajectory. With sensitivities, FEvals
+	// counts evaluations of the augmented system (one f and NS tangents).
 	Status []Status
 	Stats  []Stats
 	// Options are the options as resolved (defaults filled in).
@@ -191,6 +202,22 @@ func inputErr(format string, args ...any) error {
 // Failures of single trajectories are not errors of Solve: they are in
 // Result.Status (see Result.Err and Result.Errs).
 func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Result, error) {
+	r, err := solve(ctx, prob, ens, opts, false)
+	if r == nil {
+		return nil, err
+	}
+	return r.res, err
+}
+
+// solved is what solve computed, with what it was computed from.
+type solved struct {
+	res    *Result
+	in     *inputs
+	cfg    erk.Config
+	meshes []*erk.Mesh // with record: the accepted steps of each trajectory
+}
+
+func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, record bool) (*solved, error) {
 	if err := prob.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -208,6 +235,16 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 	cfg, err := resolveOptions(prob, &o)
 	if err != nil {
 		return nil, err
+	}
+	var ss *sensSetup
+	if o.Sens != nil {
+		if record {
+			return nil, inputErr("Options.Sens with a recording: ask for sensitivities or for a recording, not both")
+		}
+		if ss, err = newSensSetup(prob, o.Sens); err != nil {
+			return nil, err
+		}
+		cfg = ss.augment(cfg, o.Sens.ErrorTest)
 	}
 	if _, err := erk.New(cfg); err != nil { // checks the configuration once
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
@@ -227,9 +264,27 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
 	nw := ensemble.Workers(n, ecfg)
 	solvers := make([]*erk.Solver, nw)
+	var sws []*sensWorker
+	var meshes []*erk.Mesh
+	var workMesh []erk.Mesh
+	if record {
+		meshes = make([]*erk.Mesh, n)
+		workMesh = make([]erk.Mesh, nw)
+	}
+	if ss != nil {
+		res.NS = ss.ns
+		res.S = make([]float64, n*dim*ss.ns)
+		res.SavedS = make([]float64, n*K*dim*ss.ns)
+		sws = make([]*sensWorker, nw)
+	}
 	for w := range solvers {
 		wc := cfg
-		wc.F = prob.WorkerF()       // each worker its own evaluator (a tape's registers)
+		if ss != nil {
+			sws[w] = ss.newWorker(prob, K)
+			wc.F = sws[w].augRHS
+		} else {
+			wc.F = prob.WorkerF() // each worker its own evaluator (a tape's registers)
+		}
 		solvers[w], _ = erk.New(wc) // validated above
 	}
 	start := time.Now()
@@ -240,13 +295,32 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 			Save: pick(in.save, i, K),
 		}
 		out := erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
+		if ss != nil {
+			sw := sws[w]
+			tr.Y0 = sw.initial(tr.Y0)
+			out.Y, out.Saved = sw.y, sw.saved
+		}
+		if record {
+			out.Mesh = &workMesh[w]
+		}
 		solvers[w].Solve(&tr, &out, stop)
+		if record {
+			meshes[i] = workMesh[w].Clone()
+		}
 		res.T[i], res.h[i], res.Status[i], res.Stats[i] = out.T, out.H, out.Status, out.Stats
+		if ss != nil {
+			dns := dim * ss.ns
+			ss.scatter(out.Y, res.Y[i*dim:(i+1)*dim], res.S[i*dns:(i+1)*dns])
+			na := ss.augDim()
+			for k := range K {
+				ss.scatter(out.Saved[k*na:(k+1)*na], res.SavedRow(i, k), res.SavedS[(i*K+k)*dns:(i*K+k+1)*dns])
+			}
+		}
 	})
 	res.Elapsed = time.Since(start)
 	res.Workers = nw
 	o.Method = cfg.Tableau
-	o.RTolVec, o.ATolVec = cfg.RTol, cfg.ATol
+	o.RTolVec, o.ATolVec = cfg.RTol[:dim], cfg.ATol[:dim]
 	o.HMax, o.H0, o.MaxSteps = cfg.HMax, cfg.H0, cfg.MaxSteps
 	ctl := cfg.Controller
 	o.Controller = &ctl
@@ -256,9 +330,9 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 		if errors.As(runErr, &pe) {
 			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", prob.Name, pe.Index, pe.Value)
 		}
-		return res, runErr
+		return &solved{res, in, cfg, meshes}, runErr
 	}
-	return res, nil
+	return &solved{res, in, cfg, meshes}, nil
 }
 
 // pick returns row i of a shared (one row) or per-trajectory array.

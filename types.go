@@ -12,6 +12,10 @@ type Func = ode.Func
 // Status is the outcome of one trajectory; see ode.Status.
 type Status = ode.Status
 
+// Programs holds a right-hand side's derivative programs; see
+// ode.Programs.
+type Programs = ode.Programs
+
 // Stats counts the work of one trajectory; see ode.Stats.
 type Stats = ode.Stats
 

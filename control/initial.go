@@ -21,13 +21,15 @@ import (
 // dir is +1 or −1, the direction of integration; f0 = f(t0, y0, p); hmax
 // bounds the result and must be positive (pass |t1 − t0| or a smaller
 // user maximum). y1 and f1 are caller-owned work slices of length
-// len(y0). It returns the step size and the number of right-hand-side
+// len(y0). The norms run over the first len(atol) components (atol and
+// rtol may be shorter than y0: an augmented state whose extra components
+// do not take part in step-size control); the Euler probe moves all. It returns the step size and the number of right-hand-side
 // evaluations it spent (1). If the probe evaluation is not finite it
 // returns h0, the smaller probe step, and lets the caller's step
 // rejection shrink it further.
 func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, order int,
 	atol, rtol []float64, hmax float64, y1, f1 []float64) (h float64, nevals int) {
-	n := len(y0)
+	n := len(atol)
 	var s0, s1 float64
 	for i := range n {
 		sc := atol[i] + rtol[i]*math.Abs(y0[i])
@@ -41,7 +43,7 @@ func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, ord
 		h0 = 0.01 * d0 / d1
 	}
 	h0 = math.Min(h0, hmax)
-	for i := range n {
+	for i := range y0 {
 		y1[i] = y0[i] + float64(dir*h0)*f0[i]
 	}
 	f(t0+dir*h0, y1, p, f1)

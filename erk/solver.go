@@ -19,6 +19,11 @@ type Config struct {
 	Dim int
 	// RTol and ATol are per-component tolerances (length Dim), all > 0.
 	RTol, ATol []float64
+	// NormDim is the number of leading components that take part in the
+	// error norm and the initial-step norms; 0 means all Dim. The others
+	// (sensitivities appended to the state) are integrated on the mesh
+	// the leading ones choose, and checked only for being finite.
+	NormDim int
 	// HMax bounds |h|; +Inf or 0 means no bound beyond |t1 − t0|.
 	HMax float64
 	// H0 is the first step size to try; 0 means automatic (see
@@ -73,6 +78,8 @@ func New(cfg Config) (*Solver, error) {
 		return nil, fmt.Errorf("erk: Dim = %d: must be ≥ 1", cfg.Dim)
 	case len(cfg.RTol) != cfg.Dim || len(cfg.ATol) != cfg.Dim:
 		return nil, fmt.Errorf("erk: %d rtol and %d atol values for Dim = %d", len(cfg.RTol), len(cfg.ATol), cfg.Dim)
+	case cfg.NormDim < 0 || cfg.NormDim > cfg.Dim:
+		return nil, fmt.Errorf("erk: NormDim = %d: must be in [0, Dim = %d]", cfg.NormDim, cfg.Dim)
 	case cfg.MaxSteps < 1:
 		return nil, fmt.Errorf("erk: MaxSteps = %d: must be ≥ 1", cfg.MaxSteps)
 	case cfg.HMax < 0 || math.IsNaN(cfg.HMax):
@@ -87,6 +94,9 @@ func New(cfg Config) (*Solver, error) {
 	}
 	if cfg.HMax == 0 {
 		cfg.HMax = math.Inf(1)
+	}
+	if cfg.NormDim == 0 {
+		cfg.NormDim = cfg.Dim
 	}
 	s, dim := tb.Stages(), cfg.Dim
 	sv := &Solver{cfg: cfg, s: s, dim: dim, c: tb.C, fsal: tb.FSAL()}
@@ -142,6 +152,10 @@ type Trajectory struct {
 type Output struct {
 	Y     []float64
 	Saved []float64
+	// Mesh, when not nil, receives the accepted steps (see Mesh); its
+	// slices are reused, so a Mesh kept per worker stops allocating once
+	// it has grown to the longest trajectory.
+	Mesh *Mesh
 	// T is the time reached: T1 on success, else the end of the last
 	// accepted step. H is the last step size tried (signed).
 	T, H   float64
@@ -180,6 +194,9 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 	for i := range out.Saved {
 		out.Saved[i] = math.NaN()
 	}
+	if out.Mesh != nil {
+		out.Mesh.reset(t0, y)
+	}
 	nsave, isave := len(tr.Save), 0
 	for isave < nsave && tr.Save[isave] == t0 {
 		copy(out.Saved[isave*dim:(isave+1)*dim], y)
@@ -201,7 +218,8 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 	h := cfg.H0
 	if h == 0 {
 		var n int
-		h, n = control.InitialStep(f, p, t0, dir, y, k[0], sv.cfg.Tableau.Order, cfg.ATol, cfg.RTol, hmax, y1, sv.yt)
+		nd := cfg.NormDim
+		h, n = control.InitialStep(f, p, t0, dir, y, k[0], sv.cfg.Tableau.Order, cfg.ATol[:nd], cfg.RTol[:nd], hmax, y1, sv.yt)
 		st.FEvals += n
 	}
 	h = dir * math.Min(h, hmax)
@@ -271,6 +289,9 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		sv.y, sv.y1 = y1, y
 		y, y1 = sv.y, sv.y1
 		t = tn
+		if out.Mesh != nil {
+			out.Mesh.push(h, t, y)
+		}
 		if last {
 			finish(ode.Success, t, h)
 			return
@@ -313,11 +334,15 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 	} else {
 		stageInput(y1, y, h, sv.b, k)
 	}
-	rtol, atol := sv.cfg.RTol[:dim], sv.cfg.ATol[:dim]
-	ev, ev3 := sv.ev[:dim], sv.ev3[:dim]
-	y, y1 = y[:dim], y1[:dim]
+	nd := sv.cfg.NormDim
+	rtol, atol := sv.cfg.RTol[:nd], sv.cfg.ATol[:nd]
+	ev, ev3 := sv.ev[:nd], sv.ev3[:nd]
+	y, y1 = y[:nd], y1[:dim]
 	combine(ev, sv.e, k)
 	var sum5, sum3, fin float64
+	for _, v := range y1[nd:] {
+		fin += v - v // components outside the norm must still be finite
+	}
 	if sv.e3 == nil {
 		for d := range ev {
 			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
@@ -336,7 +361,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 			fin += y1[d] - y1[d]
 		}
 	}
-	n := float64(dim)
+	n := float64(nd)
 	if sv.e3 == nil {
 		err = math.Sqrt(sum5 / n)
 	} else {

@@ -1,0 +1,35 @@
+package erk
+
+// Mesh is the record of one trajectory's accepted steps: step k went
+// from T[k] to T[k+1] with step size H[k], and Y holds the state at
+// every T[k], row-major (len(T) rows of Dim values). T[0] is t0 and
+// the last T is the time reached (t1 on success). H[k] is the step the
+// solver took, kept as such: T[k+1] − T[k] may differ from it in the
+// last bit, and the last step lands on t1 exactly.
+type Mesh struct {
+	T, H, Y []float64
+}
+
+// Steps returns the number of accepted steps.
+func (ms *Mesh) Steps() int { return len(ms.H) }
+
+// Clone returns a copy with its own storage, trimmed to size.
+func (ms *Mesh) Clone() *Mesh {
+	return &Mesh{
+		T: append([]float64(nil), ms.T...),
+		H: append([]float64(nil), ms.H...),
+		Y: append([]float64(nil), ms.Y...),
+	}
+}
+
+func (ms *Mesh) reset(t0 float64, y0 []float64) {
+	ms.T = append(ms.T[:0], t0)
+	ms.H = ms.H[:0]
+	ms.Y = append(ms.Y[:0], y0...)
+}
+
+func (ms *Mesh) push(h, t float64, y []float64) {
+	ms.H = append(ms.H, h)
+	ms.T = append(ms.T, t)
+	ms.Y = append(ms.Y, y...)
+}

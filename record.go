@@ -1,0 +1,250 @@
+package gradsolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/gradsolve/gradsolve/ensemble"
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Recording is an ensemble solve together with every trajectory's
+// accepted steps (its mesh) and the states at the start of each step.
+// It differentiates what the solve returned by the reverse replay: the
+// discrete adjoint of the Runge–Kutta steps on the recorded mesh, with
+// the step sizes held fixed — the exact gradient of the numbers Solve
+// returns, the same derivative forward sensitivities give.
+//
+// The mesh belongs to the recording point (its parameters and initial
+// states). Replay moves to other values with the mesh held fixed: the
+// gradient is then exact for the replayed map, which drifts from what
+// an adaptive solve at the new values would do as the values move away.
+// Shift reports how far they have moved; record again (Record) when it
+// grows large (a few percent is a common rule).
+//
+// A Recording is not safe for concurrent use.
+type Recording struct {
+	// Result is the solve at the current point: the recording solve, or
+	// the last Replay.
+	Result *Result
+
+	prob   *Problem
+	cfg    erk.Config
+	in     *inputs
+	meshes []*erk.Mesh
+	y0, p  []float64 // current point, N×Dim and N×m
+	y0Rec  []float64 // recording point
+	pRec   []float64
+	opts   Options
+}
+
+// Record solves the ensemble as Solve does (the same accepted steps,
+// bitwise the same results) and keeps each trajectory's mesh. The
+// problem must have a cotangent program (Problem.Programs with VJP) for
+// Gradient; every problem compiled from formulas has one. Memory: the
+// states at every accepted step, (steps+1)·Dim values per trajectory,
+// plus two numbers per step.
+func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Recording, error) {
+	if prob != nil && prob.Programs != nil {
+		if pg := prob.Programs(); pg == nil || pg.VJP == nil {
+			return nil, inputErr("%s: Record needs a cotangent program: Problem.Programs has no VJP", prob.Name)
+		}
+	} else if prob != nil {
+		return nil, inputErr("%s: Record needs a cotangent program (Problem.Programs with VJP); compile the problem from formulas or supply one", prob.Name)
+	}
+	r, err := solve(ctx, prob, ens, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	n, dim, m := r.res.N, prob.Dim, prob.NumParams
+	rec := &Recording{Result: r.res, prob: prob, cfg: r.cfg, in: r.in, meshes: r.meshes}
+	if opts != nil {
+		rec.opts = *opts
+	}
+	rec.y0, rec.p = expand(r.in.y0, n, dim), expand(r.in.p, n, m)
+	rec.y0Rec, rec.pRec = append([]float64(nil), rec.y0...), append([]float64(nil), rec.p...)
+	return rec, nil
+}
+
+// expand returns v as n rows of width (a copy).
+func expand(v []float64, n, width int) []float64 {
+	if len(v) == n*width {
+		return append([]float64(nil), v...)
+	}
+	out := make([]float64, 0, n*width)
+	for range n {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// Point is a point to replay at. Each field is nil (keep the current
+// values), shared (one row) or per trajectory, as in Ensemble.
+type Point struct {
+	Y0, P []float64
+}
+
+// Shift returns how far the current point has moved from the recording
+// point: the largest over trajectories of ‖x − x_rec‖∞ / max(‖x_rec‖∞, 1e-300)
+// for the parameters and the initial states together.
+func (rec *Recording) Shift() float64 {
+	n, dim, m := rec.Result.N, rec.prob.Dim, rec.prob.NumParams
+	var worst float64
+	for i := range n {
+		var num, den float64
+		for _, pair := range [][2][]float64{{rec.p[i*m : (i+1)*m], rec.pRec[i*m : (i+1)*m]}, {rec.y0[i*dim : (i+1)*dim], rec.y0Rec[i*dim : (i+1)*dim]}} {
+			for k, v := range pair[0] {
+				num = math.Max(num, math.Abs(v-pair[1][k]))
+				den = math.Max(den, math.Abs(pair[1][k]))
+			}
+		}
+		worst = math.Max(worst, num/math.Max(den, 1e-300))
+	}
+	return worst
+}
+
+// Replay recomputes every trajectory at the point pt with the recorded
+// step sizes and returns the new result (also kept as rec.Result). At
+// the recording point it reproduces the recording solve bit for bit.
+// Trajectories whose recording failed keep their status and NaN values.
+func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
+	n, dim, m, K := rec.Result.N, rec.prob.Dim, rec.prob.NumParams, rec.in.k
+	if pt != nil {
+		if pt.Y0 != nil {
+			if err := checkShape("Point.Y0", pt.Y0, n, dim, "Dim"); err != nil {
+				return nil, err
+			}
+			rec.y0 = expand(pt.Y0, n, dim)
+		}
+		if pt.P != nil {
+			if err := checkShape("Point.P", pt.P, n, m, "NumParams"); err != nil {
+				return nil, err
+			}
+			rec.p = expand(pt.P, n, m)
+		}
+	}
+	old := rec.Result
+	res := &Result{Problem: old.Problem, Method: old.Method, N: n, Dim: dim, K: K,
+		Y: make([]float64, n*dim), T: append([]float64(nil), old.T...), Saved: make([]float64, n*K*dim),
+		Status: append([]Status(nil), old.Status...), Stats: append([]Stats(nil), old.Stats...),
+		Options: old.Options, h: old.h}
+	start := time.Now()
+	err := rec.run(ctx, func(rp *erk.Replayer, i int) {
+		rp.Forward(rec.meshes[i], rec.y0[i*dim:(i+1)*dim], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K),
+			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
+	}, func(i int) {
+		fillNaN(res.Y[i*dim : (i+1)*dim])
+		fillNaN(res.Saved[i*K*dim : (i+1)*K*dim])
+	}, &res.Workers)
+	res.Elapsed = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	rec.Result = res
+	return res, nil
+}
+
+// Cotangents are the derivatives of a scalar loss L with respect to what
+// the solve returned: Y (N×Dim, the final states) and Saved (N×K×Dim,
+// the states at the save times; nil when the loss does not use them).
+type Cotangents struct {
+	Y, Saved []float64
+}
+
+// Gradient is dL/dθ for each trajectory.
+type Gradient struct {
+	// P holds ∂L/∂p, N×m (row i: the parameters of trajectory i; sum
+	// the rows for parameters shared by the ensemble).
+	P []float64
+	// Y0 holds ∂L/∂y0, N×Dim.
+	Y0 []float64
+	// Status is each trajectory's status in the recording; rows of
+	// failed trajectories hold NaN.
+	Status []Status
+	// Shift is Recording.Shift at the point the gradient was taken.
+	Shift float64
+	// Elapsed is the wall time of the reverse sweep.
+	Elapsed time.Duration
+	// Workers is the number of goroutines used.
+	Workers int
+}
+
+// Gradient runs the reverse replay at the current point (the recording
+// point, or the last Replay) and returns ∂L/∂p and ∂L/∂y0 for the loss
+// whose cotangents are given.
+func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, error) {
+	n, dim, m, K := rec.Result.N, rec.prob.Dim, rec.prob.NumParams, rec.in.k
+	if len(cot.Y) != n*dim {
+		return nil, inputErr("cotangent Y has length %d: want N·Dim = %d", len(cot.Y), n*dim)
+	}
+	if cot.Saved != nil && len(cot.Saved) != n*K*dim {
+		return nil, inputErr("cotangent Saved has length %d: want N·K·Dim = %d", len(cot.Saved), n*K*dim)
+	}
+	for k, v := range cot.Y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, inputErr("cotangent Y[%d] = %g is not finite", k, v)
+		}
+	}
+	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
+	start := time.Now()
+	err := rec.run(ctx, func(rp *erk.Replayer, i int) {
+		var cs []float64
+		if cot.Saved != nil {
+			cs = cot.Saved[i*K*dim : (i+1)*K*dim]
+		}
+		rp.Reverse(rec.meshes[i], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K), cot.Y[i*dim:(i+1)*dim], cs,
+			g.Y0[i*dim:(i+1)*dim], g.P[i*m:(i+1)*m])
+	}, func(i int) {
+		fillNaN(g.Y0[i*dim : (i+1)*dim])
+		fillNaN(g.P[i*m : (i+1)*m])
+	}, &g.Workers)
+	g.Elapsed = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// run calls job for every trajectory whose recording succeeded and
+// failed for the others, on the ensemble's workers, each with its own
+// Replayer.
+func (rec *Recording) run(ctx context.Context, job func(rp *erk.Replayer, i int), failed func(i int), workers *int) error {
+	n := rec.Result.N
+	ecfg := ensemble.Config{Workers: rec.opts.Workers, Chunk: rec.opts.Chunk}
+	nw := ensemble.Workers(n, ecfg)
+	rps := make([]*erk.Replayer, nw)
+	for w := range rps {
+		pg := rec.prob.Programs()
+		c := rec.cfg
+		c.F = pg.F
+		rp, err := erk.NewReplayer(c, rec.prob.NumParams, pg.VJP)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		rps[w] = rp
+	}
+	*workers = nw
+	err := ensemble.Run(ctx, n, ecfg, func(w, i int, _ *atomic.Bool) {
+		if rec.Result.Status[i] != ode.Success {
+			failed(i)
+			return
+		}
+		job(rps[w], i)
+	})
+	var pe *ensemble.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", rec.prob.Name, pe.Index, pe.Value)
+	}
+	return err
+}
+
+func fillNaN(v []float64) {
+	for i := range v {
+		v[i] = math.NaN()
+	}
+}

@@ -1,0 +1,179 @@
+package gradsolve
+
+import (
+	"fmt"
+
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Wrt names one quantity to differentiate by: a parameter p[Index], or
+// with Y0 set an initial value y0[Index].
+type Wrt struct {
+	Y0    bool
+	Index int
+}
+
+// Param returns the Wrt of parameter p[j].
+func Param(j int) Wrt { return Wrt{Index: j} }
+
+// InitialValue returns the Wrt of initial value y0[i].
+func InitialValue(i int) Wrt { return Wrt{Y0: true, Index: i} }
+
+// Sensitivity asks Solve for forward sensitivities S = ∂y/∂θ, one column
+// per entry of Wrt, integrated with the state in the same pass by the
+// same method:
+//
+//	S' = J_y(t, y, p)·S + J_p(t, y, p)·E,   S(t0) = ∂y0/∂θ
+//
+// where E selects the parameter columns (zero for initial-value
+// columns) and S(t0) is zero for parameter columns and the unit vector
+// e_i for initial value i. Each stage of the Runge–Kutta method is
+// applied to (y, S) together, with J evaluated at that stage's state, so
+// S is exactly the derivative of the discrete solution with the accepted
+// step sizes held fixed — the derivative of the numbers Solve returns.
+// The problem must supply a tangent program (Problem.Programs with JVP;
+// every problem compiled from formulas has one).
+type Sensitivity struct {
+	// Wrt lists the columns of S, in order.
+	Wrt []Wrt
+	// ErrorTest includes S in the error norm. By default only the state
+	// controls the step size, so the mesh, and the state, are exactly
+	// those of a solve without sensitivities.
+	ErrorTest bool
+}
+
+// sensSetup is a validated Sensitivity for one problem.
+type sensSetup struct {
+	ns       int
+	dim, m   int
+	paramCol []int // parameter index of each column, −1 for initial values
+	y0Col    []int // initial-value index of each column, −1 for parameters
+}
+
+func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
+	if len(s.Wrt) == 0 {
+		return nil, inputErr("Sensitivity with no columns: list at least one Wrt")
+	}
+	if prob.Programs == nil {
+		return nil, inputErr("%s: sensitivities need a tangent program (Problem.Programs with JVP); compile the problem from formulas or supply one", prob.Name)
+	}
+	if pg := prob.Programs(); pg == nil || pg.JVP == nil {
+		return nil, inputErr("%s: sensitivities need a tangent program: Problem.Programs has no JVP", prob.Name)
+	}
+	ss := &sensSetup{ns: len(s.Wrt), dim: prob.Dim, m: prob.NumParams}
+	seen := map[Wrt]bool{}
+	for c, w := range s.Wrt {
+		limit, what := prob.NumParams, "parameter"
+		if w.Y0 {
+			limit, what = prob.Dim, "initial value"
+		}
+		if w.Index < 0 || w.Index >= limit {
+			return nil, inputErr("sensitivity column %d: %s index %d out of range [0, %d)", c, what, w.Index, limit)
+		}
+		if seen[w] {
+			return nil, inputErr("sensitivity column %d: %s %d listed twice", c, what, w.Index)
+		}
+		seen[w] = true
+		if w.Y0 {
+			ss.paramCol, ss.y0Col = append(ss.paramCol, -1), append(ss.y0Col, w.Index)
+		} else {
+			ss.paramCol, ss.y0Col = append(ss.paramCol, w.Index), append(ss.y0Col, -1)
+		}
+	}
+	return ss, nil
+}
+
+// augDim returns the dimension of the augmented state (y, S): S is
+// stored column by column after y, so column c is the contiguous block
+// [dim·(1+c), dim·(2+c)).
+func (ss *sensSetup) augDim() int { return ss.dim * (1 + ss.ns) }
+
+// worker holds one worker's augmented right-hand side and buffers.
+type sensWorker struct {
+	ss     *sensSetup
+	f      ode.Func
+	jvp    func(t float64, y, p, v, w, out []float64)
+	w      [][]float64 // per column: the unit parameter direction, or zeros
+	y0     []float64   // augmented initial state
+	y      []float64   // augmented final state
+	saved  []float64   // augmented saved states, K rows
+	augRHS ode.Func
+}
+
+func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
+	pg := prob.Programs()
+	sw := &sensWorker{ss: ss, f: pg.F, jvp: pg.JVP}
+	zero := make([]float64, ss.m)
+	for c := range ss.ns {
+		if j := ss.paramCol[c]; j >= 0 {
+			e := make([]float64, ss.m)
+			e[j] = 1
+			sw.w = append(sw.w, e)
+		} else {
+			sw.w = append(sw.w, zero)
+		}
+	}
+	na := ss.augDim()
+	sw.y0, sw.y, sw.saved = make([]float64, na), make([]float64, na), make([]float64, k*na)
+	dim := ss.dim
+	sw.augRHS = func(t float64, ya, p, dya []float64) {
+		y := ya[:dim]
+		sw.f(t, y, p, dya[:dim])
+		for c := range ss.ns {
+			o := dim * (1 + c)
+			sw.jvp(t, y, p, ya[o:o+dim], sw.w[c], dya[o:o+dim])
+		}
+	}
+	return sw
+}
+
+// initial fills the augmented initial state from y0.
+func (sw *sensWorker) initial(y0 []float64) []float64 {
+	ss := sw.ss
+	copy(sw.y0, y0)
+	clear(sw.y0[ss.dim:])
+	for c, i := range ss.y0Col {
+		if i >= 0 {
+			sw.y0[ss.dim*(1+c)+i] = 1
+		}
+	}
+	return sw.y0
+}
+
+// scatter splits an augmented state into y (dim) and S (dim×ns, row-major:
+// S[d·ns + c] = ∂y_d/∂θ_c).
+func (ss *sensSetup) scatter(aug, y, s []float64) {
+	copy(y, aug[:ss.dim])
+	for c := range ss.ns {
+		col := aug[ss.dim*(1+c) : ss.dim*(2+c)]
+		for d, v := range col {
+			s[d*ss.ns+c] = v
+		}
+	}
+}
+
+// augment widens the solver configuration to the augmented state: the
+// sensitivities of component d take the tolerances of component d.
+func (ss *sensSetup) augment(cfg erk.Config, errorTest bool) erk.Config {
+	na := ss.augDim()
+	rtol, atol := make([]float64, na), make([]float64, na)
+	for b := 0; b <= ss.ns; b++ {
+		copy(rtol[b*ss.dim:], cfg.RTol)
+		copy(atol[b*ss.dim:], cfg.ATol)
+	}
+	cfg.RTol, cfg.ATol = rtol, atol
+	cfg.Dim = na
+	cfg.NormDim = ss.dim
+	if errorTest {
+		cfg.NormDim = na
+	}
+	return cfg
+}
+
+func (w Wrt) String() string {
+	if w.Y0 {
+		return fmt.Sprintf("y0[%d]", w.Index)
+	}
+	return fmt.Sprintf("p[%d]", w.Index)
+}
