@@ -20,6 +20,15 @@
 // never written afterwards), so it is safe for concurrent use. F does not
 // check slice lengths; the engines guarantee them (ode.Func).
 //
+// Every system also sets Problem.Programs to hand-written derivative
+// programs (ode.Programs): J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense
+// J_y, and ∂f/∂t (zero: all the systems are autonomous), so a Go problem
+// can be differentiated without the symbolic front end. Their F is the
+// problem's F. They keep no state and do not allocate, so one set may be
+// shared by every goroutine; like F, every product is rounded before it
+// is added (an explicit float64 conversion), so no architecture fuses an
+// FMA. Each function's comment gives its formulas.
+//
 // Helpers that evaluate invariants (KeplerEnergy, HaloEnergy, …) return
 // NaN rather than panic when a slice is too short. Constructors and
 // KeplerExact return errors wrapping ErrInvalid (bad arguments) or

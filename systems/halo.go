@@ -46,7 +46,14 @@ func Halo() *ode.Problem {
 		P:          []float64{1, 0.7, 0.2},
 		T0:         0,
 		T1:         20,
+		Programs:   haloPrograms,
 	}
+}
+
+// haloPrograms returns the hand-written derivative programs of Halo.
+// They keep no state, so one set serves every goroutine.
+func haloPrograms() *ode.Programs {
+	return &ode.Programs{F: haloF, JVP: haloJVP, VJP: haloVJP, JacY: haloJacY, DfDt: zeroDfDt}
 }
 
 func haloF(_ float64, y, p, dy []float64) {
@@ -62,6 +69,107 @@ func haloF(_ float64, y, p, dy []float64) {
 	dy[3] = k * x
 	dy[4] = k * yy
 	dy[5] = k * zq
+}
+
+// haloJVP writes J_y·v + J_p·w of Halo into out (applications.md §A.2).
+// With s = rc² + x² + y², D = s + z²/q², g = (x, y, z/q²), the weights
+// ω = (1, 1, 1/q²), c = vc²/D and e = 2·vc²/D², the Hessian of Φ is
+//
+//	H = c·diag(ω) − e·g·gᵀ,   so  J_y = [[0, I], [−H, 0]],
+//
+// and the parameter derivatives of the force ∇Φ = c·g are
+//
+//	∂(∇Φ)/∂vc = (2·vc/D)·g
+//	∂(∇Φ)/∂q  = (e/q³)·(x·z², y·z², −z·s)
+//	∂(∇Φ)/∂rc = −e·rc·g,
+//
+// with J_p = [[0], [−∂(∇Φ)/∂θ]] for θ = (vc, q, rc). (For ∂/∂q: ∂D/∂q =
+// −2z²/q³ and ∂g₃/∂q = −2z/q³; for ∂/∂rc: ∂D/∂rc = 2·rc.) With
+// d = (v₀, v₁, v₂) the position part of v, g·d and
+//
+//	τ = e·(g·d) − (2·vc/D)·w₀ + e·rc·w₂,   κ = (e/q³)·z·w₁,
+//
+// the velocity rows are
+//
+//	out₃ = x·(τ − κ·z) − c·v₀,  out₄ = y·(τ − κ·z) − c·v₁,
+//	out₅ = (z/q²)·τ + κ·s − c·v₂/q².
+func haloJVP(_ float64, y, p, v, w, out []float64) {
+	x, yy, z := y[0], y[1], y[2]
+	vc, q, rc := p[0], p[1], p[2]
+	// Products rounded before they are added: no FMA on any architecture.
+	q2 := q * q
+	zq := z / q2
+	s := float64(rc*rc) + float64(x*x) + float64(yy*yy)
+	d := s + float64(z*zq) // as haloF sums D
+	vc2 := vc * vc
+	c := vc2 / d
+	e := 2 * vc2 / (d * d)
+	gd := float64(x*v[0]) + float64(yy*v[1]) + float64(zq*v[2])
+	tau := float64(e*gd) - float64(2*vc/d*w[0]) + float64(e*rc*w[2])
+	kap := e / (q2 * q) * z * w[1]
+	txy := tau - float64(kap*z)
+	out[0] = v[3]
+	out[1] = v[4]
+	out[2] = v[5]
+	out[3] = float64(x*txy) - float64(c*v[0])
+	out[4] = float64(yy*txy) - float64(c*v[1])
+	out[5] = float64(zq*tau) + float64(kap*s) - float64(c*v[2]/q2)
+}
+
+// haloVJP writes uᵀJ_y into gy and uᵀJ_p into gp (J_y, J_p and the
+// names as in haloJVP; H is symmetric). With c' = (u₃, u₄, u₅) and g·c',
+//
+//	gy = (−H·c', u₀, u₁, u₂),   −H·c' = e·(g·c')·g − c·ω∘c'
+//	gp = (−(2·vc/D)·(g·c'),  −(e/q³)·(z²·(x·u₃ + y·u₄) − z·s·u₅),  e·rc·(g·c')).
+func haloVJP(_ float64, y, p, u, gy, gp []float64) {
+	x, yy, z := y[0], y[1], y[2]
+	vc, q, rc := p[0], p[1], p[2]
+	q2 := q * q
+	zq := z / q2
+	s := float64(rc*rc) + float64(x*x) + float64(yy*yy)
+	d := s + float64(z*zq)
+	vc2 := vc * vc
+	c := vc2 / d
+	e := 2 * vc2 / (d * d)
+	xyu := float64(x*u[3]) + float64(yy*u[4])
+	gu := xyu + float64(zq*u[5])
+	egu := e * gu
+	gy[0] = float64(egu*x) - float64(c*u[3])
+	gy[1] = float64(egu*yy) - float64(c*u[4])
+	gy[2] = float64(egu*zq) - float64(c*u[5]/q2)
+	gy[3] = u[0]
+	gy[4] = u[1]
+	gy[5] = u[2]
+	gp[0] = -float64(2 * vc / d * gu)
+	gp[1] = -float64(e / (q2 * q) * z * (float64(z*xyu) - float64(s*u[5])))
+	gp[2] = float64(egu * rc)
+}
+
+// haloJacY writes J_y = [[0, I], [−H, 0]] of Halo row-major into jac,
+// with −H_ij = e·g_i·g_j − c·ω_j·δ_ij (names as in haloJVP).
+func haloJacY(_ float64, y, p, jac []float64) {
+	x, yy, z := y[0], y[1], y[2]
+	vc, q, rc := p[0], p[1], p[2]
+	q2 := q * q
+	zq := z / q2
+	d := float64(rc*rc) + float64(x*x) + float64(yy*yy) + float64(z*zq)
+	vc2 := vc * vc
+	c := vc2 / d
+	e := 2 * vc2 / (d * d)
+	jac = jac[:36]
+	clear(jac)
+	jac[0*6+3], jac[1*6+4], jac[2*6+5] = 1, 1, 1
+	g := [3]float64{x, yy, zq}
+	for i := range 3 {
+		row := jac[(3+i)*6 : (3+i)*6+3]
+		egi := e * g[i]
+		for j := range 3 {
+			row[j] = float64(egi * g[j])
+		}
+	}
+	jac[3*6+0] -= c
+	jac[4*6+1] -= c
+	jac[5*6+2] -= c / q2
 }
 
 // HaloPotential returns the potential of Halo at the position

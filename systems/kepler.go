@@ -48,7 +48,14 @@ func Kepler() *ode.Problem {
 		P:          []float64{mu},
 		T0:         0,
 		T1:         2 * math.Pi,
+		Programs:   keplerPrograms,
 	}
+}
+
+// keplerPrograms returns the hand-written derivative programs of Kepler.
+// They keep no state, so one set serves every goroutine.
+func keplerPrograms() *ode.Programs {
+	return &ode.Programs{F: keplerF, JVP: keplerJVP, VJP: keplerVJP, JacY: keplerJacY, DfDt: zeroDfDt}
 }
 
 func keplerF(_ float64, y, p, dy []float64) {
@@ -60,6 +67,67 @@ func keplerF(_ float64, y, p, dy []float64) {
 	dy[1] = vy
 	dy[2] = f * x
 	dy[3] = f * yy
+}
+
+// keplerJVP writes J_y·v + J_p·w of Kepler into out. With r = (x, y),
+// r² = x² + y², a = 1/|r|³ and b = 3/|r|⁵ = 3·a/r², the acceleration
+// −μ·a·r has the symmetric 2×2 Jacobian
+//
+//	K = −μ·(a·I − b·r·rᵀ) = μ·⎡ b·x² − a    b·x·y  ⎤
+//	                          ⎣  b·x·y    b·y² − a ⎦
+//
+// so J_y = [[0, I], [K, 0]] and J_p = (0, 0, −a·x, −a·y)ᵀ (column μ).
+// With d = (v₀, v₁) the position part of v and r·d = x·v₀ + y·v₁,
+//
+//	out = (v₂, v₃, μ·(b·x·(r·d) − a·v₀) − a·x·w₀, μ·(b·y·(r·d) − a·v₁) − a·y·w₀).
+func keplerJVP(_ float64, y, p, v, w, out []float64) {
+	x, yy := y[0], y[1]
+	mu := p[0]
+	r2 := float64(x*x) + float64(yy*yy) // rounded products: no FMA on any architecture
+	a := 1 / (r2 * math.Sqrt(r2))
+	b := 3 * a / r2
+	rd := float64(x*v[0]) + float64(yy*v[1])
+	brd := b * rd
+	aw := a * w[0]
+	out[0] = v[2]
+	out[1] = v[3]
+	out[2] = float64(mu*(float64(brd*x)-float64(a*v[0]))) - float64(aw*x)
+	out[3] = float64(mu*(float64(brd*yy)-float64(a*v[1]))) - float64(aw*yy)
+}
+
+// keplerVJP writes uᵀJ_y into gy and uᵀJ_p into gp (J_y, J_p as in
+// keplerJVP; K is symmetric). With c = (u₂, u₃) and r·c = x·u₂ + y·u₃,
+//
+//	gy = (μ·(b·x·(r·c) − a·u₂), μ·(b·y·(r·c) − a·u₃), u₀, u₁),   gp = (−a·(r·c)).
+func keplerVJP(_ float64, y, p, u, gy, gp []float64) {
+	x, yy := y[0], y[1]
+	mu := p[0]
+	r2 := float64(x*x) + float64(yy*yy)
+	a := 1 / (r2 * math.Sqrt(r2))
+	b := 3 * a / r2
+	rc := float64(x*u[2]) + float64(yy*u[3])
+	brc := b * rc
+	gy[0] = float64(mu * (float64(brc*x) - float64(a*u[2])))
+	gy[1] = float64(mu * (float64(brc*yy) - float64(a*u[3])))
+	gy[2] = u[0]
+	gy[3] = u[1]
+	gp[0] = -float64(a * rc)
+}
+
+// keplerJacY writes J_y = [[0, I], [K, 0]] of Kepler (K as in keplerJVP)
+// row-major into jac.
+func keplerJacY(_ float64, y, p, jac []float64) {
+	x, yy := y[0], y[1]
+	mu := p[0]
+	r2 := float64(x*x) + float64(yy*yy)
+	a := 1 / (r2 * math.Sqrt(r2))
+	b := 3 * a / r2
+	kxy := float64(mu * b * x * yy)
+	jac = jac[:16]
+	clear(jac)
+	jac[2], jac[7] = 1, 1
+	jac[8], jac[9] = float64(mu*(float64(b*x*x)-a)), kxy
+	jac[12], jac[13] = kxy, float64(mu*(float64(b*yy*yy)-a))
 }
 
 // KeplerEnergy returns the energy per unit reduced mass of the Kepler

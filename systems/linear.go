@@ -68,6 +68,7 @@ func Linear(a []float64, n int) (*LinearSystem, error) {
 			dy[i] = s
 		}
 	}
+	pg := linearPrograms{n: n, a: ac}
 	return &LinearSystem{
 		Problem: &ode.Problem{
 			Name:       "linear",
@@ -78,10 +79,56 @@ func Linear(a []float64, n int) (*LinearSystem, error) {
 			Y0:         y0,
 			T0:         0,
 			T1:         1,
+			Programs: func() *ode.Programs {
+				return &ode.Programs{F: f, JVP: pg.jvp, VJP: pg.vjp, JacY: pg.jacY, DfDt: zeroDfDt}
+			},
 		},
 		n: n,
 		a: ac,
 	}, nil
+}
+
+// linearPrograms holds the derivative programs of Linear: y' = A·y has
+// J_y = A and no parameters. A is the read-only copy that F reads, so
+// the programs are safe for concurrent use.
+type linearPrograms struct {
+	n int
+	a []float64 // row-major n×n, never written
+}
+
+// jvp writes J_y·v = A·v into out (w is empty: there are no parameters),
+// out_i = Σ_j a_ij·v_j, summed in the order F sums A·y.
+func (lp linearPrograms) jvp(_ float64, _, _, v, _, out []float64) {
+	n := lp.n
+	v, out = v[:n], out[:n]
+	for i := range n {
+		row := lp.a[i*n : i*n+n]
+		var s float64
+		for j, aij := range row {
+			s += float64(aij * v[j]) // rounded product: no FMA on any architecture
+		}
+		out[i] = s
+	}
+}
+
+// vjp writes uᵀJ_y = uᵀA into gy, gy_j = Σ_i u_i·a_ij (accumulated row
+// by row, so A is read in storage order); gp has length 0.
+func (lp linearPrograms) vjp(_ float64, _, _, u, gy, _ []float64) {
+	n := lp.n
+	u, gy = u[:n], gy[:n]
+	clear(gy)
+	for i := range n {
+		row := lp.a[i*n : i*n+n]
+		ui := u[i]
+		for j, aij := range row {
+			gy[j] += float64(ui * aij)
+		}
+	}
+}
+
+// jacY writes J_y = A row-major into jac.
+func (lp linearPrograms) jacY(_ float64, _, _, jac []float64) {
+	copy(jac[:lp.n*lp.n], lp.a)
 }
 
 // linearDefaultA is the matrix of LinearDefault, row-major.

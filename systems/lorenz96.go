@@ -64,7 +64,15 @@ func Lorenz96(n int, forcing float64) (*ode.Problem, error) {
 		P:          []float64{forcing},
 		T0:         0,
 		T1:         1,
+		Programs:   lorenz96Programs,
 	}, nil
+}
+
+// lorenz96Programs returns the hand-written derivative programs of
+// Lorenz96. They keep no state (n is len(y)), so one set serves every
+// goroutine and every size.
+func lorenz96Programs() *ode.Programs {
+	return &ode.Programs{F: lorenz96F, JVP: lorenz96JVP, VJP: lorenz96VJP, JacY: lorenz96JacY, DfDt: zeroDfDt}
 }
 
 // lorenz96F takes n from len(y), so one function serves every size.
@@ -79,5 +87,78 @@ func lorenz96F(_ float64, y, p, dy []float64) {
 	dy[n-1] = float64((y[0]-y[n-3])*y[n-2]) - y[n-1] + f
 	for i := 2; i < n-1; i++ {
 		dy[i] = float64((y[i+1]-y[i-2])*y[i-1]) - y[i] + f
+	}
+}
+
+// lorenz96Sites returns the neighbours i+1, i−2 and i−1 of site i on a
+// circle of n ≥ 4 sites.
+func lorenz96Sites(i, n int) (ip1, im2, im1 int) {
+	ip1, im2, im1 = i+1, i-2, i-1
+	if ip1 == n {
+		ip1 = 0
+	}
+	if im2 < 0 {
+		im2 += n
+	}
+	if im1 < 0 {
+		im1 += n
+	}
+	return ip1, im2, im1
+}
+
+// lorenz96JVP writes J_y·v + J_p·w of Lorenz96 into out. Row i of J_y has
+// four nonzeros (indices mod n, distinct since n ≥ 4),
+//
+//	∂f_i/∂x_{i+1} = x_{i−1},   ∂f_i/∂x_{i−2} = −x_{i−1},
+//	∂f_i/∂x_{i−1} = x_{i+1} − x_{i−2},   ∂f_i/∂x_i = −1,
+//
+// and J_p = ∂f_i/∂F = 1 for every row, so
+//
+//	out_i = (v_{i+1} − v_{i−2})·x_{i−1} + (x_{i+1} − x_{i−2})·v_{i−1} − v_i + w₀.
+func lorenz96JVP(_ float64, y, _, v, w, out []float64) {
+	n := len(y)
+	v, out = v[:n], out[:n]
+	w0 := w[0]
+	for i := range n {
+		ip1, im2, im1 := lorenz96Sites(i, n)
+		out[i] = float64((v[ip1]-v[im2])*y[im1]) + float64((y[ip1]-y[im2])*v[im1]) - v[i] + w0
+	}
+}
+
+// lorenz96VJP writes uᵀJ_y into gy and uᵀJ_p into gp (J_y, J_p as in
+// lorenz96JVP). Column j of J_y collects the entries of rows j−1, j+1,
+// j+2 and j, so
+//
+//	gy_j = u_{j−1}·x_{j−2} + u_{j+1}·(x_{j+2} − x_{j−1}) − u_{j+2}·x_{j+1} − u_j
+//	gp₀ = Σ_i u_i.
+func lorenz96VJP(_ float64, y, _, u, gy, gp []float64) {
+	n := len(y)
+	u, gy = u[:n], gy[:n]
+	var s float64
+	for j := range n {
+		jp1, jm2, jm1 := lorenz96Sites(j, n)
+		jp2 := jp1 + 1
+		if jp2 == n {
+			jp2 = 0
+		}
+		gy[j] = float64(u[jm1]*y[jm2]) + float64(u[jp1]*(y[jp2]-y[jm1])) - float64(u[jp2]*y[jp1]) - u[j]
+		s += u[j]
+	}
+	gp[0] = s
+}
+
+// lorenz96JacY writes J_y of Lorenz96 (the four nonzeros per row of
+// lorenz96JVP, zeros elsewhere) row-major into jac.
+func lorenz96JacY(_ float64, y, _, jac []float64) {
+	n := len(y)
+	jac = jac[:n*n]
+	clear(jac)
+	for i := range n {
+		ip1, im2, im1 := lorenz96Sites(i, n)
+		row := jac[i*n : i*n+n]
+		row[ip1] = y[im1]
+		row[im2] = -y[im1]
+		row[im1] = y[ip1] - y[im2]
+		row[i] = -1
 	}
 }

@@ -41,7 +41,14 @@ func VanDerPol() *ode.Problem {
 		P:          []float64{1},
 		T0:         0,
 		T1:         6.3,
+		Programs:   vanDerPolPrograms,
 	}
+}
+
+// vanDerPolPrograms returns the hand-written derivative programs of
+// VanDerPol. They keep no state, so one set serves every goroutine.
+func vanDerPolPrograms() *ode.Programs {
+	return &ode.Programs{F: vanDerPolF, JVP: vanDerPolJVP, VJP: vanDerPolVJP, JacY: vanDerPolJacY, DfDt: zeroDfDt}
 }
 
 func vanDerPolF(_ float64, y, p, dy []float64) {
@@ -49,4 +56,46 @@ func vanDerPolF(_ float64, y, p, dy []float64) {
 	mu := p[0]
 	dy[0] = v
 	dy[1] = mu * (float64((1-float64(x*x))*v) - x) // rounded products: no FMA on any architecture
+}
+
+// vanDerPolJVP writes J_y·d + J_p·w of VanDerPol into out (d is the
+// direction in the state, called v in ode.Programs), with
+//
+//	J_y = ⎡        0            1      ⎤,   J_p = ⎡          0          ⎤
+//	      ⎣ −μ·(2·x·v + 1)   μ·(1 − x²) ⎦         ⎣ (1 − x²)·v − x  ⎦
+//
+// so out = (d₁, μ·((1 − x²)·d₁ − (2·x·v + 1)·d₀) + ((1 − x²)·v − x)·w₀).
+func vanDerPolJVP(_ float64, y, p, d, w, out []float64) {
+	x, v := y[0], y[1]
+	mu := p[0]
+	omx2 := 1 - float64(x*x)
+	dxv := float64(float64(2*x)*v) + 1 // 2·x·v + 1
+	out[0] = d[1]
+	out[1] = float64(mu*(float64(omx2*d[1])-float64(dxv*d[0]))) + float64((float64(omx2*v)-x)*w[0])
+}
+
+// vanDerPolVJP writes uᵀJ_y into gy and uᵀJ_p into gp (J_y, J_p as in
+// vanDerPolJVP):
+//
+//	gy = (−μ·(2·x·v + 1)·u₁,  u₀ + μ·(1 − x²)·u₁),   gp = (((1 − x²)·v − x)·u₁).
+func vanDerPolVJP(_ float64, y, p, u, gy, gp []float64) {
+	x, v := y[0], y[1]
+	mu := p[0]
+	omx2 := 1 - float64(x*x)
+	dxv := float64(float64(2*x)*v) + 1
+	gy[0] = -float64(mu * dxv * u[1])
+	gy[1] = u[0] + float64(mu*omx2*u[1])
+	gp[0] = float64((float64(omx2*v) - x) * u[1])
+}
+
+// vanDerPolJacY writes J_y of VanDerPol row-major into jac:
+//
+//	[[0, 1], [−μ·(2·x·v + 1), μ·(1 − x²)]].
+func vanDerPolJacY(_ float64, y, p, jac []float64) {
+	x, v := y[0], y[1]
+	mu := p[0]
+	jac = jac[:4]
+	jac[0], jac[1] = 0, 1
+	jac[2] = -float64(mu * (float64(float64(2*x)*v) + 1))
+	jac[3] = float64(mu * (1 - float64(x*x)))
 }
