@@ -5,6 +5,7 @@
 //
 //	gradsolve solve [FILE.ode] [flags]   solve an ensemble of a problem file
 //	                                     or of a built-in system
+//	gradsolve grad [FILE.ode] [flags]    gradient of a loss by the reverse replay
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
 //	gradsolve list                       list the built-in systems and methods
 //
@@ -37,6 +38,7 @@ const usage = `usage: gradsolve <command> [flags]
 commands:
   solve   solve an ensemble of a problem file (FILE.ode) or a built-in system,
           report steps and time, write NumPy files with --out DIR
+  grad    gradient of a loss of the final states by the reverse replay
   gen     write a problem file's right-hand side and derivatives as Go source
   list    list the built-in systems and methods
 
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return solveCmd(ctx, args[1:], stdout, stderr)
 	case "gen":
 		return genCmd(args[1:], stdout, stderr)
+	case "grad":
+		return gradCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		return listCmd(stdout)
 	case "-h", "--help", "help":

@@ -62,12 +62,17 @@ type stats struct {
 	StateNames    []string       `json:"state_names"`
 	ParamNames    []string       `json:"param_names"`
 	FirstFailures []string       `json:"first_failures,omitempty"`
+	// grad only
+	Loss            *float64 `json:"loss,omitempty"`
+	RecordSeconds   float64  `json:"record_seconds,omitempty"`
+	GradientSeconds float64  `json:"gradient_seconds,omitempty"`
+	SensColumns     []string `json:"sens_columns,omitempty"`
 }
 
 // writeOutputs writes the result files into dir, each atomically (a
 // temporary file renamed into place), so a run that fails part-way
 // leaves no half-written file under a final name.
-func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result, rhs string, wallStart time.Time) error {
+func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result, rhs string, wallStart time.Time, extra func(st *stats)) error {
 	n, dim, k := res.N, res.Dim, res.K
 	if err := npy.WriteFloat64File(filepath.Join(dir, "y_final.npy"), []int{n, dim}, res.Y); err != nil {
 		return err
@@ -105,9 +110,24 @@ func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result
 		return err
 	}
 	st.WallSeconds = time.Since(wallStart).Seconds()
+	if extra != nil {
+		extra(&st)
+	}
 	return npy.WriteFileAtomic(filepath.Join(dir, "stats.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	})
+}
+
+// writeSens writes sens.npy (n×dim×m) and, with save times,
+// sens_saved.npy (n×k×dim×m).
+func writeSens(dir string, res *gradsolve.Result) error {
+	if err := npy.WriteFloat64File(filepath.Join(dir, "sens.npy"), []int{res.N, res.Dim, res.NS}, res.S); err != nil {
+		return err
+	}
+	if res.K > 0 {
+		return npy.WriteFloat64File(filepath.Join(dir, "sens_saved.npy"), []int{res.N, res.K, res.Dim, res.NS}, res.SavedS)
+	}
+	return nil
 }

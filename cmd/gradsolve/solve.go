@@ -50,10 +50,12 @@ type solveFlags struct {
 	workers, ref      int
 	out               string
 	progress, quietly bool
+	sens              string // solve: sensitivity columns
+	cot, loss, data   string // grad: what to differentiate
 }
 
-func newSolveFlagSet(stderr io.Writer) (*flag.FlagSet, *solveFlags) {
-	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
+func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &solveFlags{}
 	fs.StringVar(&f.system, "system", "", "built-in system instead of a problem file: lorenz, vdp, lorenz96, linear, kepler, halo (default lorenz when no file is given)")
@@ -71,6 +73,14 @@ func newSolveFlagSet(stderr io.Writer) (*flag.FlagSet, *solveFlags) {
 	fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy and stats.json")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
+	switch cmd {
+	case "solve":
+		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
+	case "grad":
+		fs.StringVar(&f.cot, "cot", "", "FILE.npy of dL/dy_final (n×dim)")
+		fs.StringVar(&f.loss, "loss", "", "built-in loss: sumsq (½ Σ ‖y_final‖²)")
+		fs.StringVar(&f.data, "data", "", "FILE.npy of data (n×dim or dim): loss ½ Σ (y_final − data)²")
+	}
 	return fs, f
 }
 
@@ -91,29 +101,53 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	wallStart := time.Now()
-	fs, fl := newSolveFlagSet(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: gradsolve solve [FILE.ode] [flags]
+// job is a parsed command line: the problem, the ensemble, the options.
+type job struct {
+	pr        *ode.Problem
+	builtin   bool
+	rhs       string // "tape" or "go"
+	tb        *method.Tableau
+	in        *inputs
+	fl        *solveFlags
+	wallStart time.Time
+}
+
+const solveUsage = `usage: gradsolve solve [FILE.ode] [flags]
 
 Solve an ensemble of the problem in FILE.ode (see docs/ode-format.md), or of
 a built-in system (--system, default lorenz), print what was done, and write
 the results as NumPy files with --out DIR.
 
 flags:
-`)
+`
+
+const gradUsage = `usage: gradsolve grad [FILE.ode] [flags]
+
+Solve an ensemble with a recording of its accepted steps and compute the
+gradient of a scalar loss of the final states with respect to every
+parameter and initial value, by the reverse replay (the exact derivative of
+the solution the solve returned). Give the loss as --loss sumsq, as --data
+FILE.npy (½ Σ (y_final − data)²), or as its cotangent --cot FILE.npy
+(dL/dy_final). With --out DIR it writes grad_params.npy (n×m),
+grad_y0.npy (n×dim), y_final.npy, status.npy and stats.json.
+
+flags:
+`
+
+// setup parses a solve or grad command line.
+func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
+	wallStart := time.Now()
+	fs, fl := newSolveFlagSet(cmd, stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return nil, err
 	}
 	if len(pos) > 1 {
-		return fmt.Errorf("solve: one problem file at most, got %q", pos)
+		return nil, fmt.Errorf("%s: one problem file at most, got %q", cmd, pos)
 	}
 	var nErr error
 	fs.Visit(func(f *flag.Flag) {
@@ -122,70 +156,92 @@ flags:
 		}
 	})
 	if nErr != nil {
-		return nErr
+		return nil, nErr
 	}
-	var (
-		pr      *ode.Problem
-		builtin bool
-		rhs     string
-	)
+	j := &job{fl: fl, wallStart: wallStart}
 	switch {
 	case len(pos) == 1 && fl.system != "":
-		return fmt.Errorf("solve: give a problem file or --system, not both")
+		return nil, fmt.Errorf("%s: give a problem file or --system, not both", cmd)
 	case len(pos) == 1:
 		m, err := parse.ParseFile(pos[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		set, err := tape.Build(m)
 		if err != nil {
-			return fmt.Errorf("%s: %w", pos[0], err)
+			return nil, fmt.Errorf("%s: %w", pos[0], err)
 		}
-		pr, rhs = set.Problem(), "tape"
+		j.pr, j.rhs = set.Problem(), "tape"
 	default:
 		if fl.system == "" {
 			fl.system = "lorenz"
 		}
-		if pr, err = systems.ByName(fl.system); err != nil {
-			return err
+		if j.pr, err = systems.ByName(fl.system); err != nil {
+			return nil, err
 		}
-		builtin, rhs = true, "go"
+		j.builtin, j.rhs = true, "go"
 	}
-	tb, err := method.ByName(fl.method)
-	if err != nil {
-		return err
+	if j.tb, err = method.ByName(fl.method); err != nil {
+		return nil, err
 	}
-	if builtin && len(fl.params) == 0 && fl.paramsFile == "" {
+	if j.builtin && len(fl.params) == 0 && fl.paramsFile == "" {
 		if s := defaultSweep[fl.system]; s != "" {
 			fl.params = multiFlag{s}
 		}
 	}
 	if fl.ref < 0 {
 		fl.ref = 0
-		if builtin {
+		if j.builtin && cmd == "solve" {
 			fl.ref = 1000
 		}
 	}
-	in, err := buildEnsemble(pr, fl, builtin)
-	if err != nil {
-		return err
+	if j.in, err = buildEnsemble(j.pr, fl, j.builtin); err != nil {
+		return nil, err
 	}
 	if fl.out != "" {
 		if err := checkOutDir(fl.out); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	opts := &gradsolve.Options{Method: tb, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers}
+	return j, nil
+}
+
+func (j *job) options(stderr io.Writer) (*gradsolve.Options, *progressBar) {
+	fl := j.fl
 	bar := newProgressBar(stderr, time.Second)
-	opts.Progress = bar.update
+	return &gradsolve.Options{Method: j.tb, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers, Progress: bar.update}, bar
+}
+
+func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	j, err := setup("solve", solveUsage, args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pr, in, fl, rhs, wallStart := j.pr, j.in, j.fl, j.rhs, j.wallStart
+	opts, bar := j.options(stderr)
+	var wrt []gradsolve.Wrt
+	if fl.sens != "" {
+		if wrt, err = parseSens(pr, fl.sens); err != nil {
+			return err
+		}
+		opts.Sens = &gradsolve.Sensitivity{Wrt: wrt}
+	}
 	res, err := gradsolve.Solve(ctx, pr, in.ens, opts)
 	bar.finish()
 	if err != nil {
 		return err
 	}
 	if fl.out != "" {
-		if err := writeOutputs(fl.out, pr, in, res, rhs, wallStart); err != nil {
+		if err := writeOutputs(fl.out, pr, in, res, rhs, wallStart, nil); err != nil {
 			return err
+		}
+		if res.NS > 0 {
+			if err := writeSens(fl.out, res); err != nil {
+				return err
+			}
 		}
 	}
 	if !fl.quietly {
