@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // Loss computes a scalar loss L of what a solve returned and its
@@ -70,15 +72,35 @@ func LeastSquares(data, weights []float64) Loss {
 	}
 }
 
-// LossGradient solves the ensemble with a recording, evaluates the loss
-// and returns it with its gradient ∂L/∂p and ∂L/∂y0 in one call. The
-// recording is returned too, so the caller can Replay and take further
-// gradients near the same point without solving again.
+// LossGradient solves the ensemble, evaluates the loss and returns it
+// with its gradient ∂L/∂p and ∂L/∂y0 in one call. The router
+// (Options.Mode) chooses between the reverse replay — a recording, then
+// the discrete adjoint; the recording is returned so the caller can
+// Replay and take further gradients near the same point — and forward
+// sensitivities with respect to every parameter and initial value (no
+// recording: the returned *Recording is nil). Both give the exact
+// derivative of the discrete solution; Gradient.Decision says which ran
+// and why.
 func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, loss Loss) (float64, *Gradient, *Recording, error) {
 	if loss == nil {
 		return 0, nil, nil, inputErr("nil loss")
 	}
-	rec, err := Record(ctx, prob, ens, opts)
+	if err := prob.Validate(); err != nil {
+		return 0, nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	d := router.Choose(router.Request{NumWrt: prob.NumParams + prob.Dim, NumOutputs: 1, Stiff: prob.Stiff, Mode: o.Mode})
+	if d.Mode == router.Forward {
+		l, g, err := forwardLossGradient(ctx, prob, ens, o, loss)
+		if g != nil {
+			g.Decision = d
+		}
+		return l, g, nil, err
+	}
+	rec, err := Record(ctx, prob, ens, &o)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -87,5 +109,57 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 		return 0, nil, rec, err
 	}
 	g, err := rec.Gradient(ctx, cot)
+	if g != nil {
+		g.Decision = d
+	}
 	return l, g, rec, err
+}
+
+// forwardLossGradient contracts the loss's cotangents with forward
+// sensitivities to every parameter and initial value.
+func forwardLossGradient(ctx context.Context, prob *Problem, ens *Ensemble, o Options, loss Loss) (float64, *Gradient, error) {
+	m, dim := prob.NumParams, prob.Dim
+	wrt := make([]Wrt, 0, m+dim)
+	for j := range m {
+		wrt = append(wrt, Param(j))
+	}
+	for i := range dim {
+		wrt = append(wrt, InitialValue(i))
+	}
+	o.Sens = &Sensitivity{Wrt: wrt}
+	res, err := Solve(ctx, prob, ens, &o)
+	if err != nil {
+		return 0, nil, err
+	}
+	l, cot, err := loss(res)
+	if err != nil {
+		return 0, nil, err
+	}
+	n, ns, K := res.N, res.NS, res.K
+	if len(cot.Y) != n*dim || (cot.Saved != nil && len(cot.Saved) != n*K*dim) {
+		return 0, nil, inputErr("the loss returned cotangents of lengths %d and %d: want N·Dim = %d and N·K·Dim = %d", len(cot.Y), len(cot.Saved), n*dim, n*K*dim)
+	}
+	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: res.Status, Elapsed: res.Elapsed, Workers: res.Workers}
+	for i := range n {
+		if res.Status[i] != Success {
+			fillNaN(g.P[i*m : (i+1)*m])
+			fillNaN(g.Y0[i*dim : (i+1)*dim])
+			continue
+		}
+		for c := range ns {
+			var s float64
+			for d := range dim {
+				s += cot.Y[i*dim+d] * res.S[(i*dim+d)*ns+c]
+				for k := 0; cot.Saved != nil && k < K; k++ {
+					s += cot.Saved[(i*K+k)*dim+d] * res.SavedS[((i*K+k)*dim+d)*ns+c]
+				}
+			}
+			if c < m {
+				g.P[i*m+c] = s
+			} else {
+				g.Y0[i*dim+c-m] = s
+			}
+		}
+	}
+	return l, g, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // The ready-made losses: their gradients match central differences of
@@ -53,5 +54,57 @@ func TestLossGradients(t *testing.T) {
 	_, _, _, err := gradsolve.LossGradient(context.Background(), pr, ens, nil, gradsolve.LeastSquares([]float64{1, 2}, nil))
 	if err == nil || !strings.Contains(err.Error(), "data has length 2") {
 		t.Errorf("bad data: %v", err)
+	}
+}
+
+// The router picks the reverse replay for a scalar loss of many
+// quantities; forcing forward mode gives the same gradient to rounding
+// (both are the exact derivative of the same discrete map: 1e-12).
+func TestLossGradientModes(t *testing.T) {
+	pr := exampleProblem(t, "halo")
+	ens := &gradsolve.Ensemble{N: 3, P: []float64{1, 0.7, 0.2, 1, 0.8, 0.2, 1.1, 0.9, 0.25}, Save: []float64{5, 20}}
+	loss := func(res *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
+		// L = Σ x(t1)² + Σ vz(5): uses the final and a saved state.
+		cot := gradsolve.Cotangents{Y: make([]float64, len(res.Y)), Saved: make([]float64, len(res.Saved))}
+		var l float64
+		for i := range res.N {
+			x := res.Row(i)[0]
+			l += x * x
+			cot.Y[i*6] = 2 * x
+			l += res.SavedRow(i, 0)[5]
+			cot.Saved[(i*2)*6+5] = 1
+		}
+		return l, cot, nil
+	}
+	o := &gradsolve.Options{RTol: 1e-9, ATol: 1e-9}
+	lr, gr, rec, err := gradsolve.LossGradient(context.Background(), pr, ens, o, loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr.Decision.Mode != router.Reverse || rec == nil || !strings.Contains(gr.Decision.Reason, "reverse") {
+		t.Errorf("auto chose %+v", gr.Decision)
+	}
+	fo := *o
+	fo.Mode = router.Forward
+	lf, gf, recf, err := gradsolve.LossGradient(context.Background(), pr, ens, &fo, loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gf.Decision.Mode != router.Forward || !gf.Decision.Overridden || recf != nil {
+		t.Errorf("forced forward: %+v", gf.Decision)
+	}
+	if lr != lf {
+		t.Errorf("losses differ: %v vs %v", lr, lf)
+	}
+	all := func(g *gradsolve.Gradient) []float64 { return append(append([]float64(nil), g.P...), g.Y0...) }
+	a, b := all(gr), all(gf)
+	var scale float64
+	for _, v := range a {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12*scale {
+			t.Errorf("gradient %d: reverse %.16g, forward %.16g", i, a[i], b[i])
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // Recording is an ensemble solve together with every trajectory's
@@ -172,6 +173,9 @@ type Gradient struct {
 	Elapsed time.Duration
 	// Workers is the number of goroutines used.
 	Workers int
+	// Decision says how LossGradient computed the gradient and why
+	// (zero for Recording.Gradient, which is always the reverse replay).
+	Decision router.Decision
 }
 
 // Gradient runs the reverse replay at the current point (the recording

@@ -12,6 +12,7 @@ import (
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // Default tolerances, used when Options.RTol and Options.ATol are both
@@ -87,6 +88,10 @@ type Options struct {
 	// Sens, when set, asks for forward sensitivities (see Sensitivity):
 	// Result.S and Result.SavedS.
 	Sens *Sensitivity
+	// Mode chooses how LossGradient differentiates: router.Auto (the
+	// zero value) lets the router decide from its cost model,
+	// router.Forward and router.Reverse override it.
+	Mode router.Mode
 }
 
 // Result holds what Solve computed. Arrays are row-major (see the

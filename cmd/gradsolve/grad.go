@@ -13,6 +13,7 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // parseSens turns --sens into sensitivity columns: parameter names,
@@ -102,18 +103,21 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return v, gradsolve.Cotangents{Y: cot}, nil
 		}
 	}
+	mode, err := router.ParseMode(fl.mode)
+	if err != nil {
+		return fmt.Errorf("--mode: %w", err)
+	}
 	opts, bar := j.options(stderr)
-	rec, err := gradsolve.Record(ctx, pr, in.ens, opts)
+	opts.Mode = mode
+	// The result of the solve the loss saw: kept by a wrapper, since
+	// forward mode returns no recording.
+	var res *gradsolve.Result
+	seen := func(r *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
+		res = r
+		return loss(r)
+	}
+	lossValue, g, _, err := gradsolve.LossGradient(ctx, pr, in.ens, opts, seen)
 	bar.finish()
-	if err != nil {
-		return err
-	}
-	res := rec.Result
-	lossValue, cot, err := loss(res)
-	if err != nil {
-		return err
-	}
-	g, err := rec.Gradient(ctx, cot)
 	if err != nil {
 		return err
 	}
@@ -126,9 +130,13 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		err := writeOutputs(fl.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
-			st.RecordSeconds = res.Elapsed.Seconds()
-			st.GradientSeconds = g.Elapsed.Seconds()
-			st.SolveSeconds = res.Elapsed.Seconds()
+			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
+			if g.Decision.Mode == router.Reverse {
+				st.RecordSeconds = res.Elapsed.Seconds()
+				st.GradientSeconds = g.Elapsed.Seconds()
+			} else {
+				st.GradientSeconds = res.Elapsed.Seconds() // the sensitivities are the gradient
+			}
 		})
 		if err != nil {
 			return err
@@ -136,7 +144,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !fl.quietly {
 		report(stdout, pr, in, res)
-		fmt.Fprintf(stdout, "  loss %.10g; gradient by reverse replay in %v (record %v)\n", lossValue, g.Elapsed.Round(1000), res.Elapsed.Round(1000))
+		fmt.Fprintf(stdout, "  loss %.10g; gradient by %s mode in %v\n  router: %s\n", lossValue, g.Decision.Mode, g.Elapsed.Round(1000), g.Decision.Reason)
 		if n == 1 {
 			for jx, name := range pr.ParamNames {
 				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", name, g.P[jx])

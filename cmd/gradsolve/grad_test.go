@@ -115,6 +115,16 @@ func TestGradCommand(t *testing.T) {
 	if !equalBits(readNpy(t, filepath.Join(dir2, "grad_params.npy"), 4, 3), gp) {
 		t.Error("--cot y_final gives another gradient than --loss sumsq")
 	}
+	// Forward mode: the same gradient to rounding (1e-12 relative).
+	dir3 := t.TempDir()
+	if _, _, err := runCmd("grad", "../../examples/lorenz.ode", "--n", "4", "--param", "rho=5:25", "--loss", "sumsq", "--mode", "forward", "--out", dir3, "-q"); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range readNpy(t, filepath.Join(dir3, "grad_params.npy"), 4, 3) {
+		if math.Abs(v-gp[i]) > 1e-12*math.Max(1, math.Abs(gp[i])) {
+			t.Errorf("forward mode gradient %d: %v, reverse %v", i, v, gp[i])
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -122,6 +132,7 @@ func TestGradCommand(t *testing.T) {
 		{[]string{"--loss", "sumsq", "--cot", cotPath}, "exactly one"},
 		{nil, "exactly one"},
 		{[]string{"--loss", "huber"}, "known losses"},
+		{[]string{"--loss", "sumsq", "--mode", "sideways"}, "unknown mode"},
 		{[]string{"--n", "2", "--cot", cotPath}, "shape (4, 3): want (2, 3)"},
 	} {
 		_, _, err := runCmd(append([]string{"grad", "../../examples/lorenz.ode", "-q"}, c.args...)...)

@@ -66,7 +66,8 @@ type stats struct {
 	Loss            *float64 `json:"loss,omitempty"`
 	RecordSeconds   float64  `json:"record_seconds,omitempty"`
 	GradientSeconds float64  `json:"gradient_seconds,omitempty"`
-	SensColumns     []string `json:"sens_columns,omitempty"`
+	Mode            string   `json:"mode,omitempty"`
+	Reason          string   `json:"mode_reason,omitempty"`
 }
 
 // writeOutputs writes the result files into dir, each atomically (a

@@ -52,6 +52,7 @@ type solveFlags struct {
 	progress, quietly bool
 	sens              string // solve: sensitivity columns
 	cot, loss, data   string // grad: what to differentiate
+	mode              string // grad: auto, forward, reverse
 }
 
 func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) {
@@ -80,6 +81,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 		fs.StringVar(&f.cot, "cot", "", "FILE.npy of dL/dy_final (n×dim)")
 		fs.StringVar(&f.loss, "loss", "", "built-in loss: sumsq (½ Σ ‖y_final‖²)")
 		fs.StringVar(&f.data, "data", "", "FILE.npy of data (n×dim or dim): loss ½ Σ (y_final − data)²")
+		fs.StringVar(&f.mode, "mode", "auto", "how to differentiate: auto (the router decides), forward (sensitivities), reverse (record and replay)")
 	}
 	return fs, f
 }
