@@ -46,19 +46,27 @@ func BenchmarkLorenzDerivatives(b *testing.B) {
 			}
 		}
 	})
-	b.Run("gradient", func(b *testing.B) {
-		rec, err := gradsolve.Record(ctx, pr, ens, &o)
-		if err != nil {
-			b.Fatal(err)
+	for _, keep := range []bool{false, true} {
+		name := "gradient"
+		if keep {
+			name = "gradient_keepstages"
 		}
-		_, cot, _ := gradsolve.SumSquares()(rec.Result)
-		b.ResetTimer()
-		for range b.N {
-			if _, err := rec.Gradient(ctx, cot); err != nil {
+		b.Run(name, func(b *testing.B) {
+			ko := o
+			ko.KeepStages = keep
+			rec, err := gradsolve.Record(ctx, pr, ens, &ko)
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			_, cot, _ := gradsolve.SumSquares()(rec.Result)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := rec.Gradient(ctx, cot); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkHaloRecordMemory records 10⁴ halo orbits (q from 0.6 to 1,

@@ -88,6 +88,13 @@ type Options struct {
 	// Sens, when set, asks for forward sensitivities (see Sensitivity):
 	// Result.S and Result.SavedS.
 	Sens *Sensitivity
+	// KeepStages makes Record also keep the stages of every accepted
+	// step — memory grows from (Dim per step) to (1+s')·Dim per step, s'
+	// the stages that carry weight (6 for Tsit5) — so the reverse sweep
+	// rebuilds the stage inputs instead of evaluating f again. The
+	// gradient is the same; only its cost changes. Off: keep the states
+	// alone and recompute the stages on the way back.
+	KeepStages bool
 	// Mode chooses how LossGradient differentiates: router.Auto (the
 	// zero value) lets the router decide from its cost model,
 	// router.Forward and router.Reverse override it.
@@ -275,6 +282,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if record {
 		meshes = make([]*erk.Mesh, n)
 		workMesh = make([]erk.Mesh, nw)
+		for w := range workMesh {
+			workMesh[w].KeepStages = o.KeepStages
+		}
 	}
 	if ss != nil {
 		res.NS = ss.ns

@@ -8,6 +8,13 @@ package erk
 // last bit, and the last step lands on t1 exactly.
 type Mesh struct {
 	T, H, Y []float64
+	// K, when KeepStages is set, holds the stages k_0 … k_lastB of every
+	// accepted step (lastB: the last stage with a nonzero weight in b),
+	// Stages()·Dim values per step, so that the reverse sweep rebuilds the
+	// stage inputs without evaluating f again.
+	K []float64
+	// KeepStages asks Solve (and Replayer.Forward) to fill K.
+	KeepStages bool
 }
 
 // Steps returns the number of accepted steps.
@@ -19,6 +26,9 @@ func (ms *Mesh) Clone() *Mesh {
 		T: append([]float64(nil), ms.T...),
 		H: append([]float64(nil), ms.H...),
 		Y: append([]float64(nil), ms.Y...),
+		K: append([]float64(nil), ms.K...),
+
+		KeepStages: ms.KeepStages,
 	}
 }
 
@@ -26,6 +36,14 @@ func (ms *Mesh) reset(t0 float64, y0 []float64) {
 	ms.T = append(ms.T[:0], t0)
 	ms.H = ms.H[:0]
 	ms.Y = append(ms.Y[:0], y0...)
+	ms.K = ms.K[:0]
+}
+
+// pushStages appends the stages of an accepted step.
+func (ms *Mesh) pushStages(k [][]float64) {
+	for _, ki := range k {
+		ms.K = append(ms.K, ki...)
+	}
 }
 
 func (ms *Mesh) push(h, t float64, y []float64) {

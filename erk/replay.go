@@ -25,6 +25,7 @@ type Replayer struct {
 	gy    []float64
 	gp    []float64
 	owner []int // the step each save time belongs to (−1: t0)
+	kview [][]float64
 }
 
 // NewReplayer returns a Replayer for cfg (as New) whose right-hand side
@@ -46,6 +47,7 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 	rp.ys, flat = split(flat, s, dim)
 	rp.kbar, flat = split(flat, s, dim)
 	rp.ybar, rp.ynext, rp.gy, rp.gp = flat[:dim], flat[dim:2*dim], flat[2*dim:3*dim], flat[3*dim:3*dim+m]
+	rp.kview = make([][]float64, s)
 	return rp, nil
 }
 
@@ -80,6 +82,12 @@ func (rp *Replayer) Forward(ms *Mesh, y0, p, save, yOut, saved []float64) {
 			stageInput(yn, y, h, sv.rows[sv.s-1], k)
 		} else {
 			stageInput(yn, y, h, sv.b, k)
+		}
+		if ms.KeepStages {
+			if step == 0 {
+				ms.K = ms.K[:0]
+			}
+			ms.pushStages(k[:sv.lastB+1])
 		}
 		isave = rp.saves(ms, step, t, tn, p, save, saved, isave, func(dst []float64, hs float64) {
 			sv.y = append(sv.y[:0], y...) // restep reads sv.y and sv.k[0]
@@ -163,7 +171,11 @@ func (rp *Replayer) Reverse(ms *Mesh, p, save, cotY, cotSaved, gy0, gp []float64
 				addTo(ybar, cotSaved[q*dim:(q+1)*dim])
 			}
 		}
-		rp.stages(t, h, y, p)
+		if ms.KeepStages {
+			rp.storedStages(ms, step, h, y)
+		} else {
+			rp.stages(t, h, y, p)
+		}
 		copy(rp.ynext, ybar) // cotangent of y_{k+1}
 		clear(ybar)
 		rp.reverseStep(t, h, p, rp.ynext, ybar, gp)
@@ -194,6 +206,21 @@ func (rp *Replayer) stages(t, h float64, y, p []float64) {
 	for i := 1; i <= sv.lastB; i++ {
 		stageInput(rp.ys[i], y, h, sv.rows[i], sv.k)
 		f(t+sv.c[i]*h, rp.ys[i], p, sv.k[i])
+	}
+}
+
+// storedStages rebuilds the stage inputs of step from the stages kept in
+// the mesh: Y_i = y + h·Σ a_ij k_j, no evaluation of f.
+func (rp *Replayer) storedStages(ms *Mesh, step int, h float64, y []float64) {
+	sv := rp.sv
+	n := (sv.lastB + 1) * sv.dim
+	ks := ms.K[step*n : (step+1)*n]
+	for i := range sv.lastB + 1 {
+		rp.kview[i] = ks[i*sv.dim : (i+1)*sv.dim]
+	}
+	copy(rp.ys[0], y)
+	for i := 1; i <= sv.lastB; i++ {
+		stageInput(rp.ys[i], y, h, sv.rows[i], rp.kview)
 	}
 }
 

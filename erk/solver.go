@@ -279,6 +279,9 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 			}
 			isave++
 		}
+		if out.Mesh != nil && out.Mesh.KeepStages {
+			out.Mesh.pushStages(k[:sv.lastB+1])
+		}
 		if sv.fsal {
 			if sv.defer_ {
 				f(t+h, y1, p, k[sv.s-1])

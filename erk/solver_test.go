@@ -62,3 +62,35 @@ func TestNewRejects(t *testing.T) {
 		t.Errorf("good config: %v", err)
 	}
 }
+
+// A recording solve, a forward replay and a reverse sweep allocate
+// nothing once the mesh has grown to the trajectory's length.
+func TestReplayDoesNotAllocate(t *testing.T) {
+	pr := systems.Halo()
+	pg := pr.Programs()
+	for _, tb := range method.All() {
+		for _, keep := range []bool{false, true} {
+			cfg := Config{Tableau: tb, F: pr.F, Dim: 6, RTol: fill(1e-8, 6), ATol: fill(1e-8, 6), MaxSteps: 100000,
+				Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+			sv, _ := New(cfg)
+			rp, err := NewReplayer(cfg, 3, pg.VJP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			save := []float64{5, 20}
+			tr := &Trajectory{T0: 0, T1: 20, Y0: pr.Y0, P: pr.P, Save: save}
+			ms := &Mesh{KeepStages: keep}
+			out := &Output{Y: make([]float64, 6), Saved: make([]float64, 12), Mesh: ms}
+			sv.Solve(tr, out, nil) // grow the mesh
+			cot, cs, gy0, gp := fill(1, 6), fill(0.5, 12), make([]float64, 6), make([]float64, 3)
+			allocs := testing.AllocsPerRun(10, func() {
+				sv.Solve(tr, out, nil)
+				rp.Forward(ms, pr.Y0, pr.P, save, out.Y, out.Saved)
+				rp.Reverse(ms, pr.P, save, cot, cs, gy0, gp)
+			})
+			if allocs != 0 {
+				t.Errorf("%s keep=%v: %v allocations per record+replay+reverse", tb.Name, keep, allocs)
+			}
+		}
+	}
+}
