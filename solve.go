@@ -12,6 +12,7 @@ import (
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
 )
 
@@ -57,8 +58,15 @@ type Ensemble struct {
 // Tsit5, rtol 1e-6, atol 1e-9, automatic initial step, no maximum step,
 // a budget of 100 000 step attempts, all cores.
 type Options struct {
-	// Method is the Runge–Kutta tableau; nil means method.Tsit5.
+	// Method is the explicit Runge–Kutta tableau. Nil means method.Tsit5
+	// for a problem that is not marked stiff.
 	Method *method.Tableau
+	// Rosenbrock selects a linearly implicit method (method.Rodas5P,
+	// method.Rosenbrock23) for stiff problems; it needs the problem's
+	// Jacobian program (Problem.Programs with JacY). With neither Method
+	// nor Rosenbrock set, a problem marked Stiff gets Rodas5P when it has
+	// a Jacobian program. Setting both is an error.
+	Rosenbrock *method.Rosenbrock
 	// RTol and ATol are scalar tolerances. Both zero means DefaultRTol
 	// and DefaultATol; otherwise both must be finite and > 0, and RTol ≥
 	// MinRTol. Ignored where RTolVec or ATolVec is set.
@@ -104,8 +112,10 @@ type Options struct {
 // Result holds what Solve computed. Arrays are row-major (see the
 // package documentation).
 type Result struct {
-	// Problem and Method name what was solved and how.
-	Problem, Method string
+	// Problem and Method name what was solved and how; Engine names the
+	// engine ("cpu-erk": explicit Runge–Kutta, "cpu-ros": Rosenbrock) and
+	// Reason says why it was chosen.
+	Problem, Method, Engine, Reason string
 	// N, Dim and K are the number of trajectories, the state dimension
 	// and the number of save times per trajectory.
 	N, Dim, K int
@@ -195,6 +205,8 @@ func (r *Result) Total() Stats {
 		s.Accepted += x.Accepted
 		s.Rejected += x.Rejected
 		s.FEvals += x.FEvals
+		s.JacEvals += x.JacEvals
+		s.LUs += x.LUs
 	}
 	return s
 }
@@ -248,6 +260,19 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if err != nil {
 		return nil, err
 	}
+	rt, reason, err := chooseRosenbrock(prob, &o)
+	if err != nil {
+		return nil, err
+	}
+	if rt != nil && (o.Sens != nil || record) {
+		return nil, inputErr("%s: sensitivities and recordings are not yet available for Rosenbrock methods (%s); use an explicit method", prob.Name, rt.Name)
+	}
+	var rcfg ros.Config
+	if rt != nil {
+		if rcfg, err = rosConfig(prob, rt, cfg, o.Controller); err != nil {
+			return nil, err
+		}
+	}
 	var ss *sensSetup
 	if o.Sens != nil {
 		if record {
@@ -264,7 +289,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 
 	n, dim, m, K := ens.N, prob.Dim, prob.NumParams, in.k
 	res := &Result{
-		Problem: prob.Name, Method: cfg.Tableau.Name,
+		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: "cpu-erk", Reason: reason,
 		N: n, Dim: dim, K: K,
 		Y:      make([]float64, n*dim),
 		T:      make([]float64, n),
@@ -275,7 +300,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	}
 	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
 	nw := ensemble.Workers(n, ecfg)
-	solvers := make([]*erk.Solver, nw)
+	solvers := make([]engine, nw)
 	var sws []*sensWorker
 	var meshes []*erk.Mesh
 	var workMesh []erk.Mesh
@@ -300,7 +325,17 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		} else {
 			wc.F = prob.WorkerF() // each worker its own evaluator (a tape's registers)
 		}
+		if rt != nil {
+			rc := rcfg
+			pg := prob.Programs()
+			rc.F, rc.JacY, rc.DfDt = pg.F, pg.JacY, pg.DfDt
+			solvers[w], _ = ros.New(rc) // validated in rosConfig
+			continue
+		}
 		solvers[w], _ = erk.New(wc) // validated above
+	}
+	if rt != nil {
+		res.Method, res.Engine = rt.Name, "cpu-ros"
 	}
 	start := time.Now()
 	runErr := ensemble.Run(ctx, n, ecfg, func(w, i int, stop *atomic.Bool) {
@@ -334,7 +369,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	})
 	res.Elapsed = time.Since(start)
 	res.Workers = nw
-	o.Method = cfg.Tableau
+	if rt != nil {
+		o.Method, o.Rosenbrock = nil, rt
+	} else {
+		o.Method = cfg.Tableau
+	}
 	o.RTolVec, o.ATolVec = cfg.RTol[:dim], cfg.ATol[:dim]
 	o.HMax, o.H0, o.MaxSteps = cfg.HMax, cfg.H0, cfg.MaxSteps
 	ctl := cfg.Controller

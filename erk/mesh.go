@@ -32,7 +32,8 @@ func (ms *Mesh) Clone() *Mesh {
 	}
 }
 
-func (ms *Mesh) reset(t0 float64, y0 []float64) {
+// Reset empties the mesh and starts it at (t0, y0).
+func (ms *Mesh) Reset(t0 float64, y0 []float64) {
 	ms.T = append(ms.T[:0], t0)
 	ms.H = ms.H[:0]
 	ms.Y = append(ms.Y[:0], y0...)
@@ -46,7 +47,8 @@ func (ms *Mesh) pushStages(k [][]float64) {
 	}
 }
 
-func (ms *Mesh) push(h, t float64, y []float64) {
+// Push records an accepted step of size h that ended at (t, y).
+func (ms *Mesh) Push(h, t float64, y []float64) {
 	ms.H = append(ms.H, h)
 	ms.T = append(ms.T, t)
 	ms.Y = append(ms.Y, y...)

@@ -195,7 +195,7 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		out.Saved[i] = math.NaN()
 	}
 	if out.Mesh != nil {
-		out.Mesh.reset(t0, y)
+		out.Mesh.Reset(t0, y)
 	}
 	nsave, isave := len(tr.Save), 0
 	for isave < nsave && tr.Save[isave] == t0 {
@@ -293,7 +293,7 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		y, y1 = sv.y, sv.y1
 		t = tn
 		if out.Mesh != nil {
-			out.Mesh.push(h, t, y)
+			out.Mesh.Push(h, t, y)
 		}
 		if last {
 			finish(ode.Success, t, h)

@@ -18,4 +18,8 @@
 // The tableaus Tsit5, DP5, Vern7 and DP8 are package variables shared by
 // every solve; treat them as read-only. Each states its published source.
 // A user may build a Tableau of their own and check it with Validate.
+//
+// Linearly implicit Rosenbrock methods for stiff problems, Rosenbrock23
+// and Rodas5P, are data too (type Rosenbrock, in the increment form the
+// engine package ros uses; see its doc comment).
 package method

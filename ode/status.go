@@ -60,6 +60,9 @@ type Stats struct {
 	// FEvals counts right-hand-side evaluations, including the ones
 	// spent on the initial step and on save times.
 	FEvals int
+	// JacEvals and LUs count Jacobian evaluations and LU factorisations
+	// (Rosenbrock methods; zero for explicit ones).
+	JacEvals, LUs int
 }
 
 // Attempts returns Accepted + Rejected.

@@ -15,29 +15,75 @@ const derivPoints = 50
 
 // derivCase is a problem whose Programs are checked, and how far from its
 // defaults the random points go: state i varies by ±spread·max(1, |Y0_i|)
-// and parameter j by ±spread·|P_j|.
+// and parameter j by ±spread·|P_j|, unless draw is set, which then
+// returns the points instead.
 type derivCase struct {
 	pr     *ode.Problem
 	spread float64
+	draw   func(rng *rand.Rand) (y, p []float64)
+}
+
+// point returns a random state and parameter vector for c.
+func (c derivCase) point(rng *rand.Rand) (y, p []float64) {
+	if c.draw != nil {
+		return c.draw(rng)
+	}
+	return derivPoint(rng, c.pr, c.spread)
+}
+
+// stiffDraws holds the neighbourhoods of the stiff systems whose terms
+// differ by orders of magnitude. The finite-difference tolerance is
+// relative to max|f|, so at points where one term dwarfs the rest a wrong
+// Jacobian entry of a small term would pass; these draws keep every term
+// within a few decades of the others.
+var stiffDraws = map[string]func(rng *rand.Rand) (y, p []float64){
+	// Robertson along its solution: y1, y3 ∈ [0, 1], y2 ∈ [0, 4e-5] (it
+	// peaks near 3.65e-5), so k1·y1 ≈ 0.04, k3·y2·y3 ≈ 0.2 and k2·y2² ≈ 0.01
+	// are comparable; rates within ±50% of the defaults.
+	"robertson": func(rng *rand.Rand) (y, p []float64) {
+		y = []float64{rng.Float64(), 4e-5 * rng.Float64(), rng.Float64()}
+		p = []float64{0.04, 3e7, 1e4}
+		for j := range p {
+			p[j] *= 0.5 + rng.Float64()
+		}
+		return y, p
+	},
+	// HIRES along its solution: y1 … y7 ∈ [0, 1], y8 ∈ [0, 0.0114] (it
+	// starts at 0.0057 and only falls), so 280·y6·y8 ≲ 3 stays of the
+	// order of the linear terms.
+	"hires": func(rng *rand.Rand) (y, p []float64) {
+		y = make([]float64, 8)
+		for i := range 7 {
+			y[i] = rng.Float64()
+		}
+		y[7] = 0.0114 * rng.Float64()
+		return y, nil
+	},
 }
 
 // derivCases returns every default of All plus Lorenz96 at n = 4, 5, 9
 // (n = 4 and 5 exercise the wrap-around, where the stencil covers every
-// site) and Linear with a random 5×5 matrix.
+// site), LinearStiff with three eigenvalues and Linear with a random 5×5
+// matrix.
 func derivCases(t *testing.T) []derivCase {
 	t.Helper()
 	// Kepler and Halo stay well away from their singular centre; the
 	// polynomial systems can go further.
 	spread := map[string]float64{
 		"lorenz": 1, "vdp": 0.5, "lorenz96_8": 0.5, "linear": 1, "kepler": 0.2, "halo": 0.2,
+		"vdp_stiff": 0.5, "linear_stiff": 1,
 	}
 	var cs []derivCase
 	for _, pr := range systems.All() {
+		if d, ok := stiffDraws[pr.Name]; ok {
+			cs = append(cs, derivCase{pr: pr, draw: d})
+			continue
+		}
 		s, ok := spread[pr.Name]
 		if !ok {
 			t.Fatalf("no spread for %q", pr.Name)
 		}
-		cs = append(cs, derivCase{pr, s})
+		cs = append(cs, derivCase{pr: pr, spread: s})
 	}
 	for _, nf := range []struct {
 		n int
@@ -47,8 +93,14 @@ func derivCases(t *testing.T) []derivCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs = append(cs, derivCase{pr, 0.5})
+		cs = append(cs, derivCase{pr: pr, spread: 0.5})
 	}
+	ls3, err := systems.LinearStiff([]float64{-0.5, -40, -3e3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls3.Problem.Name = "linear_stiff3"
+	cs = append(cs, derivCase{pr: ls3.Problem, spread: 1})
 	rng := rand.New(rand.NewPCG(5, 5))
 	a := make([]float64, 25)
 	for k := range a {
@@ -60,7 +112,7 @@ func derivCases(t *testing.T) []derivCase {
 	}
 	pr := ls.Problem
 	pr.Name = "linear5"
-	return append(cs, derivCase{pr, 1})
+	return append(cs, derivCase{pr: pr, spread: 1})
 }
 
 // derivPoint returns a random state and parameter vector near pr's
@@ -154,7 +206,7 @@ func TestProgramsFiniteDifferences(t *testing.T) {
 			f0, fp, fm := make([]float64, n), make([]float64, n), make([]float64, n)
 			bad, worst := 0, 0.0
 			for pt := range derivPoints {
-				y, p := derivPoint(rng, pr, c.spread)
+				y, p := c.point(rng)
 				tt := 0.5 * float64(pt)
 				d := evalDerivs(pg, n, m, tt, y, p)
 				pr.F(tt, y, p, f0)
@@ -218,7 +270,7 @@ func TestProgramsJVPVJP(t *testing.T) {
 				}
 			}
 			for pt := range derivPoints {
-				y, p := derivPoint(rng, pr, c.spread)
+				y, p := c.point(rng)
 				tt := 0.5 * float64(pt)
 				d := evalDerivs(pg, n, m, tt, y, p)
 
@@ -288,7 +340,7 @@ func TestProgramsDfDtAndF(t *testing.T) {
 			n := pr.Dim
 			rng := rand.New(rand.NewPCG(3, uint64(n)))
 			for pt := range derivPoints {
-				y, p := derivPoint(rng, pr, c.spread)
+				y, p := c.point(rng)
 				tt := 0.5 * float64(pt)
 				out := nanVec(n)
 				pg.DfDt(tt, y, p, out)
@@ -317,7 +369,7 @@ func TestProgramsNoAlloc(t *testing.T) {
 		t.Run(pr.Name, func(t *testing.T) {
 			pg := programs(t, pr)
 			n, m := pr.Dim, pr.NumParams
-			y, p := derivPoint(rand.New(rand.NewPCG(4, 4)), pr, c.spread)
+			y, p := c.point(rand.New(rand.NewPCG(4, 4)))
 			v, w, u := make([]float64, n), make([]float64, m), make([]float64, n)
 			for i := range v {
 				v[i], u[i] = 0.5, -0.25

@@ -13,6 +13,13 @@
 //	Kepler      4 states, planar two-body problem with a closed form
 //	Halo        6 states, a star in a flattened logarithmic halo
 //
+// and the stiff ones (Problem.Stiff set):
+//
+//	Robertson       3 states, chemical kinetics with rates over nine decades (Robertson 1966)
+//	HIRES           8 states, plant photomorphogenesis, with a published reference solution (Schäfer 1975)
+//	VanDerPolStiff  2 states, van der Pol at large mu (default 1e3), a relaxation oscillation
+//	LinearStiff     n states, y' = A·y with chosen negative eigenvalues and an exact solution
+//
 // Every constructor returns a fresh Problem, so a caller may change its
 // defaults without affecting other callers. Each right-hand side F
 // follows the ode.Func contract: it writes every component of dy, does
@@ -29,7 +36,8 @@
 // is added (an explicit float64 conversion), so no architecture fuses an
 // FMA. Each function's comment gives its formulas.
 //
-// Helpers that evaluate invariants (KeplerEnergy, HaloEnergy, …) return
+// Helpers that evaluate invariants (KeplerEnergy, HaloEnergy,
+// RobertsonMass, …) return
 // NaN rather than panic when a slice is too short. Constructors and
 // KeplerExact return errors wrapping ErrInvalid (bad arguments) or
 // ErrUnbound (an orbit with no closed elliptic form).

@@ -10,7 +10,8 @@ import (
 )
 
 // LinearSystem is the constant-coefficient linear system y' = A·y, with
-// its closed-form solution. Build one with Linear or LinearDefault.
+// its closed-form solution. Build one with Linear, LinearDefault,
+// LinearStiff or LinearStiffDefault.
 type LinearSystem struct {
 	// Problem is the ODE, ready to solve; its F reads a private copy of
 	// A that is never written.
@@ -18,6 +19,11 @@ type LinearSystem struct {
 
 	n int
 	a []float64 // row-major n×n, read-only after construction
+
+	// For LinearStiff only (nil otherwise): A = V·diag(eigs)·Vᵀ with V
+	// orthogonal (up to rounding), row-major n×n; Exact uses this form.
+	eigs []float64
+	v    []float64
 }
 
 // Linear returns the linear system
@@ -172,11 +178,22 @@ func (ls *LinearSystem) Matrix() []float64 { return append([]float64(nil), ls.a.
 //
 //	y(t) = exp((t − t0)·A)·y0.
 //
-// The matrix exponential is computed with gonum's mat.Dense.Exp (Padé
-// approximation with scaling and squaring, Higham, Functions of Matrices,
-// SIAM 2008, Algorithm 10.20, doi:10.1137/1.9780898717778). At t == t0
-// dst is an exact copy of y0. dst may alias y0. Exact allocates; it is
-// meant for tests and error measurement, not inner loops.
+// For a system from Linear or LinearDefault the matrix exponential is
+// computed with gonum's mat.Dense.Exp (Padé approximation with scaling
+// and squaring, Higham, Functions of Matrices, SIAM 2008, Algorithm
+// 10.20, doi:10.1137/1.9780898717778). For one from LinearStiff it is
+// the eigen-decomposition A = V·diag(λ)·Vᵀ the system was built from:
+//
+//	y(t) = V·diag(e^{λ_k·(t − t0)})·Vᵀ·y0,
+//
+// exact up to the rounding of V, of each exponential and of the two
+// products (a few eps relative to |Vᵀ·y0|), however stiff A is. For
+// t < t0 the fast modes grow like e^{|λ|·(t0 − t)} and overflow (to ±Inf
+// or NaN) once |λ|·(t0 − t) exceeds about 709.
+//
+// At t == t0 dst is an exact copy of y0. dst may alias y0. Exact
+// allocates; it is meant for tests and error measurement, not inner
+// loops.
 //
 // If len(y0) or len(dst) differs from n, or t0 or t is not finite, every
 // element of dst is set to NaN (it does not panic).
@@ -193,6 +210,10 @@ func (ls *LinearSystem) Exact(t0 float64, y0 []float64, t float64, dst []float64
 		return
 	}
 	h := t - t0
+	if ls.v != nil {
+		ls.exactEigen(h, y0, dst)
+		return
+	}
 	ha := make([]float64, n*n)
 	for k, v := range ls.a {
 		ha[k] = h * v

@@ -36,11 +36,17 @@ var registry = []struct {
 	{"linear", func() *ode.Problem { return LinearDefault().Problem }},
 	{"kepler", Kepler},
 	{"halo", Halo},
+	{"robertson", Robertson},
+	{"hires", HIRES},
+	{"vdp_stiff", func() *ode.Problem { return VanDerPolStiff(0) }},
+	{"linear_stiff", func() *ode.Problem { return LinearStiffDefault().Problem }},
 }
 
 // All returns every built-in system at its defaults, freshly built, in
 // the order lorenz, vdp, lorenz96 (n = 8, F = 8), linear (LinearDefault),
-// kepler, halo.
+// kepler, halo, then the stiff ones (Stiff true): robertson, hires,
+// vdp_stiff (mu = 1e3) and linear_stiff (LinearStiffDefault). A caller
+// that runs only explicit methods should skip those with Stiff set.
 func All() []*ode.Problem {
 	out := make([]*ode.Problem, len(registry))
 	for i, r := range registry {
@@ -51,8 +57,9 @@ func All() []*ode.Problem {
 
 // ByName returns a freshly built default problem by its short name:
 // "lorenz", "vdp", "lorenz96" (n = 8, F = 8), "linear" (LinearDefault),
-// "kepler" or "halo". An unknown name gives an error wrapping ErrInvalid
-// that lists the known ones.
+// "kepler", "halo", "robertson", "hires", "vdp_stiff" (mu = 1e3) or
+// "linear_stiff" (LinearStiffDefault). An unknown name gives an error
+// wrapping ErrInvalid that lists the known ones.
 func ByName(name string) (*ode.Problem, error) {
 	names := make([]string, len(registry))
 	for i, r := range registry {

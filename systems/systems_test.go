@@ -118,6 +118,11 @@ func TestByName(t *testing.T) {
 		"linear":   "linear",
 		"kepler":   "kepler",
 		"halo":     "halo",
+		// The stiff systems.
+		"robertson":    "robertson",
+		"hires":        "hires",
+		"vdp_stiff":    "vdp_stiff",
+		"linear_stiff": "linear_stiff",
 	}
 	all := systems.All()
 	if len(all) != len(want) {

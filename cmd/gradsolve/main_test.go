@@ -46,7 +46,7 @@ func TestBadArguments(t *testing.T) {
 		{nil, "no command"},
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"solve", "-system", "nope"}, "unknown system"},
-		{[]string{"solve", "-method", "rk4"}, "unknown method"},
+		{[]string{"solve", "-method", "rk4"}, "known methods"},
 		{[]string{"solve", "-n", "0"}, "--n = 0"},
 		{[]string{"solve", "-rtol", "-1"}, "rtol = -1"},
 		{[]string{"solve", "-param", "nope=1:2"}, "no parameter"},
@@ -58,7 +58,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"solve", "--bogus"}, "flag provided but not defined"},
 		{[]string{"solve", "../../examples/lorenz.ode", "--system", "vdp"}, "not both"},
 		{[]string{"solve", "../../examples/lorenz.ode", "--param", "mu=1"}, `no parameter "mu"`},
-		{[]string{"solve", "../../examples/lorenz.ode", "--method", "euler"}, "unknown method"},
+		{[]string{"solve", "../../examples/lorenz.ode", "--method", "euler"}, "known methods"},
 		{[]string{"solve", "../../examples/lorenz.ode", "--saveat", "0.5,x"}, "--saveat"},
 		{[]string{"solve", "../../examples/lorenz.ode", "--t0", "abc"}, "--t0"},
 		{[]string{"solve", "../../examples/lorenz.ode", "--params", "p.txt"}, "want a .npy file"},
@@ -80,5 +80,26 @@ func TestList(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q", want)
 		}
+	}
+}
+
+// Stiff built-ins and problem files go to Rodas5P by themselves, and
+// --method picks a Rosenbrock method by name.
+func TestStiffRouting(t *testing.T) {
+	for _, sys := range []string{"robertson", "hires", "vdp_stiff", "linear_stiff"} {
+		out, _, err := runCmd("solve", "-system", sys, "-n", "3", "-ref", "0", "-rtol", "1e-6", "-atol", "1e-10")
+		if err != nil {
+			t.Fatalf("%s: %v", sys, err)
+		}
+		if !strings.Contains(out, "method Rodas5P") || !strings.Contains(out, "3 Success") || !strings.Contains(out, "LU factorisations") {
+			t.Errorf("%s:\n%s", sys, out)
+		}
+	}
+	out, _, err := runCmd("solve", "../../examples/robertson.ode", "--method", "rosenbrock23", "--rtol", "1e-6", "--atol", "1e-10")
+	if err != nil || !strings.Contains(out, "method Rosenbrock23") || !strings.Contains(out, "1 Success") {
+		t.Errorf("rosenbrock23 on robertson.ode: %v\n%s", err, out)
+	}
+	if out, _, _ := runCmd("list"); !strings.Contains(out, "rodas5p (stiff)") {
+		t.Errorf("list lacks the Rosenbrock methods:\n%s", out)
 	}
 }

@@ -85,7 +85,7 @@ func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result
 	}
 	codes := make([]int32, n)
 	st := stats{
-		Problem: pr.Name, Engine: "cpu-erk", RHS: rhs, Method: res.Method,
+		Problem: pr.Name, Engine: res.Engine, RHS: rhs, Method: res.Method,
 		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0],
 		N: n, Dim: dim, K: k, Workers: res.Workers,
 		SolveSeconds: res.Elapsed.Seconds(),

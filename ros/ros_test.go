@@ -1,0 +1,118 @@
+package ros
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+func fill(v float64, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// linear returns y' = λ·y with its Jacobian.
+func linear(lambda float64) (ode.Func, func(t float64, y, p, j []float64)) {
+	return func(_ float64, y, _, dy []float64) { dy[0] = lambda * y[0] },
+		func(_ float64, _, _, j []float64) { j[0] = lambda }
+}
+
+func newSolver(t *testing.T, rt *method.Rosenbrock, f ode.Func, jac func(t float64, y, p, j []float64), dim int, h0 float64) *Solver {
+	t.Helper()
+	sv, err := New(Config{Tableau: rt, F: f, JacY: jac, Dim: dim, RTol: fill(1e-8, dim), ATol: fill(1e-10, dim),
+		H0: h0, MaxSteps: 100000, Controller: control.DefaultPI(rt.EstimateOrder(), 0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+// A first step whose W = I − hγJ is singular (λ = 1/(γ·h0)) is rejected
+// and retried smaller; the solve then succeeds and matches e^{λt} to
+// 1e-5 relative: the solution grows (e^{1.7}), so the ≈ rtol = 1e-8 local
+// errors of the hundreds of steps a second-order method takes are
+// amplified, up to ≈ 100·rtol observed for Rosenbrock23.
+func TestSingularWRecovers(t *testing.T) {
+	for _, rt := range method.AllRosenbrock() {
+		h0 := 0.1
+		lambda := 1 / (rt.Gamma * h0)
+		f, jac := linear(lambda)
+		sv := newSolver(t, rt, f, jac, 1, h0)
+		out := &erk.Output{Y: make([]float64, 1)}
+		sv.Solve(&erk.Trajectory{T0: 0, T1: 0.05, Y0: []float64{1}}, out, nil)
+		if out.Status != ode.Success || out.Stats.Rejected < 1 {
+			t.Errorf("%s: status %v with %d rejections", rt.Name, out.Status, out.Stats.Rejected)
+		}
+		if want := math.Exp(lambda * 0.05); math.Abs(out.Y[0]-want) > 1e-5*want {
+			t.Errorf("%s: y = %.10g, want %.10g", rt.Name, out.Y[0], want)
+		}
+	}
+}
+
+// A right-hand side that turns NaN ends the trajectory with NonFinite.
+func TestNonFiniteStatus(t *testing.T) {
+	f := func(t float64, y, _, dy []float64) {
+		dy[0] = -y[0]
+		if t > 0.5 {
+			dy[0] = math.NaN()
+		}
+	}
+	jac := func(_ float64, _, _, j []float64) { j[0] = -1 }
+	sv := newSolver(t, method.Rodas5P, f, jac, 1, 0)
+	out := &erk.Output{Y: make([]float64, 1)}
+	sv.Solve(&erk.Trajectory{T0: 0, T1: 1, Y0: []float64{1}}, out, nil)
+	if out.Status != ode.NonFinite || out.T > 0.5 {
+		t.Errorf("status %v at t = %g", out.Status, out.T)
+	}
+}
+
+// A whole solve with save times allocates nothing.
+func TestSolveDoesNotAllocate(t *testing.T) {
+	f := func(_ float64, y, _, dy []float64) { dy[0], dy[1] = y[1], 1000*((1-y[0]*y[0])*y[1]-y[0]) }
+	jac := func(_ float64, y, _, j []float64) {
+		j[0], j[1] = 0, 1
+		j[2], j[3] = 1000*(-2*y[0]*y[1]-1), 1000*(1-y[0]*y[0])
+	}
+	for _, rt := range method.AllRosenbrock() {
+		sv := newSolver(t, rt, f, jac, 2, 0)
+		tr := &erk.Trajectory{T0: 0, T1: 1, Y0: []float64{2, 0}, Save: []float64{0.3, 0.7}}
+		out := &erk.Output{Y: make([]float64, 2), Saved: make([]float64, 4)}
+		if a := testing.AllocsPerRun(5, func() { sv.Solve(tr, out, nil) }); a != 0 || out.Status != ode.Success {
+			t.Errorf("%s: %v allocations, status %v", rt.Name, a, out.Status)
+		}
+	}
+}
+
+// luFactor and luSolve solve a pivoting-demanding system exactly (to
+// rounding: the residual is a few ulps of the right-hand side).
+func TestLU(t *testing.T) {
+	a := []float64{0, 2, 1, 1, 1, 1, 4, -1, 3}
+	orig := append([]float64(nil), a...)
+	piv := make([]int, 3)
+	if !luFactor(a, 3, piv) {
+		t.Fatal("nonsingular matrix reported singular")
+	}
+	b := []float64{3, 6, 9}
+	x := append([]float64(nil), b...)
+	luSolve(a, 3, piv, x)
+	for i := range 3 {
+		var s float64
+		for j := range 3 {
+			s += orig[i*3+j] * x[j]
+		}
+		if math.Abs(s-b[i]) > 1e-14*9 {
+			t.Errorf("row %d: A·x = %v, want %v", i, s, b[i])
+		}
+	}
+	sing := []float64{1, 2, 2, 4}
+	if luFactor(sing, 2, piv) {
+		t.Error("singular matrix factored")
+	}
+}

@@ -1,0 +1,182 @@
+package gradsolve_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/systems"
+)
+
+// withJacobian gives a test problem (rotation, expsin) the Jacobian and
+// ∂f/∂t programs a Rosenbrock method needs.
+func withJacobian(name string, dim int, f ode.Func, jac func(t float64, y, p, j []float64), dfdt func(t float64, y, p, o []float64)) *gradsolve.Problem {
+	return &gradsolve.Problem{Name: name, Dim: dim, F: f,
+		Programs: func() *gradsolve.Programs { return &gradsolve.Programs{F: f, JacY: jac, DfDt: dfdt} }}
+}
+
+// Observed orders with fixed steps on problems with known solutions (as
+// for the explicit methods): Rosenbrock23 2, Rodas5P 5, ±0.3. The
+// rotation problem is nonlinear and autonomous; expsin is
+// non-autonomous, so the ∂f/∂t terms are exercised.
+func TestRosenbrockObservedOrder(t *testing.T) {
+	rotation := withJacobian("rotation", 2,
+		func(_ float64, y, _, dy []float64) {
+			r := y[0]*y[0] + y[1]*y[1]
+			dy[0], dy[1] = y[1]*r, -y[0]*r
+		},
+		func(_ float64, y, _, j []float64) {
+			r := y[0]*y[0] + y[1]*y[1]
+			j[0], j[1] = 2*y[0]*y[1], r+2*y[1]*y[1]
+			j[2], j[3] = -r-2*y[0]*y[0], -2*y[0]*y[1]
+		}, nil)
+	expsin := withJacobian("expsin", 1,
+		func(t float64, y, _, dy []float64) { dy[0] = y[0] * math.Cos(t) },
+		func(t float64, _, _, j []float64) { j[0] = math.Cos(t) },
+		func(t float64, y, _, o []float64) { o[0] = -y[0] * math.Sin(t) })
+	const t1 = 3.0
+	problems := []struct {
+		pr    *gradsolve.Problem
+		y0    []float64
+		exact []float64
+	}{
+		{rotation, []float64{0, 1}, []float64{math.Sin(t1), math.Cos(t1)}},
+		{expsin, []float64{1}, []float64{math.Exp(math.Sin(t1))}},
+	}
+	nsteps := map[string][]int{"Rosenbrock23": {64, 128, 256, 512}, "Rodas5P": {16, 32, 64, 128}}
+	for _, pb := range problems {
+		for _, rt := range method.AllRosenbrock() {
+			ns := nsteps[rt.Name]
+			var errs []float64
+			for _, n := range ns {
+				h := t1 / float64(n)
+				// Fixed steps: H0 = HMax = h and tolerances so loose that no
+				// step is rejected.
+				res := mustSolve(t, pb.pr, &gradsolve.Ensemble{N: 1, Y0: pb.y0, T0: []float64{0}, T1: []float64{t1}},
+					&gradsolve.Options{Rosenbrock: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h})
+				if res.Stats[0].Rejected != 0 || res.Stats[0].Accepted != n {
+					t.Fatalf("%s: %d steps, %d rejected; want %d fixed steps", rt.Name, res.Stats[0].Accepted, res.Stats[0].Rejected, n)
+				}
+				errs = append(errs, relErr(res.Row(0), pb.exact))
+			}
+			got := fitOrder(ns, errs)
+			t.Logf("%s %s: errors %.3g, order %.2f", pb.pr.Name, rt.Name, errs, got)
+			if math.Abs(got-float64(rt.Order)) > 0.3 {
+				t.Errorf("%s %s: observed order %.2f, want %d ± 0.3", pb.pr.Name, rt.Name, got, rt.Order)
+			}
+		}
+	}
+}
+
+// fitOrder fits log(err) = c − order·log(n) by least squares.
+func fitOrder(ns []int, errs []float64) float64 {
+	var sx, sy, sxx, sxy float64
+	for i, n := range ns {
+		x, y := math.Log(float64(n)), math.Log(errs[i])
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	k := float64(len(ns))
+	return -(k*sxy - sx*sy) / (k*sxx - sx*sx)
+}
+
+// On the stiff linear family (eigenvalues −1 … −1e5) a Rosenbrock
+// method is stable at step sizes far beyond the explicit limit
+// (|hλ| ≲ 3 means h ≲ 3e-5): it finishes [0, 1] in a few dozen steps,
+// and matches the closed form to the tolerance's accuracy (10·rtol).
+func TestRosenbrockStiffLinear(t *testing.T) {
+	ls := systems.LinearStiffDefault()
+	pr := ls.Problem
+	want := make([]float64, pr.Dim)
+	ls.Exact(0, pr.Y0, 1, want)
+	for _, rt := range method.AllRosenbrock() {
+		res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: rt, RTol: 1e-6, ATol: 1e-9})
+		s := res.Stats[0]
+		t.Logf("%s: %d accepted, %d rejected, %d LUs", rt.Name, s.Accepted, s.Rejected, s.LUs)
+		if s.Accepted > 2000 {
+			t.Errorf("%s: %d steps on [0, 1]: not stable beyond the explicit limit", rt.Name, s.Accepted)
+		}
+		if e := relErr(res.Row(0), want); e > 1e-5 {
+			t.Errorf("%s: relative error %.3g against exp(At)", rt.Name, e)
+		}
+	}
+	// The router sends this stiff problem to Rodas5P by itself.
+	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, nil)
+	if res.Method != "Rodas5P" || res.Engine != "cpu-ros" {
+		t.Errorf("stiff problem ran %s on %s (%s)", res.Method, res.Engine, res.Reason)
+	}
+}
+
+// Robertson over [0, 1e5] at rtol 1e-8 matches a converged reference
+// (Rodas5P at rtol 1e-12; its own error is far below 1e-8) to 1e-6
+// relative in y1 and y3, and conserves y1 + y2 + y3 = 1 to 1e-10 (a
+// Rosenbrock step preserves linear invariants up to rounding). An
+// explicit method ends with a status, never a hang.
+func TestRobertson(t *testing.T) {
+	pr := systems.Robertson()
+	ens := &gradsolve.Ensemble{N: 1}
+	ref := mustSolve(t, pr, ens, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-12, ATol: 1e-16, MaxSteps: 1_000_000})
+	for _, rt := range method.AllRosenbrock() {
+		o := &gradsolve.Options{Rosenbrock: rt, RTol: 1e-8, ATol: 1e-14, MaxSteps: 2_000_000}
+		res := mustSolve(t, pr, ens, o)
+		y, r := res.Row(0), ref.Row(0)
+		for _, d := range []int{0, 2} {
+			if e := math.Abs(y[d]-r[d]) / math.Abs(r[d]); e > 1e-6 {
+				t.Errorf("%s: y%d(1e5) = %.12g, reference %.12g (relative %.2g)", rt.Name, d+1, y[d], r[d], e)
+			}
+		}
+		if m := y[0] + y[1] + y[2]; math.Abs(m-1) > 1e-10 {
+			t.Errorf("%s: mass %.17g", rt.Name, m)
+		}
+		t.Logf("%s: %d accepted, %d rejected steps; y = %.10g", rt.Name, res.Stats[0].Accepted, res.Stats[0].Rejected, y)
+	}
+	exp, err := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.Tsit5, RTol: 1e-6, ATol: 1e-10, MaxSteps: 50000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := exp.Status[0]; s != gradsolve.MaxStepsReached && s != gradsolve.Success {
+		t.Errorf("Tsit5 on Robertson: status %v", s)
+	}
+	t.Logf("Tsit5: status %v after %d attempts (t reached %.4g)", exp.Status[0], exp.Stats[0].Attempts(), exp.T[0])
+}
+
+// HIRES at t = 321.8122 matches the published reference solution of the
+// IVP test set to 1e-6 relative at rtol = 1e-10 (the reference is given
+// to 16 digits).
+func TestHIRES(t *testing.T) {
+	pr := systems.HIRES()
+	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-10, ATol: 1e-14})
+	want := systems.HIRESReference
+	for d, v := range res.Row(0) {
+		if e := math.Abs(v-want[d]) / math.Abs(want[d]); e > 1e-6 {
+			t.Errorf("y%d(321.8122) = %.12g, reference %.12g (relative %.2g)", d+1, v, want[d], e)
+		}
+	}
+	t.Logf("Rodas5P: %d accepted, %d rejected", res.Stats[0].Accepted, res.Stats[0].Rejected)
+}
+
+func TestRosenbrockInputErrors(t *testing.T) {
+	rob := systems.Robertson()
+	noJac := &gradsolve.Problem{Name: "nojac", Dim: 1, F: blowup.F, NumParams: 1, P: []float64{0.1}, Y0: []float64{1}, T1: 1}
+	cases := []struct {
+		prob *gradsolve.Problem
+		o    *gradsolve.Options
+		want string
+	}{
+		{rob, &gradsolve.Options{Method: method.Tsit5, Rosenbrock: method.Rodas5P}, "both set"},
+		{noJac, &gradsolve.Options{Rosenbrock: method.Rodas5P}, "Jacobian program"},
+		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}, "not yet available for Rosenbrock"},
+	}
+	for _, c := range cases {
+		_, err := gradsolve.Solve(context.Background(), c.prob, &gradsolve.Ensemble{N: 1}, c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one mentioning %q", err, c.want)
+		}
+	}
+	if _, err := gradsolve.Record(context.Background(), rob, &gradsolve.Ensemble{N: 1}, nil); err == nil || !strings.Contains(err.Error(), "not yet available for Rosenbrock") {
+		t.Errorf("Record of a stiff problem: %v", err)
+	}
+}
