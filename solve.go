@@ -264,8 +264,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if err != nil {
 		return nil, err
 	}
-	if rt != nil && (o.Sens != nil || record) {
-		return nil, inputErr("%s: sensitivities and recordings are not yet available for Rosenbrock methods (%s); use an explicit method", prob.Name, rt.Name)
+	if rt != nil && record {
+		return nil, inputErr("%s: recordings (the reverse replay) are not yet available for Rosenbrock methods (%s); use forward sensitivities or an explicit method", prob.Name, rt.Name)
+	}
+	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
+		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", prob.Name)
 	}
 	var rcfg ros.Config
 	if rt != nil {
@@ -280,6 +283,12 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 		if ss, err = newSensSetup(prob, o.Sens); err != nil {
 			return nil, err
+		}
+		if rt != nil {
+			pg := prob.Programs()
+			if pg.JVPJacY == nil || (pg.DfDt != nil && pg.JVPDfDt == nil) {
+				return nil, inputErr("%s: sensitivities with %s need the second-derivative programs (Programs.JVPJacY, and JVPDfDt for a non-autonomous problem); every problem compiled from formulas has them", prob.Name, rt.Name)
+			}
 		}
 		cfg = ss.augment(cfg, o.Sens.ErrorTest)
 	}
@@ -329,7 +338,13 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 			rc := rcfg
 			pg := prob.Programs()
 			rc.F, rc.JacY, rc.DfDt = pg.F, pg.JacY, pg.DfDt
-			solvers[w], _ = ros.New(rc) // validated in rosConfig
+			if ss != nil {
+				rc.NS, rc.SensW = ss.ns, sws[w].w
+				rc.JVP, rc.JVPJacY, rc.JVPDfDt = pg.JVP, pg.JVPJacY, pg.JVPDfDt
+			}
+			if solvers[w], err = ros.New(rc); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInput, err)
+			}
 			continue
 		}
 		solvers[w], _ = erk.New(wc) // validated above

@@ -168,7 +168,8 @@ func TestRosenbrockInputErrors(t *testing.T) {
 	}{
 		{rob, &gradsolve.Options{Method: method.Tsit5, Rosenbrock: method.Rodas5P}, "both set"},
 		{noJac, &gradsolve.Options{Rosenbrock: method.Rodas5P}, "Jacobian program"},
-		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}, "not yet available for Rosenbrock"},
+		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}, "second-derivative programs"},
+		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}, ErrorTest: true}}, "ErrorTest"},
 	}
 	for _, c := range cases {
 		_, err := gradsolve.Solve(context.Background(), c.prob, &gradsolve.Ensemble{N: 1}, c.o)
@@ -178,5 +179,94 @@ func TestRosenbrockInputErrors(t *testing.T) {
 	}
 	if _, err := gradsolve.Record(context.Background(), rob, &gradsolve.Ensemble{N: 1}, nil); err == nil || !strings.Contains(err.Error(), "not yet available for Rosenbrock") {
 		t.Errorf("Record of a stiff problem: %v", err)
+	}
+}
+
+// Forward sensitivities of the Rosenbrock methods: the state (and so the
+// mesh) is bitwise that of a plain solve, and the sensitivities are the
+// exact derivative of the discrete map, so on a fixed mesh (fixed steps)
+// they match central differences of the solution: Robertson with respect
+// to (k1, k3), HIRES with respect to y0, to 1e-5 relative to the largest
+// entry of each column (the bound; δ = 1e-6·scale keeps the
+// differences' truncation and rounding errors near 1e-8 of it). The
+// fixed steps are fine enough (h = 1e-4 through Robertson's fast initial
+// transient, 5e-3 on HIRES) that the discrete map is smooth: with no
+// error control, steps far beyond the accuracy limit in that transient
+// (h = 2e-3) drive y2 negative and the fixed-step solution diverges
+// (observed for Rodas5P), and difference quotients mean nothing.
+func TestRosenbrockSensitivities(t *testing.T) {
+	cases := []struct {
+		file string
+		t1   float64
+		n    int
+		wrt  []gradsolve.Wrt
+	}{
+		{"robertson", 0.5, 5000, []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(2)}},
+		{"hires", 5, 1000, []gradsolve.Wrt{gradsolve.InitialValue(0), gradsolve.InitialValue(3), gradsolve.InitialValue(7)}},
+	}
+	for _, c := range cases {
+		pr := exampleProblem(t, c.file)
+		ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{c.t1}}
+		for _, rt := range method.AllRosenbrock() {
+			// Adaptive: sensitivities leave the state alone.
+			o := gradsolve.Options{Rosenbrock: rt, RTol: 1e-8, ATol: 1e-12}
+			plain := mustSolve(t, pr, ens, &o)
+			so := o
+			so.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
+			sens := mustSolve(t, pr, ens, &so)
+			if !bitwiseEqual(plain.Y, sens.Y) || plain.Stats[0].Accepted != sens.Stats[0].Accepted {
+				t.Errorf("%s %s: sensitivities changed the solve", c.file, rt.Name)
+			}
+			// Fixed mesh against central differences.
+			h := c.t1 / float64(c.n)
+			fixed := gradsolve.Options{Rosenbrock: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h}
+			fo := fixed
+			fo.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
+			res := mustSolve(t, pr, ens, &fo)
+			ns := len(c.wrt)
+			for col, w := range c.wrt {
+				y0, p := append([]float64(nil), pr.Y0...), append([]float64(nil), pr.P...)
+				x := &p
+				if w.Y0 {
+					x = &y0
+				}
+				orig := (*x)[w.Index]
+				delta := 1e-6 * math.Max(1e-3, math.Abs(orig))
+				(*x)[w.Index] = orig + delta
+				plus := mustSolve(t, pr, &gradsolve.Ensemble{N: 1, Y0: y0, P: p, T0: ens.T0, T1: ens.T1}, &fixed)
+				(*x)[w.Index] = orig - delta
+				minus := mustSolve(t, pr, &gradsolve.Ensemble{N: 1, Y0: y0, P: p, T0: ens.T0, T1: ens.T1}, &fixed)
+				var scale float64
+				for d := range pr.Dim {
+					scale = math.Max(scale, math.Abs(res.S[d*ns+col]))
+				}
+				for d := range pr.Dim {
+					fd := (plus.Y[d] - minus.Y[d]) / (2 * delta)
+					if got := res.S[d*ns+col]; math.Abs(got-fd) > 1e-5*scale {
+						t.Errorf("%s %s: ∂y%d/∂%v = %.10g, central difference %.10g", c.file, rt.Name, d+1, w, got, fd)
+					}
+				}
+			}
+		}
+	}
+}
+
+// On a non-stiff problem Rodas5P's sensitivities converge to the same
+// derivative as the explicit methods': the halo fixture S(20) of
+// applications.md §A.7 to 1e-6 relative at rtol = atol = 1e-10.
+func TestRodas5PHaloSensitivityFixture(t *testing.T) {
+	pr := exampleProblem(t, "halo")
+	want := [6][2]float64{
+		{15.88832639, -0.65317829}, {11.55977778, 3.61059929}, {4.02397261, -9.90755050},
+		{-25.50727724, -0.43875418}, {7.92695133, 2.89128449}, {5.39269401, -9.43054421},
+	}
+	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-10, ATol: 1e-10,
+		Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}})
+	for d := range 6 {
+		for c := range 2 {
+			if e := math.Abs(res.S[d*2+c]-want[d][c]) / math.Abs(want[d][c]); e > 1e-6 {
+				t.Errorf("S[%d][%d] = %.10g, fixture %.10g (relative %.2g)", d, c, res.S[d*2+c], want[d][c], e)
+			}
+		}
 	}
 }

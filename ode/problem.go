@@ -69,6 +69,11 @@ type Programs struct {
 	JacY func(t float64, y, p, jac []float64)
 	// DfDt writes ∂f/∂t into out.
 	DfDt func(t float64, y, p, out []float64)
+	// JVPJacY writes ∂(J_y·v + J_p·w)/∂y row-major (Dim×Dim) into jac,
+	// and JVPDfDt its ∂/∂t: the second derivatives that forward
+	// sensitivities of a Rosenbrock method need.
+	JVPJacY func(t float64, y, p, v, w, jac []float64)
+	JVPDfDt func(t float64, y, p, v, w, out []float64)
 }
 
 // WorkerF returns the right-hand side one worker should call: the F of

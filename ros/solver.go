@@ -27,6 +27,23 @@ type Config struct {
 	HMax, H0   float64
 	MaxSteps   int
 	Controller control.PI
+
+	// NS is the number of forward-sensitivity columns (0: none). With
+	// NS > 0 the state Solve integrates is augmented — y, then NS blocks
+	// of Dim values, block c holding S_c = ∂y/∂θ_c — and JVP, JVPJacY
+	// and SensW (the parameter direction w_c of each column: a unit
+	// vector, or zero for an initial value) must be set; JVPDfDt may be
+	// nil only when DfDt is. Each step is the derivative of the
+	// Rosenbrock step: applying the method to (y, S) with the augmented
+	// Jacobian [[J, 0], [M_c, J]], M_c = ∂(J·S_c + J_p·w_c)/∂y, gives
+	// exactly the derivative of the discrete map, and its block-triangular
+	// W is solved block by block with the LU of W = I − hγJ alone, so the
+	// state's arithmetic, error norm and mesh are those of a plain solve.
+	NS      int
+	JVP     func(t float64, y, p, v, w, out []float64)
+	JVPJacY func(t float64, y, p, v, w, jac []float64)
+	JVPDfDt func(t float64, y, p, v, w, out []float64)
+	SensW   [][]float64
 }
 
 // Solver holds a configuration and the work arrays of one trajectory.
@@ -51,6 +68,14 @@ type Solver struct {
 	f0     []float64 // f(t, y)
 	kSave  [][]float64
 	fsSave [][]float64
+
+	// Sensitivities, per column c: increments l[c][i], M_c, ∂_t of the
+	// tangent, and scratch.
+	l, lSave [][][]float64
+	mc       [][]float64
+	ftc      [][]float64
+	accL, g  []float64
+	sIn      []float64
 }
 
 // New validates cfg and returns a Solver with its work arrays.
@@ -93,6 +118,19 @@ func New(cfg Config) (*Solver, error) {
 	sv.y, sv.y1, sv.yt, sv.acc, sv.jv, sv.ev, sv.ft, sv.f0 = mk(), mk(), mk(), mk(), mk(), mk(), mk(), mk()
 	sv.jac, sv.w = make([]float64, n*n), make([]float64, n*n)
 	sv.piv = make([]int, n)
+	if ns := cfg.NS; ns > 0 {
+		if cfg.JVP == nil || cfg.JVPJacY == nil || (cfg.DfDt != nil && cfg.JVPDfDt == nil) || len(cfg.SensW) != ns {
+			return nil, fmt.Errorf("ros: %d sensitivity columns need JVP, JVPJacY (the second-derivative program), JVPDfDt for a non-autonomous problem, and %d parameter directions", ns, ns)
+		}
+		na := n * (1 + ns)
+		sv.y, sv.y1 = make([]float64, na), make([]float64, na)
+		for range ns {
+			sv.l, sv.lSave = append(sv.l, mks()), append(sv.lSave, mks())
+			sv.mc = append(sv.mc, make([]float64, n*n))
+			sv.ftc = append(sv.ftc, mk())
+		}
+		sv.accL, sv.g, sv.sIn = mk(), mk(), mk()
+	}
 	return sv, nil
 }
 
@@ -104,6 +142,7 @@ const stopEvery = 64
 func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) {
 	cfg := &sv.cfg
 	f, p, dim := cfg.F, tr.P, sv.dim
+	na := len(sv.y) // with sensitivities, the augmented state
 	t0, t1 := tr.T0, tr.T1
 	dir := 1.0
 	if t1 < t0 {
@@ -126,7 +165,7 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 	}
 	nsave, isave := len(tr.Save), 0
 	for isave < nsave && tr.Save[isave] == t0 {
-		copy(out.Saved[isave*dim:(isave+1)*dim], y)
+		copy(out.Saved[isave*na:(isave+1)*na], y)
 		isave++
 	}
 	finish := func(status ode.Status, t, h float64) {
@@ -134,7 +173,7 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 		out.T, out.H, out.Status = t, h, status
 	}
 
-	f(t0, y, p, sv.f0)
+	f(t0, y[:dim], p, sv.f0)
 	st.FEvals++
 	if !finite(sv.f0) {
 		finish(ode.NonFinite, t0, 0)
@@ -143,7 +182,7 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 	h := cfg.H0
 	if h == 0 {
 		var n int
-		h, n = control.InitialStep(f, p, t0, dir, y, sv.f0, sv.tb.Order, cfg.ATol, cfg.RTol, hmax, y1, sv.yt)
+		h, n = control.InitialStep(f, p, t0, dir, y[:dim], sv.f0, sv.tb.Order, cfg.ATol, cfg.RTol, hmax, y1[:dim], sv.yt)
 		st.FEvals += n
 	}
 	h = dir * math.Min(h, hmax)
@@ -176,12 +215,19 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 			return
 		}
 		if !fresh {
-			cfg.JacY(t, y, p, sv.jac)
-			sv.fillFt(t, y, p)
+			cfg.JacY(t, y[:dim], p, sv.jac)
+			sv.fillFt(t, y[:dim], p)
+			for c := range cfg.NS {
+				sc := y[dim*(1+c) : dim*(2+c)]
+				cfg.JVPJacY(t, y[:dim], p, sc, cfg.SensW[c], sv.mc[c])
+				if cfg.JVPDfDt != nil {
+					cfg.JVPDfDt(t, y[:dim], p, sc, cfg.SensW[c], sv.ftc[c])
+				}
+			}
 			st.JacEvals++
 			fresh = true
 		}
-		err, ok := sv.attempt(t, h, p, sv.k, sv.fs, y1, true, st)
+		err, ok := sv.attempt(t, h, p, sv.k, sv.fs, sv.l, y1, true, st)
 		accept, factor := ctl.Next(err, &cst)
 		if !ok {
 			accept, factor = false, ctl.QMin
@@ -199,11 +245,11 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 			tn = t1
 		}
 		for isave < nsave && dir*(tr.Save[isave]-tn) <= 0 {
-			dst := out.Saved[isave*dim : (isave+1)*dim]
+			dst := out.Saved[isave*na : (isave+1)*na]
 			if tr.Save[isave] == tn {
 				copy(dst, y1)
 			} else {
-				sv.attempt(t, tr.Save[isave]-t, p, sv.kSave, sv.fsSave, dst, false, st)
+				sv.attempt(t, tr.Save[isave]-t, p, sv.kSave, sv.fsSave, sv.lSave, dst, false, st)
 			}
 			isave++
 		}
@@ -222,7 +268,7 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 			return
 		}
 		if !sv.fsal {
-			f(t, y, p, sv.f0)
+			f(t, y[:dim], p, sv.f0)
 			st.FEvals++
 		}
 		h *= factor
@@ -242,14 +288,15 @@ func (sv *Solver) fillFt(t float64, y, p []float64) {
 }
 
 // attempt takes one step of size h from (t, sv.y) with the Jacobian and
-// f_t in sv.jac and sv.ft, writing the increments into k, the stage
-// values of f into fs and the result into ynew. With the error test it
-// returns the scaled error norm; ok is false if W is singular or a value
-// is not finite.
-func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, ynew []float64, errTest bool, st *ode.Stats) (err float64, ok bool) {
+// f_t in sv.jac and sv.ft (and M_c, ∂_t of the tangents in sv.mc,
+// sv.ftc), writing the increments into k (and l), the stage values of f
+// into fs and the result into ynew. With the error test it returns the
+// scaled error norm of the state; ok is false if W is singular or a
+// value is not finite.
+func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]float64, ynew []float64, errTest bool, st *ode.Stats) (err float64, ok bool) {
 	tb, n, f := sv.tb, sv.dim, sv.cfg.F
-	y := sv.y
-	// W = I − h·γ·J, factored once for all stages.
+	y := sv.y[:n]
+	// W = I − h·γ·J, factored once for all stages (and all columns).
 	hg := h * tb.Gamma
 	for i := range n {
 		for j := range n {
@@ -270,30 +317,12 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, ynew []f
 		if i == 0 {
 			copy(fs[0], sv.f0)
 		} else {
-			copy(sv.yt, y)
-			for j, a := range tb.Alpha[i] {
-				if a != 0 {
-					kj := k[j]
-					for d := range sv.yt {
-						sv.yt[d] += float64(a * kj[d])
-					}
-				}
-			}
+			combineInto(sv.yt, y, tb.Alpha[i], k)
 			f(t+tb.C[i]*h, sv.yt, p, fs[i])
 			st.FEvals++
 		}
-		// Right-hand side h·f + h·J·Σ Γ_ij K_j + h²·d_i·f_t.
-		clear(sv.acc)
-		anyG := false
-		for j, g := range tb.GammaOff[i] {
-			if g != 0 {
-				anyG = true
-				kj := k[j]
-				for d := range sv.acc {
-					sv.acc[d] += float64(g * kj[d])
-				}
-			}
-		}
+		// Σ Γ_ij K_j, then K_i from h·f + h·J·ΣΓK + h²·d_i·f_t.
+		anyG := gammaSum(sv.acc, tb.GammaOff[i], k)
 		ki := k[i]
 		if anyG {
 			matVec(sv.jv, sv.jac, sv.acc, n)
@@ -305,21 +334,53 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, ynew []f
 				ki[d] = h * fs[i][d]
 			}
 		}
-		if di := tb.D[i]; di != 0 {
+		di := tb.D[i]
+		if di != 0 {
 			c := h2 * di
 			for d := range ki {
 				ki[d] += float64(c * sv.ft[d])
 			}
 		}
 		luSolve(sv.w, n, sv.piv, ki)
-	}
-	copy(ynew, y)
-	for i, m := range tb.M {
-		if m != 0 {
-			for d := range ynew {
-				ynew[d] += float64(m * k[i][d])
+		// Sensitivity columns: the same stage, differentiated.
+		//   W·L_i = h·G_i + h·M_c·(ΣΓK + γ·K_i) + h·J·ΣΓL + h²·d_i·∂_t(tangent)
+		// with G_i = J(Y_i)·S_i + J_p(Y_i)·w_c at the stage's input.
+		for c := range sv.cfg.NS {
+			lc := l[c]
+			sc := sv.y[n*(1+c) : n*(2+c)]
+			stageY := y
+			if i > 0 {
+				stageY = sv.yt
 			}
+			combineInto(sv.sIn, sc, tb.Alpha[i], lc)
+			sv.cfg.JVP(t+tb.C[i]*h, stageY, p, sv.sIn, sv.cfg.SensW[c], sv.g)
+			st.FEvals++
+			li := lc[i]
+			for d := range li { // sv.acc is ΣΓK (zero when no Γ_ij)
+				sv.accL[d] = sv.acc[d] + float64(tb.Gamma*ki[d])
+			}
+			matVec(sv.jv, sv.mc[c], sv.accL, n)
+			for d := range li {
+				li[d] = float64(h*sv.g[d]) + float64(h*sv.jv[d])
+			}
+			if gammaSum(sv.accL, tb.GammaOff[i], lc) {
+				matVec(sv.jv, sv.jac, sv.accL, n)
+				for d := range li {
+					li[d] += float64(h * sv.jv[d])
+				}
+			}
+			if di != 0 {
+				cc := h2 * di
+				for d := range li {
+					li[d] += float64(cc * sv.ftc[c][d])
+				}
+			}
+			luSolve(sv.w, n, sv.piv, li)
 		}
+	}
+	combineInto(ynew[:n], y, tb.M, k)
+	for c := range sv.cfg.NS {
+		combineInto(ynew[n*(1+c):n*(2+c)], sv.y[n*(1+c):n*(2+c)], tb.M, l[c])
 	}
 	var fin float64
 	for _, v := range ynew {
@@ -351,6 +412,35 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, ynew []f
 		return math.Inf(1), false
 	}
 	return err, true
+}
+
+// combineInto sets dst = base + Σ_j w_j·v_j over the nonzero weights.
+func combineInto(dst, base, w []float64, v [][]float64) {
+	copy(dst, base)
+	for j, a := range w {
+		if a != 0 {
+			vj := v[j]
+			for d := range dst {
+				dst[d] += float64(a * vj[d])
+			}
+		}
+	}
+}
+
+// gammaSum sets acc = Σ_j g_j·v_j and reports whether any g_j ≠ 0.
+func gammaSum(acc, g []float64, v [][]float64) bool {
+	clear(acc)
+	any := false
+	for j, a := range g {
+		if a != 0 {
+			any = true
+			vj := v[j]
+			for d := range acc {
+				acc[d] += float64(a * vj[d])
+			}
+		}
+	}
+	return any
 }
 
 func matVec(dst, a, x []float64, n int) {

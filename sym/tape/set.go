@@ -22,6 +22,10 @@ type Set struct {
 	JacY *Program
 	// DfDt computes ∂f/∂t (Dim outputs).
 	DfDt *Program
+	// JVPJacY computes ∂(J_y·v + J_p·w)/∂y row-major (Dim·Dim outputs)
+	// and JVPDfDt its ∂/∂t (Dim outputs), with inputs t, y, p, v, w:
+	// the second derivatives Rosenbrock sensitivities need.
+	JVPJacY, JVPDfDt *Program
 }
 
 // Build differentiates the model's right-hand side symbolically and
@@ -34,6 +38,7 @@ func Build(m *sym.Model) (*Set, error) {
 	dim, np := m.Dim(), m.NumParams()
 	g := m.Graph()
 	gy, gp := sym.Cotangent(f, dim, np)
+	jvp := sym.Tangent(f)
 	s := &Set{Model: m}
 	for _, c := range []struct {
 		dst  **Program
@@ -41,10 +46,12 @@ func Build(m *sym.Model) (*Set, error) {
 		outs []sym.Expr
 	}{
 		{&s.F, "f", f},
-		{&s.JVP, "jvp", sym.Tangent(f)},
+		{&s.JVP, "jvp", jvp},
 		{&s.VJP, "vjp", append(gy, gp...)},
 		{&s.JacY, "jac_y", sym.JacobianY(f)},
 		{&s.DfDt, "dfdt", sym.TimeDerivative(f)},
+		{&s.JVPJacY, "jvp_jac_y", sym.JacobianY(jvp)},
+		{&s.JVPDfDt, "jvp_dfdt", sym.TimeDerivative(jvp)},
 	} {
 		if *c.dst, err = Compile(c.name, g, c.outs, dim, np); err != nil {
 			return nil, fmt.Errorf("tape: model %q: %w", m.Name, err)
@@ -57,12 +64,19 @@ func Build(m *sym.Model) (*Set, error) {
 // register file each: for one goroutine.
 func (s *Set) Programs() *ode.Programs {
 	rf, rj, rv, rjac, rt := s.F.NewRegisters(), s.JVP.NewRegisters(), s.VJP.NewRegisters(), s.JacY.NewRegisters(), s.DfDt.NewRegisters()
+	rjj, rjt := s.JVPJacY.NewRegisters(), s.JVPDfDt.NewRegisters()
 	return &ode.Programs{
 		F:    func(t float64, y, p, dy []float64) { s.F.EvalF(rf, t, y, p, dy) },
 		JVP:  func(t float64, y, p, v, w, out []float64) { s.JVP.EvalJVP(rj, t, y, p, v, w, out) },
 		VJP:  func(t float64, y, p, u, gy, gp []float64) { s.VJP.EvalVJP(rv, t, y, p, u, gy, gp) },
 		JacY: func(t float64, y, p, jac []float64) { s.JacY.EvalF(rjac, t, y, p, jac) },
 		DfDt: func(t float64, y, p, out []float64) { s.DfDt.EvalF(rt, t, y, p, out) },
+		JVPJacY: func(t float64, y, p, v, w, jac []float64) {
+			s.JVPJacY.EvalJVP(rjj, t, y, p, v, w, jac)
+		},
+		JVPDfDt: func(t float64, y, p, v, w, out []float64) {
+			s.JVPDfDt.EvalJVP(rjt, t, y, p, v, w, out)
+		},
 	}
 }
 
