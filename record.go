@@ -10,7 +10,9 @@ import (
 
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
 )
 
@@ -36,6 +38,8 @@ type Recording struct {
 
 	prob   *Problem
 	cfg    erk.Config
+	rt     *method.Rosenbrock // nil: explicit
+	rcfg   ros.Config
 	in     *inputs
 	meshes []*erk.Mesh
 	y0, p  []float64 // current point, N×Dim and N×m
@@ -63,7 +67,13 @@ func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*
 		return nil, err
 	}
 	n, dim, m := r.res.N, prob.Dim, prob.NumParams
-	rec := &Recording{Result: r.res, prob: prob, cfg: r.cfg, in: r.in, meshes: r.meshes}
+	rec := &Recording{Result: r.res, prob: prob, cfg: r.cfg, rt: r.rt, rcfg: r.rcfg, in: r.in, meshes: r.meshes}
+	if rec.rt != nil {
+		pg := prob.Programs()
+		if pg.JVPVJP == nil || (pg.DfDt != nil && pg.DfDtVJP == nil) {
+			return nil, inputErr("%s: the reverse replay of %s needs the second-derivative cotangent programs (Programs.JVPVJP, and DfDtVJP for a non-autonomous problem); every problem compiled from formulas has them", prob.Name, rec.rt.Name)
+		}
+	}
 	if opts != nil {
 		rec.opts = *opts
 	}
@@ -135,7 +145,7 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 		Status: append([]Status(nil), old.Status...), Stats: append([]Stats(nil), old.Stats...),
 		Options: old.Options, h: old.h}
 	start := time.Now()
-	err := rec.run(ctx, func(rp *erk.Replayer, i int) {
+	err := rec.run(ctx, func(rp replayer, i int) {
 		rp.Forward(rec.meshes[i], rec.y0[i*dim:(i+1)*dim], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K),
 			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
 	}, func(i int) {
@@ -196,7 +206,7 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 	}
 	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
 	start := time.Now()
-	err := rec.run(ctx, func(rp *erk.Replayer, i int) {
+	err := rec.run(ctx, func(rp replayer, i int) {
 		var cs []float64
 		if cot.Saved != nil {
 			cs = cot.Saved[i*K*dim : (i+1)*K*dim]
@@ -217,16 +227,24 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 // run calls job for every trajectory whose recording succeeded and
 // failed for the others, on the ensemble's workers, each with its own
 // Replayer.
-func (rec *Recording) run(ctx context.Context, job func(rp *erk.Replayer, i int), failed func(i int), workers *int) error {
+func (rec *Recording) run(ctx context.Context, job func(rp replayer, i int), failed func(i int), workers *int) error {
 	n := rec.Result.N
 	ecfg := ensemble.Config{Workers: rec.opts.Workers, Chunk: rec.opts.Chunk}
 	nw := ensemble.Workers(n, ecfg)
-	rps := make([]*erk.Replayer, nw)
+	rps := make([]replayer, nw)
 	for w := range rps {
 		pg := rec.prob.Programs()
-		c := rec.cfg
-		c.F = pg.F
-		rp, err := erk.NewReplayer(c, rec.prob.NumParams, pg.VJP)
+		var rp replayer
+		var err error
+		if rec.rt != nil {
+			c := rec.rcfg
+			c.F, c.JacY, c.DfDt = pg.F, pg.JacY, pg.DfDt
+			rp, err = ros.NewReplayer(c, rec.prob.NumParams, pg)
+		} else {
+			c := rec.cfg
+			c.F = pg.F
+			rp, err = erk.NewReplayer(c, rec.prob.NumParams, pg.VJP)
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInput, err)
 		}
@@ -245,6 +263,12 @@ func (rec *Recording) run(ctx context.Context, job func(rp *erk.Replayer, i int)
 		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", rec.prob.Name, pe.Index, pe.Value)
 	}
 	return err
+}
+
+// replayer replays recorded meshes: erk.Replayer and ros.Replayer.
+type replayer interface {
+	Forward(ms *erk.Mesh, y0, p, save, yOut, saved []float64)
+	Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []float64)
 }
 
 func fillNaN(v []float64) {

@@ -239,6 +239,8 @@ type solved struct {
 	in     *inputs
 	cfg    erk.Config
 	meshes []*erk.Mesh // with record: the accepted steps of each trajectory
+	rt     *method.Rosenbrock
+	rcfg   ros.Config
 }
 
 func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, record bool) (*solved, error) {
@@ -263,9 +265,6 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	rt, reason, err := chooseRosenbrock(prob, &o)
 	if err != nil {
 		return nil, err
-	}
-	if rt != nil && record {
-		return nil, inputErr("%s: recordings (the reverse replay) are not yet available for Rosenbrock methods (%s); use forward sensitivities or an explicit method", prob.Name, rt.Name)
 	}
 	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
 		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", prob.Name)
@@ -399,9 +398,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if errors.As(runErr, &pe) {
 			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", prob.Name, pe.Index, pe.Value)
 		}
-		return &solved{res, in, cfg, meshes}, runErr
+		return &solved{res, in, cfg, meshes, rt, rcfg}, runErr
 	}
-	return &solved{res, in, cfg, meshes}, nil
+	return &solved{res, in, cfg, meshes, rt, rcfg}, nil
 }
 
 // pick returns row i of a shared (one row) or per-trajectory array.

@@ -74,6 +74,11 @@ type Programs struct {
 	// sensitivities of a Rosenbrock method need.
 	JVPJacY func(t float64, y, p, v, w, jac []float64)
 	JVPDfDt func(t float64, y, p, v, w, out []float64)
+	// JVPVJP writes uᵀ·∂(J_y·v + J_p·w)/∂y into gy and ∂/∂p into gp;
+	// DfDtVJP writes uᵀ·∂(∂f/∂t)/∂y into gy and ∂/∂p into gp: the second
+	// derivatives the reverse replay of a Rosenbrock method needs.
+	JVPVJP  func(t float64, y, p, v, w, u, gy, gp []float64)
+	DfDtVJP func(t float64, y, p, u, gy, gp []float64)
 }
 
 // WorkerF returns the right-hand side one worker should call: the F of

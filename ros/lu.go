@@ -64,3 +64,27 @@ func luSolve(a []float64, n int, piv []int, b []float64) {
 		b[i] = (b[i] - s) / a[i*n+i]
 	}
 }
+
+// luSolveT solves Wᵀ·x = b in place in b, with the factors of W from
+// luFactor (P·W = L·U, so Wᵀ = Uᵀ·Lᵀ·P).
+func luSolveT(a []float64, n int, piv []int, b []float64) {
+	for i := range n { // Uᵀ·z = b
+		var s float64
+		for j := range i {
+			s += float64(a[j*n+i] * b[j])
+		}
+		b[i] = (b[i] - s) / a[i*n+i]
+	}
+	for i := n - 1; i >= 0; i-- { // Lᵀ·u = z, unit diagonal
+		var s float64
+		for j := i + 1; j < n; j++ {
+			s += float64(a[j*n+i] * b[j])
+		}
+		b[i] -= s
+	}
+	for k := n - 1; k >= 0; k-- { // x = Pᵀ·u
+		if p := piv[k]; p != k {
+			b[k], b[p] = b[p], b[k]
+		}
+	}
+}

@@ -1,10 +1,11 @@
 // Package router chooses how gradsolve computes what is asked: which
 // mode of differentiation and which engine, and says why.
 //
-// Its first form has one engine (the Go CPU engine, package erk) and
-// decides between forward sensitivities and the reverse replay from a
-// cost model measured on this engine (BenchmarkLorenzDerivatives; figures
-// in bench/results):
+// Its first form knows the two Go CPU engines — explicit Runge–Kutta
+// (package erk) and, for problems marked stiff, Rosenbrock (package ros)
+// — and decides between forward sensitivities and the reverse replay
+// from a cost model measured on the explicit engine
+// (BenchmarkLorenzDerivatives; figures in bench/results):
 //
 //	forward sensitivities for k quantities  ≈ (1 + SensCost·k) forward solves
 //	reverse replay for r scalar outputs      ≈ RecordCost + GradientCost·r forward solves
@@ -102,7 +103,8 @@ func Choose(req Request) Decision {
 		d.Reason = "reverse replay is cheaper: " + costs
 	}
 	if req.Stiff {
-		d.Reason += "; the problem is marked stiff but only explicit methods exist yet, so steps follow stability"
+		d.Engine = "cpu-ros"
+		d.Reason += "; the problem is marked stiff: the Rosenbrock engine (Rodas5P unless a method is named)"
 	}
 	return d
 }

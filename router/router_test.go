@@ -26,8 +26,8 @@ func TestChoose(t *testing.T) {
 			t.Errorf("%+v: Overridden = %v", c.req, d.Overridden)
 		}
 	}
-	if d := Choose(Request{NumWrt: 1, NumOutputs: 1, Stiff: true}); !strings.Contains(d.Reason, "stiff") {
-		t.Errorf("stiff problem not mentioned: %s", d.Reason)
+	if d := Choose(Request{NumWrt: 1, NumOutputs: 1, Stiff: true}); !strings.Contains(d.Reason, "stiff") || d.Engine != "cpu-ros" {
+		t.Errorf("stiff problem: %+v", d)
 	}
 	for _, s := range []string{"auto", "forward", "reverse"} {
 		if m, err := ParseMode(s); err != nil || m.String() != s {

@@ -90,3 +90,17 @@ func (pg *Program) EvalVJP(r []float64, t float64, y, p, u, gy, gp []float64) {
 	pg.store(r, pg.xouts[:l.Dim], gy)
 	pg.store(r, pg.xouts[l.Dim:], gp)
 }
+
+// EvalJVPVJP evaluates a program whose inputs are t, y, p, the tangents
+// v and w and the cotangent u, and whose outputs are Dim values into gy
+// followed by NumParams values into gp.
+func (pg *Program) EvalJVPVJP(r []float64, t float64, y, p, v, w, u, gy, gp []float64) {
+	pg.load(r, t, y, p)
+	l := pg.layout
+	copyShort(r[l.V():], v[:l.Dim])
+	copyShort(r[l.W():], w[:l.NumParams])
+	copyShort(r[l.U():], u[:l.Dim])
+	pg.exec(r)
+	pg.store(r, pg.xouts[:l.Dim], gy)
+	pg.store(r, pg.xouts[l.Dim:], gp)
+}

@@ -26,6 +26,11 @@ type Set struct {
 	// and JVPDfDt its ∂/∂t (Dim outputs), with inputs t, y, p, v, w:
 	// the second derivatives Rosenbrock sensitivities need.
 	JVPJacY, JVPDfDt *Program
+	// JVPVJP computes uᵀ·∂(J_y·v + J_p·w)/∂y (Dim outputs) then ∂/∂p
+	// (NumParams outputs), inputs t, y, p, v, w, u; DfDtVJP computes
+	// uᵀ·∂(∂f/∂t)/∂y then ∂/∂p, inputs t, y, p, u: the second
+	// derivatives the reverse replay of a Rosenbrock method needs.
+	JVPVJP, DfDtVJP *Program
 }
 
 // Build differentiates the model's right-hand side symbolically and
@@ -39,6 +44,9 @@ func Build(m *sym.Model) (*Set, error) {
 	g := m.Graph()
 	gy, gp := sym.Cotangent(f, dim, np)
 	jvp := sym.Tangent(f)
+	ft := sym.TimeDerivative(f)
+	hy, hp := sym.Cotangent(jvp, dim, np)
+	ty, tp := sym.Cotangent(ft, dim, np)
 	s := &Set{Model: m}
 	for _, c := range []struct {
 		dst  **Program
@@ -49,9 +57,11 @@ func Build(m *sym.Model) (*Set, error) {
 		{&s.JVP, "jvp", jvp},
 		{&s.VJP, "vjp", append(gy, gp...)},
 		{&s.JacY, "jac_y", sym.JacobianY(f)},
-		{&s.DfDt, "dfdt", sym.TimeDerivative(f)},
+		{&s.DfDt, "dfdt", ft},
 		{&s.JVPJacY, "jvp_jac_y", sym.JacobianY(jvp)},
 		{&s.JVPDfDt, "jvp_dfdt", sym.TimeDerivative(jvp)},
+		{&s.JVPVJP, "jvp_vjp", append(hy, hp...)},
+		{&s.DfDtVJP, "dfdt_vjp", append(ty, tp...)},
 	} {
 		if *c.dst, err = Compile(c.name, g, c.outs, dim, np); err != nil {
 			return nil, fmt.Errorf("tape: model %q: %w", m.Name, err)
@@ -65,6 +75,7 @@ func Build(m *sym.Model) (*Set, error) {
 func (s *Set) Programs() *ode.Programs {
 	rf, rj, rv, rjac, rt := s.F.NewRegisters(), s.JVP.NewRegisters(), s.VJP.NewRegisters(), s.JacY.NewRegisters(), s.DfDt.NewRegisters()
 	rjj, rjt := s.JVPJacY.NewRegisters(), s.JVPDfDt.NewRegisters()
+	rjv, rtv := s.JVPVJP.NewRegisters(), s.DfDtVJP.NewRegisters()
 	return &ode.Programs{
 		F:    func(t float64, y, p, dy []float64) { s.F.EvalF(rf, t, y, p, dy) },
 		JVP:  func(t float64, y, p, v, w, out []float64) { s.JVP.EvalJVP(rj, t, y, p, v, w, out) },
@@ -76,6 +87,12 @@ func (s *Set) Programs() *ode.Programs {
 		},
 		JVPDfDt: func(t float64, y, p, v, w, out []float64) {
 			s.JVPDfDt.EvalJVP(rjt, t, y, p, v, w, out)
+		},
+		JVPVJP: func(t float64, y, p, v, w, u, gy, gp []float64) {
+			s.JVPVJP.EvalJVPVJP(rjv, t, y, p, v, w, u, gy, gp)
+		},
+		DfDtVJP: func(t float64, y, p, u, gy, gp []float64) {
+			s.DfDtVJP.EvalVJP(rtv, t, y, p, u, gy, gp)
 		},
 	}
 }
