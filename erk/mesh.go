@@ -53,3 +53,31 @@ func (ms *Mesh) Push(h, t float64, y []float64) {
 	ms.T = append(ms.T, t)
 	ms.Y = append(ms.Y, y...)
 }
+
+// SaveOwners returns, for each save time (ordered in the direction of
+// integration), the step whose interval (T[k], T[k+1]] holds it, or −1
+// for a save at T[0]: the assignment the solve made when it computed
+// them. It reuses owner's storage when large enough.
+func (ms *Mesh) SaveOwners(save []float64, owner []int) []int {
+	if cap(owner) < len(save) {
+		owner = make([]int, len(save))
+	}
+	owner = owner[:len(save)]
+	isave := 0
+	for isave < len(save) && save[isave] == ms.T[0] {
+		owner[isave] = -1
+		isave++
+	}
+	for step := range ms.H {
+		t, tn := ms.T[step], ms.T[step+1]
+		dir := 1.0
+		if tn < t {
+			dir = -1
+		}
+		for isave < len(save) && dir*(save[isave]-tn) <= 0 {
+			owner[isave] = step
+			isave++
+		}
+	}
+	return owner
+}

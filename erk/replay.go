@@ -133,29 +133,8 @@ func (rp *Replayer) Reverse(ms *Mesh, p, save, cotY, cotSaved, gy0, gp []float64
 	copy(ybar, cotY)
 	clear(gp[:rp.m])
 	// The save times of each step, found as the forward pass found them.
-	owner := rp.owner[:0]
-	if len(save) > 0 {
-		if cap(owner) < len(save) {
-			rp.owner = make([]int, len(save))
-		}
-		owner = rp.owner[:len(save)]
-		isave := 0
-		for isave < len(save) && save[isave] == ms.T[0] {
-			owner[isave] = -1
-			isave++
-		}
-		for step := range ms.H {
-			t, tn := ms.T[step], ms.T[step+1]
-			dir := 1.0
-			if tn < t {
-				dir = -1
-			}
-			for isave < len(save) && dir*(save[isave]-tn) <= 0 {
-				owner[isave] = step
-				isave++
-			}
-		}
-	}
+	rp.owner = ms.SaveOwners(save, rp.owner)
+	owner := rp.owner
 	nextSave := len(save) - 1
 	for step := len(ms.H) - 1; step >= 0; step-- {
 		t, h, tn := ms.T[step], ms.H[step], ms.T[step+1]

@@ -106,26 +106,8 @@ func (rp *Replayer) Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []flo
 	n := sv.dim
 	copy(rp.ybar, cotY)
 	clear(gp[:rp.m])
-	if cap(rp.owner) < len(save) {
-		rp.owner = make([]int, len(save))
-	}
-	owner := rp.owner[:len(save)]
-	isave := 0
-	for isave < len(save) && save[isave] == ms.T[0] {
-		owner[isave] = -1
-		isave++
-	}
-	for step := range ms.H {
-		t, tn := ms.T[step], ms.T[step+1]
-		dir := 1.0
-		if tn < t {
-			dir = -1
-		}
-		for isave < len(save) && dir*(save[isave]-tn) <= 0 {
-			owner[isave] = step
-			isave++
-		}
-	}
+	rp.owner = ms.SaveOwners(save, rp.owner)
+	owner := rp.owner
 	next := len(save) - 1
 	for step := len(ms.H) - 1; step >= 0; step-- {
 		t, h, tn := ms.T[step], ms.H[step], ms.T[step+1]
