@@ -352,13 +352,18 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		res.Method, res.Engine = rt.Name, "cpu-ros"
 	}
 	start := time.Now()
+	// Per-worker trajectory and output headers: handing pointers to
+	// per-call locals to an engine through its interface would move them
+	// to the heap on every trajectory.
+	trs, outs := make([]erk.Trajectory, nw), make([]erk.Output, nw)
 	runErr := ensemble.Run(ctx, n, ecfg, func(w, i int, stop *atomic.Bool) {
-		tr := erk.Trajectory{
+		tr, out := &trs[w], &outs[w]
+		*tr = erk.Trajectory{
 			T0: pick(in.t0, i, 1)[0], T1: pick(in.t1, i, 1)[0],
 			Y0: pick(in.y0, i, dim), P: pick(in.p, i, m),
 			Save: pick(in.save, i, K),
 		}
-		out := erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
+		*out = erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
 		if ss != nil {
 			sw := sws[w]
 			tr.Y0 = sw.initial(tr.Y0)
@@ -367,7 +372,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if record {
 			out.Mesh = &workMesh[w]
 		}
-		solvers[w].Solve(&tr, &out, stop)
+		solvers[w].Solve(tr, out, stop)
 		if record {
 			meshes[i] = workMesh[w].Clone()
 		}

@@ -502,3 +502,36 @@ func TestHMaxAndH0(t *testing.T) {
 		t.Errorf("resolved options not reported: %+v", auto.Options)
 	}
 }
+
+// Solve allocates a fixed number of times per call (result arrays,
+// per-worker work arrays), never per trajectory or per step: 1000
+// trajectories cost no more allocations than 10. Checked for the
+// explicit engine, with sensitivities, for a recording, and for the
+// Rosenbrock engine.
+func TestAllocationsDoNotScaleWithN(t *testing.T) {
+	lor := exampleProblem(t, "lorenz")
+	rob := exampleProblem(t, "robertson")
+	cases := []struct {
+		name string
+		pr   *gradsolve.Problem
+		o    *gradsolve.Options
+	}{
+		{"erk", lor, &gradsolve.Options{Workers: 1}},
+		{"sens", lor, &gradsolve.Options{Workers: 1, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}},
+		{"ros", rob, &gradsolve.Options{Workers: 1, RTol: 1e-6, ATol: 1e-10}},
+	}
+	for _, c := range cases {
+		allocs := func(n int) float64 {
+			ens := &gradsolve.Ensemble{N: n, T0: []float64{0}, T1: []float64{1}}
+			return testing.AllocsPerRun(3, func() {
+				if _, err := gradsolve.Solve(context.Background(), c.pr, ens, c.o); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		small, large := allocs(10), allocs(1000)
+		if large-small > 20 {
+			t.Errorf("%s: %v allocations for 10 trajectories, %v for 1000", c.name, small, large)
+		}
+	}
+}
