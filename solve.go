@@ -96,6 +96,12 @@ type Options struct {
 	// Sens, when set, asks for forward sensitivities (see Sensitivity):
 	// Result.S and Result.SavedS.
 	Sens *Sensitivity
+	// DenseSave computes save times inside a step from a Rosenbrock
+	// method's continuous extension (Rodas5P: order 4) instead of one
+	// step of the method from the start of the step: no extra
+	// evaluations or factorisations. Only for Rosenbrock methods (the
+	// explicit ones always re-step); false: re-step.
+	DenseSave bool
 	// KeepStages makes Record also keep the stages of every accepted
 	// step — memory grows from (Dim per step) to (1+s')·Dim per step, s'
 	// the stages that carry weight (6 for Tsit5) — so the reverse sweep
@@ -274,6 +280,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if rcfg, err = rosConfig(prob, rt, cfg, o.Controller); err != nil {
 			return nil, err
 		}
+		rcfg.DenseSave = o.DenseSave
+	} else if o.DenseSave {
+		return nil, inputErr("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", cfg.Tableau.Name)
 	}
 	var ss *sensSetup
 	if o.Sens != nil {

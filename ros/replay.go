@@ -26,6 +26,13 @@ type Replayer struct {
 	gpTmp, zero []float64
 	owner       []int
 	st          ode.Stats
+	extra       []denseCot // dense saves of the step being reversed
+}
+
+// denseCot is the cotangent of a dense save at θ within a step.
+type denseCot struct {
+	theta float64
+	cot   []float64
 }
 
 // NewReplayer returns a Replayer for cfg (as New, without sensitivity
@@ -85,9 +92,12 @@ func (rp *Replayer) Forward(ms *erk.Mesh, y0, p, save, yOut, saved []float64) {
 		}
 		for isave < len(save) && dir*(save[isave]-tn) <= 0 {
 			dst := saved[isave*n : (isave+1)*n]
-			if save[isave] == tn {
+			switch {
+			case save[isave] == tn:
 				copy(dst, yn)
-			} else {
+			case sv.cfg.DenseSave:
+				sv.dense(dst, (save[isave]-t)/h, sv.k, nil)
+			default:
 				sv.attempt(t, save[isave]-t, p, sv.kSave, sv.fsSave, nil, dst, false, &rp.st)
 			}
 			isave++
@@ -125,11 +135,22 @@ func (rp *Replayer) Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []flo
 		sv.attempt(t, h, p, sv.k, sv.fs, nil, rp.ynew, false, &rp.st)
 		copy(rp.ynext, rp.ybar)
 		clear(rp.ybar)
+		// Dense saves inside the step are y + Σ b_i(θ)·K_i of the step's own
+		// increments: their cotangents enter its reverse sweep.
+		rp.extra = rp.extra[:0]
+		if sv.cfg.DenseSave && cotSaved != nil {
+			for q := next; q > first; q-- {
+				if save[q] != tn {
+					rp.extra = append(rp.extra, denseCot{(save[q] - t) / h, cotSaved[q*n : (q+1)*n]})
+				}
+			}
+		}
 		rp.reverseStep(t, h, y, p, sv.k, rp.ynext, rp.ybar, gp)
 		for q := next; q > first; q-- {
-			if save[q] != tn && cotSaved != nil {
+			if save[q] != tn && cotSaved != nil && !sv.cfg.DenseSave {
 				hs := save[q] - t
 				sv.attempt(t, hs, p, sv.kSave, sv.fsSave, nil, rp.ynew, false, &rp.st)
+				rp.extra = rp.extra[:0]
 				rp.reverseStep(t, hs, y, p, sv.kSave, cotSaved[q*n:(q+1)*n], rp.ybar, gp)
 			}
 		}
@@ -164,6 +185,13 @@ func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, yne
 		}
 	}
 	addTo(ybarOut, ynewBar)
+	for _, e := range rp.extra { // dense saves: y + Σ b_i(θ)·K_i
+		b := sv.denseWeights(e.theta)
+		for i := range sv.s {
+			addScaled(rp.kbar[i], b[i], e.cot)
+		}
+		addTo(ybarOut, e.cot)
+	}
 	for i := sv.s - 1; i >= 0; i-- {
 		rb := rp.rbar
 		copy(rb, rp.kbar[i])

@@ -39,11 +39,18 @@ type Config struct {
 	// exactly the derivative of the discrete map, and its block-triangular
 	// W is solved block by block with the LU of W = I − hγJ alone, so the
 	// state's arithmetic, error norm and mesh are those of a plain solve.
-	NS      int
-	JVP     func(t float64, y, p, v, w, out []float64)
-	JVPJacY func(t float64, y, p, v, w, jac []float64)
-	JVPDfDt func(t float64, y, p, v, w, out []float64)
-	SensW   [][]float64
+	NS int
+	// DenseSave computes save times inside a step from the method's
+	// continuous extension instead of a re-step: y(t + θh) =
+	// y + Σ b_i(θ)·K_i with b_i(θ) = θ·m_i + θ(1−θ)·(H1_i + θ·H2_i + θ²·H3_i)
+	// (method.Rosenbrock.Dense; order 4 for Rodas5P, 2 for Rosenbrock23).
+	// It costs no evaluation and no factorisation; sensitivities and the
+	// reverse replay differentiate the same formula.
+	DenseSave bool
+	JVP       func(t float64, y, p, v, w, out []float64)
+	JVPJacY   func(t float64, y, p, v, w, jac []float64)
+	JVPDfDt   func(t float64, y, p, v, w, out []float64)
+	SensW     [][]float64
 }
 
 // Solver holds a configuration and the work arrays of one trajectory.
@@ -76,6 +83,7 @@ type Solver struct {
 	ftc      [][]float64
 	accL, g  []float64
 	sIn      []float64
+	bTheta   []float64 // dense-output weights b_i(θ)
 }
 
 // New validates cfg and returns a Solver with its work arrays.
@@ -96,6 +104,8 @@ func New(cfg Config) (*Solver, error) {
 		return nil, fmt.Errorf("ros: %d rtol and %d atol values for Dim = %d", len(cfg.RTol), len(cfg.ATol), cfg.Dim)
 	case cfg.MaxSteps < 1:
 		return nil, fmt.Errorf("ros: MaxSteps = %d: must be ≥ 1", cfg.MaxSteps)
+	case cfg.DenseSave && len(tb.Dense) != 3:
+		return nil, fmt.Errorf("ros: DenseSave: %s has no continuous extension", tb.Name)
 	case cfg.HMax < 0 || math.IsNaN(cfg.HMax):
 		return nil, fmt.Errorf("ros: HMax = %g: must be ≥ 0", cfg.HMax)
 	case cfg.H0 < 0 || math.IsNaN(cfg.H0) || math.IsInf(cfg.H0, 0):
@@ -118,6 +128,7 @@ func New(cfg Config) (*Solver, error) {
 	sv.y, sv.y1, sv.yt, sv.acc, sv.jv, sv.ev, sv.ft, sv.f0 = mk(), mk(), mk(), mk(), mk(), mk(), mk(), mk()
 	sv.jac, sv.w = make([]float64, n*n), make([]float64, n*n)
 	sv.piv = make([]int, n)
+	sv.bTheta = make([]float64, s)
 	if ns := cfg.NS; ns > 0 {
 		if cfg.JVP == nil || cfg.JVPJacY == nil || (cfg.DfDt != nil && cfg.JVPDfDt == nil) || len(cfg.SensW) != ns {
 			return nil, fmt.Errorf("ros: %d sensitivity columns need JVP, JVPJacY (the second-derivative program), JVPDfDt for a non-autonomous problem, and %d parameter directions", ns, ns)
@@ -246,9 +257,12 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 		}
 		for isave < nsave && dir*(tr.Save[isave]-tn) <= 0 {
 			dst := out.Saved[isave*na : (isave+1)*na]
-			if tr.Save[isave] == tn {
+			switch {
+			case tr.Save[isave] == tn:
 				copy(dst, y1)
-			} else {
+			case cfg.DenseSave:
+				sv.dense(dst, (tr.Save[isave]-t)/h, sv.k, sv.l)
+			default:
 				sv.attempt(t, tr.Save[isave]-t, p, sv.kSave, sv.fsSave, sv.lSave, dst, false, st)
 			}
 			isave++
@@ -412,6 +426,28 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 		return math.Inf(1), false
 	}
 	return err, true
+}
+
+// denseWeights sets sv.bTheta to the continuous extension's weights
+// b_i(θ) = θ·m_i + θ(1−θ)·(H1_i + θ·H2_i + θ²·H3_i).
+func (sv *Solver) denseWeights(theta float64) []float64 {
+	tb := sv.tb
+	for i := range sv.s {
+		h := tb.Dense[0][i] + theta*(tb.Dense[1][i]+theta*tb.Dense[2][i])
+		sv.bTheta[i] = theta*tb.M[i] + theta*(1-theta)*h
+	}
+	return sv.bTheta
+}
+
+// dense writes the continuous extension at θ of the step whose
+// increments are k (and l for the sensitivity columns) into dst.
+func (sv *Solver) dense(dst []float64, theta float64, k [][]float64, l [][][]float64) {
+	n := sv.dim
+	b := sv.denseWeights(theta)
+	combineInto(dst[:n], sv.y[:n], b, k)
+	for c := range sv.cfg.NS {
+		combineInto(dst[n*(1+c):n*(2+c)], sv.y[n*(1+c):n*(2+c)], b, l[c])
+	}
 }
 
 // combineInto sets dst = base + Σ_j w_j·v_j over the nonzero weights.
