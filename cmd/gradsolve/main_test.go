@@ -99,6 +99,12 @@ func TestStiffRouting(t *testing.T) {
 	if err != nil || !strings.Contains(out, "method Rosenbrock23") || !strings.Contains(out, "1 Success") {
 		t.Errorf("rosenbrock23 on robertson.ode: %v\n%s", err, out)
 	}
+	if _, _, err := runCmd("solve", "../../examples/hires.ode", "--saveat", "1,2", "--dense", "-q"); err != nil {
+		t.Errorf("--dense with Rodas5P: %v", err)
+	}
+	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--saveat", "0.5", "--dense", "-q"); err == nil || !strings.Contains(err.Error(), "DenseSave") {
+		t.Errorf("--dense with an explicit method: %v", err)
+	}
 	if out, _, _ := runCmd("list"); !strings.Contains(out, "rodas5p (stiff)") {
 		t.Errorf("list lacks the Rosenbrock methods:\n%s", out)
 	}

@@ -55,6 +55,7 @@ type solveFlags struct {
 	workers, ref      int
 	out               string
 	progress, quietly bool
+	dense             bool
 	sens              string // solve: sensitivity columns
 	cot, loss, data   string // grad: what to differentiate
 	mode              string // grad: auto, forward, reverse
@@ -79,6 +80,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy and stats.json")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
+	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve":
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
@@ -222,7 +224,8 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 func (j *job) options(stderr io.Writer) (*gradsolve.Options, *progressBar) {
 	fl := j.fl
 	bar := newProgressBar(stderr, time.Second)
-	return &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers, Progress: bar.update}, bar
+	return &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
+		DenseSave: fl.dense, Progress: bar.update}, bar
 }
 
 func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
