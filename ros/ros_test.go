@@ -143,3 +143,55 @@ func TestSensSolveDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// The error estimate Σ e_i·K_i of one step from a smooth state falls
+// like h^(q+1), q = min(Order, ErrOrder): slope 3 for Rosenbrock23 (its
+// estimate is third order), 5 for Rodas5P, within ±0.3. The problem is
+// nonlinear and non-autonomous: y1' = y2·(y1² + y2²) + sin t,
+// y2' = −y1·(y1² + y2²).
+func TestEstimatorOrder(t *testing.T) {
+	f := func(tt float64, y, _, dy []float64) {
+		r := y[0]*y[0] + y[1]*y[1]
+		dy[0], dy[1] = y[1]*r+math.Sin(tt), -y[0]*r
+	}
+	jac := func(_ float64, y, _, j []float64) {
+		r := y[0]*y[0] + y[1]*y[1]
+		j[0], j[1] = 2*y[0]*y[1], r+2*y[1]*y[1]
+		j[2], j[3] = -r-2*y[0]*y[0], -2*y[0]*y[1]
+	}
+	dfdt := func(tt float64, _, _, o []float64) { o[0], o[1] = math.Cos(tt), 0 }
+	for _, rt := range method.AllRosenbrock() {
+		sv, err := New(Config{Tableau: rt, F: f, JacY: jac, DfDt: dfdt, Dim: 2, RTol: fill(1, 2), ATol: fill(1, 2),
+			MaxSteps: 1, Controller: control.DefaultPI(rt.EstimateOrder(), 0, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y0 := []float64{0.3, 0.9}
+		var est []float64
+		hs := []float64{0.1, 0.05, 0.025, 0.0125}
+		for _, h := range hs {
+			copy(sv.y, y0)
+			f(0.2, y0, nil, sv.f0)
+			jac(0.2, y0, nil, sv.jac)
+			dfdt(0.2, y0, nil, sv.ft)
+			var st ode.Stats
+			// With unit tolerances the norm is the RMS of e/(1 + |y|): a
+			// smooth function of h times the raw estimate.
+			e, ok := sv.attempt(0.2, h, nil, sv.k, sv.fs, nil, sv.y1, true, &st)
+			if !ok {
+				t.Fatalf("%s: step failed", rt.Name)
+			}
+			est = append(est, e)
+		}
+		var slopes []float64
+		for i := 0; i+1 < len(est); i++ {
+			slopes = append(slopes, math.Log2(est[i]/est[i+1]))
+		}
+		want := float64(rt.EstimateOrder())
+		got := slopes[len(slopes)-1]
+		t.Logf("%s: estimates %.3g, slopes %.3f", rt.Name, est, slopes)
+		if math.Abs(got-want) > 0.3 {
+			t.Errorf("%s: estimator slope %.3f, want %g ± 0.3", rt.Name, got, want)
+		}
+	}
+}
