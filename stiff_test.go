@@ -421,3 +421,33 @@ func TestDenseSave(t *testing.T) {
 		t.Errorf("DenseSave with an explicit method: %v", err)
 	}
 }
+
+// Rosenbrock methods integrate backwards in time too, with save times
+// ordered in that direction: the Kepler orbit one period back returns to
+// its start (the exact solution is periodic) to the tolerance's accuracy.
+func TestRosenbrockBackwards(t *testing.T) {
+	pr := exampleProblem(t, "kepler")
+	ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{-2 * math.Pi}, Save: []float64{-math.Pi, -2 * math.Pi}}
+	for _, rt := range method.AllRosenbrock() {
+		res := mustSolve(t, pr, ens, &gradsolve.Options{Rosenbrock: rt, RTol: 1e-9, ATol: 1e-12})
+		// One period of an e = 0.5 orbit: each step's local error is held
+		// to ≈ rtol = 1e-9 and the phase error adds them up over the steps
+		// (Rosenbrock23, second order: ≈ 6300 steps, 3.2e-5 observed, the
+		// same as forwards; Rodas5P: ≈ 380 steps, 3.5e-9), so the bound is
+		// 10·steps·rtol.
+		bound := 10 * float64(res.Stats[0].Accepted) * 1e-9
+		if e := relErr(res.Row(0), pr.Y0); e > bound {
+			t.Errorf("%s: after one period backwards, relative error %.2g", rt.Name, e)
+		}
+		if !bitwiseEqual(res.SavedRow(0, 1), res.Row(0)) {
+			t.Errorf("%s: the save at t1 differs from the final state", rt.Name)
+		}
+		want := make([]float64, 4)
+		if err := systems.KeplerExact(pr.Y0, pr.P, -math.Pi, want); err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr(res.SavedRow(0, 0), want); e > bound {
+			t.Errorf("%s: at t = -π relative error %.2g", rt.Name, e)
+		}
+	}
+}
