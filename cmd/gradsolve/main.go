@@ -7,6 +7,7 @@
 //	                                     or of a built-in system
 //	gradsolve grad [FILE.ode] [flags]    gradient of a loss by the reverse replay
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
+//	gradsolve halo [flags]               the stellar-orbit application
 //	gradsolve list                       list the built-in systems and methods
 //
 // Run "gradsolve solve -h" for the flags. With no arguments, solve runs
@@ -40,6 +41,7 @@ commands:
           report steps and time, write NumPy files with --out DIR
   grad    gradient of a loss of the final states by the reverse replay
   gen     write a problem file's right-hand side and derivatives as Go source
+  halo    stellar orbits in a flattened halo, with sensitivities and an accuracy check
   list    list the built-in systems and methods
 
 Run "gradsolve <command> -h" for a command's flags.
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return genCmd(args[1:], stdout, stderr)
 	case "grad":
 		return gradCmd(ctx, args[1:], stdout, stderr)
+	case "halo":
+		return haloCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		return listCmd(stdout)
 	case "-h", "--help", "help":

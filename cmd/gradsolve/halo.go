@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gradsolve/gradsolve/app/halo"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/npy"
+	"github.com/gradsolve/gradsolve/plots"
+)
+
+const haloUsage = `usage: gradsolve halo [flags]
+
+Stellar orbits in the flattened logarithmic halo (shared/reference/applications.md
+§A): draw --n stars from --seed, integrate them for 3.7 median orbital periods
+with forward sensitivities of the final state to (vc, q), compare with a
+converged reference (DP8 at rtol 1e-12), and check the requirement: 99% of
+orbits within 1e-4 in state and 1e-3 in sensitivity. With --out DIR it writes
+y0.npy, y_final.npy, sens.npy (n×6×2), errors.npy (n×2: state, sensitivity),
+stats.json, orbits.png and errors.png.
+
+flags:
+`
+
+type haloStats struct {
+	N               int                `json:"n"`
+	Seed            uint64             `json:"seed"`
+	Params          map[string]float64 `json:"params"`
+	T1              float64            `json:"t1"`
+	MedianPeriods   float64            `json:"median_periods"`
+	Method          string             `json:"method"`
+	RTol            float64            `json:"rtol"`
+	ATol            float64            `json:"atol"`
+	Workers         int                `json:"workers"`
+	SolveSeconds    float64            `json:"solve_seconds"`
+	RefSeconds      float64            `json:"reference_seconds"`
+	WallSeconds     float64            `json:"wall_seconds"`
+	Accepted        int                `json:"accepted_steps"`
+	Rejected        int                `json:"rejected_steps"`
+	Failed          int                `json:"failed"`
+	StateP99        float64            `json:"state_error_p99"`
+	SensP99         float64            `json:"sensitivity_error_p99"`
+	StateReq        float64            `json:"state_requirement"`
+	SensReq         float64            `json:"sensitivity_requirement"`
+	RequirementMet  bool               `json:"requirement_met"`
+	ErrorDefinition string             `json:"error_definition"`
+}
+
+func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	fs := flag.NewFlagSet("halo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 10000, "number of stars")
+	seed := fs.Uint64("seed", 1, "seed of the initial conditions")
+	rtol := fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)")
+	atol := fs.Float64("atol", 0, "absolute tolerance (default: the application's)")
+	meth := fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)")
+	workers := fs.Int("workers", 0, "worker goroutines (0: all cores)")
+	out := fs.String("out", "", "output directory")
+	fs.Usage = func() { fmt.Fprint(stderr, haloUsage); fs.PrintDefaults() }
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("halo: unexpected argument %q", pos[0])
+	}
+	if *n < 1 {
+		return fmt.Errorf("--n = %d: must be ≥ 1", *n)
+	}
+	if (*rtol == 0) != (*atol == 0) {
+		return fmt.Errorf("halo: give both --rtol and --atol, or neither")
+	}
+	cfg := halo.Config{N: *n, Seed: *seed, RTol: *rtol, ATol: *atol, Workers: *workers}
+	if *meth != "" {
+		if cfg.Method, err = method.ByName(*meth); err != nil {
+			return err
+		}
+	}
+	if *out != "" {
+		if err := checkOutDir(*out); err != nil {
+			return err
+		}
+	}
+	bar := newProgressBar(stderr, time.Second)
+	cfg.Progress = bar.update
+	r, err := halo.Run(ctx, cfg)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	c := r.Config
+	tot := r.Solve.Total()
+	st := haloStats{N: c.N, Seed: c.Seed, Params: map[string]float64{"vc": c.VC, "q": c.Q, "rc": c.RC},
+		T1: r.T1, MedianPeriods: halo.MedianPeriods, Method: r.Solve.Method, RTol: c.RTol, ATol: c.ATol,
+		Workers: r.Solve.Workers, SolveSeconds: r.Solve.Elapsed.Seconds(), RefSeconds: r.Ref.Elapsed.Seconds(),
+		Accepted: tot.Accepted, Rejected: tot.Rejected, Failed: len(r.Solve.Failed()),
+		StateP99: r.StateP99, SensP99: r.SensP99, StateReq: halo.StateRequirement, SensReq: halo.SensRequirement,
+		RequirementMet: r.Pass,
+		ErrorDefinition: "state: max(|Δx|/r_E, |Δv|/v_E); sensitivity: ‖A−B‖_F/‖B‖_F of the 6×2 matrices " +
+			"with rows divided by r_E (positions) or v_E (velocities) and columns multiplied by vc, q; " +
+			"against DP8 at rtol = atol = 1e-12 with sensitivities in the error test"}
+	if *out != "" {
+		if err := writeHalo(ctx, *out, r, &st, start); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "gradsolve halo: %d stars (seed %d), vc = %g, q = %g, rc = %g, t ∈ [0, %.4g] (%.1f median periods)\n",
+		c.N, c.Seed, c.VC, c.Q, c.RC, r.T1, halo.MedianPeriods)
+	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, sensitivities to (vc, q), %d workers\n", r.Solve.Method, c.RTol, c.ATol, r.Solve.Workers)
+	fmt.Fprintf(tw, "  solve\t%v\t(%.1f steps per star; reference %v)\n", r.Solve.Elapsed.Round(time.Millisecond),
+		float64(tot.Accepted)/float64(c.N), r.Ref.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(tw, "  quantity\t99th percentile error\trequirement\n")
+	fmt.Fprintf(tw, "  state\t%.2e\t%.0e\n", r.StateP99, halo.StateRequirement)
+	fmt.Fprintf(tw, "  sensitivity\t%.2e\t%.0e\n", r.SensP99, halo.SensRequirement)
+	verdict := "met"
+	if !r.Pass {
+		verdict = "NOT met"
+	}
+	fmt.Fprintf(tw, "  requirement\t%s\t\n", verdict)
+	if *out != "" {
+		fmt.Fprintf(tw, "  wrote\t%s\t\n", *out)
+	}
+	return tw.Flush()
+}
+
+// writeHalo writes the arrays, stats.json and the two figures.
+func writeHalo(ctx context.Context, dir string, r *halo.Result, st *haloStats, start time.Time) error {
+	n := r.Config.N
+	errs := make([]float64, 0, 2*n)
+	for i := range n {
+		errs = append(errs, r.StateErr[i], r.SensErr[i])
+	}
+	for _, f := range []struct {
+		name  string
+		shape []int
+		data  []float64
+	}{
+		{"y0.npy", []int{n, 6}, r.Stars.Y0},
+		{"y_final.npy", []int{n, 6}, r.Solve.Y},
+		{"sens.npy", []int{n, 6, 2}, r.Solve.S},
+		{"errors.npy", []int{n, 2}, errs},
+	} {
+		if err := npy.WriteFloat64File(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
+			return err
+		}
+	}
+	tracks, err := halo.Tracks(ctx, r, 12, 600)
+	if err != nil {
+		return err
+	}
+	var xy, xz []plots.Series
+	for _, tr := range tracks {
+		var xs, ys, zs []float64
+		for j := 0; j+2 < len(tr); j += 3 {
+			xs, ys, zs = append(xs, tr[j]), append(ys, tr[j+1]), append(zs, tr[j+2])
+		}
+		xy = append(xy, plots.Series{X: xs, Y: ys})
+		xz = append(xz, plots.Series{X: xs, Y: zs})
+	}
+	eq := &plots.Options{Equal: true}
+	if err := plots.Panels(filepath.Join(dir, "orbits.png"), fmt.Sprintf("12 of %d orbits in the flattened logarithmic halo (q = %g)", n, r.Config.Q),
+		[]plots.Panel{
+			{Title: "face-on", XLabel: "x", YLabel: "y", Series: xy, Opt: eq},
+			{Title: "edge-on", XLabel: "x", YLabel: "z", Series: xz, Opt: eq},
+		}); err != nil {
+		return err
+	}
+	if err := plots.CDF(filepath.Join(dir, "errors.png"), fmt.Sprintf("Errors of %d orbits against the DP8 reference", n),
+		"error (units of r_E, v_E; relative for sensitivities)",
+		[]plots.Series{{Name: "state", Y: r.StateErr}, {Name: "sensitivity", Y: r.SensErr}},
+		&plots.Options{LogX: true,
+			VLines: []plots.Mark{{Name: "state requirement", At: halo.StateRequirement}, {Name: "sensitivity requirement", At: halo.SensRequirement}},
+			HLines: []plots.Mark{{Name: "99%", At: halo.Quantile}}}); err != nil {
+		return err
+	}
+	st.WallSeconds = time.Since(start).Seconds()
+	return npy.WriteFileAtomic(filepath.Join(dir, "stats.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	})
+}
