@@ -8,6 +8,7 @@
 //	gradsolve grad [FILE.ode] [flags]    gradient of a loss by the reverse replay
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
 //	gradsolve halo [flags]               the stellar-orbit application
+//	gradsolve precession [flags]         the spin-precession application
 //	gradsolve list                       list the built-in systems and methods
 //
 // Run "gradsolve solve -h" for the flags. With no arguments, solve runs
@@ -42,6 +43,7 @@ commands:
   grad    gradient of a loss of the final states by the reverse replay
   gen     write a problem file's right-hand side and derivatives as Go source
   halo    stellar orbits in a flattened halo, with sensitivities and an accuracy check
+  precession  binary black-hole spin precession from r = 100 M to 10 M, with an accuracy check
   list    list the built-in systems and methods
 
 Run "gradsolve <command> -h" for a command's flags.
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return gradCmd(ctx, args[1:], stdout, stderr)
 	case "halo":
 		return haloCmd(ctx, args[1:], stdout, stderr)
+	case "precession":
+		return precessionCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		return listCmd(stdout)
 	case "-h", "--help", "help":
