@@ -1,0 +1,126 @@
+package quintessence
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+// The background reference values of applications.md §B.7 at Ω_m = 0.3,
+// Ω_r = 0 (scipy DOP853 at rtol 1e-12 with brentq; 10 significant
+// digits printed): ṽ0, φ(0), φ'(0), w0 and the distances, to 1e-8
+// relative (our solve: DP8 at 1e-11).
+func TestBackgroundReference(t *testing.T) {
+	bgs, err := Flatten(context.Background(), []Cosmology{{OmegaM: 0.3, Lambda: 0}, {OmegaM: 0.3, Lambda: 0.5}, {OmegaM: 0.3, Lambda: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %.12g, reference %.12g", what, got, want)
+		}
+	}
+	want := []struct{ v0, phi, dphi, w0 float64 }{
+		{0.7, 0, 0, -1},
+		{0.7408469868, 0.1521907252, 0.2839346575, -0.96161005},
+		{0.8959594292, 0.3283921855, 0.5736045672, -0.84332276},
+	}
+	for i, w := range want {
+		near("ṽ0", bgs[i].V0, w.v0, 1e-9)
+		near("φ(0)", bgs[i].Phi0, w.phi, 1e-9)
+		near("φ'(0)", bgs[i].DPhi0, w.dphi, 1e-9)
+		near("w0", bgs[i].W0, w.w0, 1e-8)
+	}
+	at := func(bg *Background, z float64) int {
+		for k, zz := range bg.Z {
+			if zz == z {
+				return k
+			}
+		}
+		t.Fatalf("z = %g not among %v", z, bg.Z)
+		return -1
+	}
+	rows := []struct {
+		i                int
+		z, e, dm, dh, dv float64
+	}{
+		{0, 0.51, 1.3163910133, 0.4486033853, 0.7596527095, 0.4272054523},
+		{0, 2.33, 3.4318815685, 1.3128841442, 0.2913853465, 1.0538014985},
+		{1, 0.51, 1.3257363569, 0.4463382210, 0.7542977869, 0.4247633676},
+		{1, 2.33, 3.4375663894, 1.3067723567, 0.2909034726, 1.0499490739},
+		{2, 0.295, 1.1945708738, 0.2701528793, 0.8371206949, 0.2621861614},
+		{2, 0.51, 1.3575063811, 0.4390898383, 0.7366447877, 0.4168486089},
+		{2, 2.33, 3.4588139771, 1.2861221978, 0.2891164447, 1.0367269650},
+	}
+	for _, r := range rows {
+		bg := bgs[r.i]
+		k := at(bg, r.z)
+		near("E", bg.E[k], r.e, 1e-9)
+		near("D_M", bg.DM[k], r.dm, 1e-9)
+		near("D_H", bg.DH[k], r.dh, 1e-9)
+		near("D_V", bg.DV[k], r.dv, 1e-9)
+	}
+}
+
+// The derivatives through the flatness condition agree with central
+// differences of the flat model: dm/dΩ_m to 1e-6 relative. With
+// δ = 1e-5 the truncation error is ~δ²·m''' ≈ 1e-10 and the solves'
+// errors (≈ 1e-11 relative, from rtol 1e-11, and the flatness residual
+// 1e-13) divided by δ give ≈ 1e-6 at most.
+func TestTemplateDerivative(t *testing.T) {
+	ctx := context.Background()
+	bg, err := Flatten(ctx, []Cosmology{{OmegaM: 0.31, Lambda: 0.8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dm := templates(bg[0])
+	const d = 1e-5
+	bp, _ := Flatten(ctx, []Cosmology{{OmegaM: 0.31 + d, Lambda: 0.8}})
+	bm, _ := Flatten(ctx, []Cosmology{{OmegaM: 0.31 - d, Lambda: 0.8}})
+	mp, _ := templates(bp[0])
+	mm, _ := templates(bm[0])
+	for k := range dm {
+		fd := (mp[k] - mm[k]) / (2 * d)
+		if math.Abs(fd-dm[k]) > 1e-6*math.Abs(fd) {
+			t.Errorf("dm[%d]/dΩ_m = %.10g, central difference %.10g", k, dm[k], fd)
+		}
+	}
+}
+
+// The profile reproduces the reference table of applications.md §B.7
+// (DESI DR2 BAO only, Ω_r = 0) to its printed digits, including the
+// ΛCDM fit χ² = 10.271, Ω_m = 0.2975, h·r_d = 101.54 Mpc.
+func TestProfileReference(t *testing.T) {
+	lambdas := []float64{0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6}
+	want := []struct{ chi2, om, hrd, w0 float64 }{
+		{10.271, 0.2975, 101.540, -1.0000},
+		{10.146, 0.2978, 101.431, -0.9939},
+		{9.794, 0.2989, 101.102, -0.9754},
+		{9.288, 0.3007, 100.548, -0.9447},
+		{8.774, 0.3033, 99.760, -0.9015},
+		{8.589, 0.3048, 99.273, -0.8752},
+		{8.515, 0.3066, 98.721, -0.8457},
+		{8.617, 0.3086, 98.099, -0.8130},
+		{8.986, 0.3109, 97.403, -0.7770},
+		{11.083, 0.3162, 95.762, -0.6950},
+		{16.603, 0.3231, 93.720, -0.5990},
+	}
+	pts, err := Profile(context.Background(), lambdas, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		p := pts[i]
+		// Half a unit in the last printed digit.
+		if math.Abs(p.Chi2-w.chi2) > 5e-4 || math.Abs(p.OmegaM-w.om) > 5e-5 || math.Abs(p.HRd-w.hrd) > 5e-4 || math.Abs(p.W0-w.w0) > 5e-5 {
+			t.Errorf("λ = %g: χ² %.4f Ω_m %.5f h·r_d %.4f w0 %.5f; reference %.3f %.4f %.3f %.4f",
+				p.Lambda, p.Chi2, p.OmegaM, p.HRd, p.W0, w.chi2, w.om, w.hrd, w.w0)
+		}
+	}
+	lo, hi, best := Interval(pts)
+	t.Logf("best λ %.2f, 68%% interval [%.3f, %.3f]", best, lo, hi)
+	if best != 1.0 || math.Abs(lo-0.51) > 0.05 || math.Abs(hi-1.27) > 0.05 {
+		t.Errorf("best λ %g, interval [%g, %g]; reference ≈ 1.0, [0.51, 1.27]", best, lo, hi)
+	}
+}
