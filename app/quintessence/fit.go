@@ -15,13 +15,23 @@ import (
 // CKms is the speed of light in km/s; c/H0 = 2997.92458 h⁻¹ Mpc.
 const CKms = 299792.458
 
-// Solver tolerances: DP8 at rtol = atol = 1e-11, so the observables carry
-// errors near 1e-10 relative, far below the printed digits of the
-// reference values (applications.md §B.7).
+// DefaultRTol and DefaultATol are the solves' tolerances (DP8): the
+// observables then carry errors near 1e-10 relative, far below the
+// printed digits of the reference values (applications.md §B.7).
 const (
-	solveRTol = 1e-11
-	solveATol = 1e-11
+	DefaultRTol = 1e-11
+	DefaultATol = 1e-11
 )
+
+// Tolerances sets the solves' tolerances; zero values take the defaults.
+type Tolerances struct{ RTol, ATol float64 }
+
+func (t Tolerances) resolved() Tolerances {
+	if t.RTol == 0 && t.ATol == 0 {
+		return Tolerances{DefaultRTol, DefaultATol}
+	}
+	return t
+}
 
 var (
 	problemOnce sync.Once
@@ -83,7 +93,8 @@ func distinct() []float64 {
 
 // solveBackgrounds integrates every cosmology from N_i to 0 with save
 // times at the redshifts zs, and sensitivities to (Ω_m, ṽ0).
-func solveBackgrounds(ctx context.Context, cs []Cosmology, zs []float64) ([]*Background, error) {
+func solveBackgrounds(ctx context.Context, cs []Cosmology, zs []float64, tol Tolerances) ([]*Background, error) {
+	tol = tol.resolved()
 	pr, err := theProblem()
 	if err != nil {
 		return nil, err
@@ -100,7 +111,7 @@ func solveBackgrounds(ctx context.Context, cs []Cosmology, zs []float64) ([]*Bac
 	}
 	res, err := gradsolve.Solve(ctx, pr, &gradsolve.Ensemble{N: n, Y0: []float64{0, 0, 0}, P: p,
 		T0: []float64{NStart}, T1: []float64{0}, Save: save},
-		&gradsolve.Options{Method: method.DP8, RTol: solveRTol, ATol: solveATol,
+		&gradsolve.Options{Method: method.DP8, RTol: tol.RTol, ATol: tol.ATol,
 			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}})
 	if err != nil {
 		return nil, err
@@ -169,6 +180,10 @@ func esq(c Cosmology, N float64, y, s []float64) (e2, dOm, dV0 float64) {
 // the forward sensitivity ∂E²(0)/∂ṽ0, starting from 1 − Ω_m − Ω_r, to
 // |E²(0) − 1| < 1e-13. It returns the backgrounds at the solution.
 func Flatten(ctx context.Context, cs []Cosmology) ([]*Background, error) {
+	return flatten(ctx, cs, Tolerances{})
+}
+
+func flatten(ctx context.Context, cs []Cosmology, tol Tolerances) ([]*Background, error) {
 	zs := distinct()
 	cur := append([]Cosmology(nil), cs...)
 	for i := range cur {
@@ -177,7 +192,7 @@ func Flatten(ctx context.Context, cs []Cosmology) ([]*Background, error) {
 		}
 	}
 	for range 50 {
-		bgs, err := solveBackgrounds(ctx, cur, zs)
+		bgs, err := solveBackgrounds(ctx, cur, zs, tol)
 		if err != nil {
 			return nil, err
 		}

@@ -84,6 +84,11 @@ func (dt *data) chi2(m []float64, alpha float64) float64 {
 // with dm/dΩ_m from the forward sensitivities and the flatness condition,
 // until |ΔΩ_m| < 1e-11. Ω_r is fixed (0 for the reference results).
 func Profile(ctx context.Context, lambdas []float64, omegaR float64) ([]ProfilePoint, error) {
+	return ProfileWith(ctx, lambdas, omegaR, Tolerances{})
+}
+
+// ProfileWith is Profile with the solves' tolerances given.
+func ProfileWith(ctx context.Context, lambdas []float64, omegaR float64, tol Tolerances) ([]ProfilePoint, error) {
 	if len(lambdas) == 0 {
 		return nil, errors.New("quintessence: empty λ grid")
 	}
@@ -106,7 +111,7 @@ func Profile(ctx context.Context, lambdas []float64, omegaR float64) ([]ProfileP
 		active[i] = true
 	}
 	for iter := 1; iter <= 50; iter++ {
-		bgs, err := Flatten(ctx, cs)
+		bgs, err := flatten(ctx, cs, tol)
 		if err != nil {
 			return nil, err
 		}

@@ -65,7 +65,7 @@ func TestBackgroundReference(t *testing.T) {
 
 // The derivatives through the flatness condition agree with central
 // differences of the flat model: dm/dΩ_m to 1e-6 relative. With
-// δ = 1e-5 the truncation error is ~δ²·m”' ≈ 1e-10 and the solves'
+// δ = 1e-5 the truncation error is ~δ²·|d³m/dΩ_m³| ≈ 1e-10 and the solves'
 // errors (≈ 1e-11 relative, from rtol 1e-11, and the flatness residual
 // 1e-13) divided by δ give ≈ 1e-6 at most.
 func TestTemplateDerivative(t *testing.T) {

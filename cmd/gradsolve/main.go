@@ -9,6 +9,7 @@
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
 //	gradsolve halo [flags]               the stellar-orbit application
 //	gradsolve precession [flags]         the spin-precession application
+//	gradsolve quintessence [flags]       the quintessence profile likelihood
 //	gradsolve list                       list the built-in systems and methods
 //
 // Run "gradsolve solve -h" for the flags. With no arguments, solve runs
@@ -44,6 +45,7 @@ commands:
   gen     write a problem file's right-hand side and derivatives as Go source
   halo    stellar orbits in a flattened halo, with sensitivities and an accuracy check
   precession  binary black-hole spin precession from r = 100 M to 10 M, with an accuracy check
+  quintessence  thawing quintessence fitted to DESI DR2 BAO: profile likelihood over λ
   list    list the built-in systems and methods
 
 Run "gradsolve <command> -h" for a command's flags.
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return haloCmd(ctx, args[1:], stdout, stderr)
 	case "precession":
 		return precessionCmd(ctx, args[1:], stdout, stderr)
+	case "quintessence":
+		return quintessenceCmd(ctx, args[1:], stdout, stderr)
 	case "list":
 		return listCmd(stdout)
 	case "-h", "--help", "help":

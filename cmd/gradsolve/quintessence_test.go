@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestQuintessenceCommand(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := runCmd("quintessence", "--n", "9", "--lambda-max", "1.6", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "10.271") || !strings.Contains(out, "best λ = 1.00") {
+		t.Errorf("summary:\n%s", out)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "profile.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if lines[0] != "lambda,chi2,omega_m,h_rd,w0" || len(lines) != 10 || !strings.HasPrefix(lines[1], "0,10.2710") {
+		t.Errorf("profile.csv:\n%s", csv)
+	}
+	for _, f := range []string{"profile.png", "stats.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--n", "1"}, "at least 2"},
+		{[]string{"--lambda-max", "-1"}, "--lambda-max"},
+		{[]string{"--omega-r", "0.5"}, "--omega-r"},
+	} {
+		_, _, err := runCmd(append([]string{"quintessence"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
