@@ -79,7 +79,7 @@ func TestDefaultsMeetRequirement(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	r, err := Run(context.Background(), Config{N: n, Seed: 1})
+	r, err := Run(context.Background(), Config{N: n, Seed: 1, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestDefaultsMeetRequirement(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	r, err := Run(context.Background(), Config{N: n, Seed: 2})
+	r, err := Run(context.Background(), Config{N: n, Seed: 2, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // output is written with the documented shape, and bad flags are named.
 func TestHaloCommand(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := runCmd("halo", "--n", "200", "--seed", "3", "--out", dir)
+	out, _, err := runCmd("halo", "--n", "200", "--seed", "3", "--check", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,15 @@ func TestHaloCommand(t *testing.T) {
 	}
 	if st["requirement_met"] != true {
 		t.Errorf("requirement not met: %v", st)
+	}
+	// Without --check: no reference, no error files.
+	dir2 := t.TempDir()
+	out, _, err = runCmd("halo", "--n", "50", "--out", dir2)
+	if err != nil || strings.Contains(out, "requirement") {
+		t.Errorf("halo without --check: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "errors.npy")); err == nil {
+		t.Error("errors.npy written without --check")
 	}
 	for _, c := range []struct {
 		args []string

@@ -9,7 +9,7 @@ import (
 
 func TestPrecessionCommand(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := runCmd("precession", "--n", "30", "--seed", "5", "--out", dir)
+	out, _, err := runCmd("precession", "--n", "30", "--seed", "5", "--check", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 
 func TestQuintessenceCommand(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := runCmd("quintessence", "--n", "9", "--lambda-max", "1.6", "--out", dir)
+	out, _, err := runCmd("quintessence", "--n", "9", "--lambda-max", "1.6", "--check", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "10.271") || !strings.Contains(out, "best λ = 1.00") {
+	if !strings.Contains(out, "10.271") || !strings.Contains(out, "best λ = 1.00") || !strings.Contains(out, "check passed") {
 		t.Errorf("summary:\n%s", out)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "profile.csv"))
