@@ -49,6 +49,7 @@ type precessionStats struct {
 	Failed         int     `json:"failed"`
 	Checked        bool    `json:"checked"`
 	P99            float64 `json:"error_p99_rad,omitempty"`
+	FixtureErr     float64 `json:"fixture_error_rad,omitempty"`
 	Requirement    float64 `json:"requirement_rad"`
 	RequirementMet bool    `json:"requirement_met"`
 }
@@ -106,7 +107,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Method: r.Solve.Method, RTol: c.RTol, ATol: c.ATol, Workers: r.Solve.Workers,
 		SolveSeconds: r.Solve.Elapsed.Seconds(), Checked: c.Check,
 		Accepted: tot.Accepted, Rejected: tot.Rejected, Failed: len(r.Solve.Failed()),
-		P99: r.P99, Requirement: precession.Requirement, RequirementMet: r.Pass}
+		P99: r.P99, FixtureErr: r.FixtureErr, Requirement: precession.Requirement, RequirementMet: r.Pass}
 	if c.Check {
 		st.RefSeconds = r.Ref.Elapsed.Seconds()
 	}
@@ -121,12 +122,15 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintf(tw, "  solve\t%v\t(%.0f steps per binary, %.3g µs per binary)\n", r.Solve.Elapsed.Round(time.Millisecond),
 		float64(tot.Accepted)/float64(c.N), float64(r.Solve.Elapsed.Nanoseconds())/1e3/float64(c.N))
 	if c.Check {
-		verdict := "met"
-		if !r.Pass {
-			verdict = "NOT met"
+		verdict := func(e float64) string {
+			if e <= precession.Requirement {
+				return "met"
+			}
+			return "NOT met"
 		}
 		fmt.Fprintf(tw, "  reference\t%v\t\n", r.Ref.Elapsed.Round(time.Millisecond))
-		fmt.Fprintf(tw, "  99th percentile angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.P99, precession.Requirement, verdict)
+		fmt.Fprintf(tw, "  99th percentile angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.P99, precession.Requirement, verdict(r.P99))
+		fmt.Fprintf(tw, "  §C.7 fixture angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.FixtureErr, precession.Requirement, verdict(r.FixtureErr))
 	}
 	if *out != "" {
 		fmt.Fprintf(tw, "  wrote\t%s\t\n", *out)
@@ -135,7 +139,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if c.Check && !r.Pass {
-		return fmt.Errorf("precession: the accuracy requirement is not met (p99 %.2e rad)", r.P99)
+		return fmt.Errorf("precession: the accuracy requirement is not met (p99 %.2e rad, fixture %.2e rad)", r.P99, r.FixtureErr)
 	}
 	return nil
 }
