@@ -222,8 +222,11 @@ func linesAxes(title, xlabel, ylabel string, series []Series, opt *Options) (*ax
 		if len(s.Y) == 0 {
 			return nil, errf("%s is empty", label("series", i, s.Name))
 		}
-		ls := draw.LineStyle{Color: plotutil.Color(i), Width: seriesWidth}
+		ls := seriesLine(i)
 		gs := draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+		if o.Markers {
+			gs.Shape = plotutil.Shape(i)
+		}
 		onlyPoints := true
 		rs := ax.runs(s.X, s.Y)
 		for _, r := range rs {
@@ -231,6 +234,9 @@ func linesAxes(title, xlabel, ylabel string, series []Series, opt *Options) (*ax
 				ax.plotters = append(ax.plotters, &plotter.Scatter{XYs: toXYs(r), GlyphStyle: gs})
 			} else {
 				ax.plotters = append(ax.plotters, &plotter.Line{XYs: toXYs(r), LineStyle: ls})
+				if o.Markers {
+					ax.plotters = append(ax.plotters, &plotter.Scatter{XYs: toXYs(r), GlyphStyle: gs})
+				}
 				onlyPoints = false
 			}
 			for _, p := range r {
@@ -246,6 +252,8 @@ func linesAxes(title, xlabel, ylabel string, series []Series, opt *Options) (*ax
 				ax.legend = append(ax.legend, legendEntry{s.Name + " (no drawable data)", lineThumb{ls}})
 			case onlyPoints:
 				ax.legend = append(ax.legend, legendEntry{s.Name, glyphThumb{gs}})
+			case o.Markers:
+				ax.legend = append(ax.legend, legendEntry{s.Name, lineGlyphThumb{ls, gs}})
 			default:
 				ax.legend = append(ax.legend, legendEntry{s.Name, lineThumb{ls}})
 			}
@@ -469,4 +477,19 @@ func histAxes(title, xlabel string, samples []Series, bins int, opt *Options) (*
 		return nil, err
 	}
 	return ax, nil
+}
+
+// nColors is the number of distinct series colours (plotutil's
+// palette); later series repeat them with a dash pattern.
+var nColors = len(plotutil.DefaultColors)
+
+// seriesLine is the line style of series i: plotutil's colours, solid
+// for the first nColors series and dashed for the ones that repeat a
+// colour.
+func seriesLine(i int) draw.LineStyle {
+	ls := draw.LineStyle{Color: plotutil.Color(i), Width: seriesWidth}
+	if i >= nColors {
+		ls.Dashes = plotutil.Dashes(1 + (i/nColors-1)%4)
+	}
+	return ls
 }

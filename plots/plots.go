@@ -64,6 +64,10 @@ type Options struct {
 	// by widening the range of one axis. It is ignored when either axis is
 	// logarithmic, and by CDF and Histogram.
 	Equal bool
+	// Markers draws a glyph at every point of a Lines series, of a shape
+	// that differs between series, to tell apart series that share a
+	// colour or cross often (work-precision diagrams).
+	Markers bool
 	// HLines are horizontal reference lines (at y = At) and VLines vertical
 	// ones (at x = At), drawn dashed; the axis ranges are widened to show
 	// them.

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -460,5 +461,29 @@ func TestHits(t *testing.T) {
 		if got := hits(c.s, r); got != c.want {
 			t.Errorf("hits(%v) = %v, want %v", c.s, got, c.want)
 		}
+	}
+}
+
+// More series than colours, with markers: the styles past the palette
+// are dashed, and every series gets a distinct glyph.
+func TestLinesMarkersManySeries(t *testing.T) {
+	dir := outDir(t)
+	var ss []Series
+	for k := range 11 {
+		s := Series{Name: fmt.Sprintf("tool %d", k)}
+		for i := range 6 {
+			e := math.Pow(10, -float64(4+i))
+			s.X = append(s.X, e)
+			s.Y = append(s.Y, float64(k+1)*math.Pow(e, -0.2))
+		}
+		ss = append(ss, s)
+	}
+	path := filepath.Join(dir, "markers.png")
+	if err := Lines(path, "work-precision", "error", "time [µs]", ss, &Options{LogX: true, LogY: true, Markers: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, path, 576, 432)
+	if a, b := seriesLine(2), seriesLine(2+nColors); a.Color != b.Color || len(a.Dashes) != 0 || len(b.Dashes) == 0 {
+		t.Errorf("series %d and %d: want one colour, the second dashed; got %v %v and %v %v", 2, 2+nColors, a.Color, a.Dashes, b.Color, b.Dashes)
 	}
 }

@@ -414,6 +414,18 @@ func (t lineThumb) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
 }
 
+// lineGlyphThumb is a legend thumbnail showing a line with a glyph on it.
+type lineGlyphThumb struct {
+	line  draw.LineStyle
+	glyph draw.GlyphStyle
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (t lineGlyphThumb) Thumbnail(c *draw.Canvas) {
+	lineThumb{t.line}.Thumbnail(c)
+	c.DrawGlyph(t.glyph, c.Center())
+}
+
 // glyphThumb is a legend thumbnail showing a point glyph.
 type glyphThumb struct{ style draw.GlyphStyle }
 
