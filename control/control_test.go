@@ -123,3 +123,39 @@ func TestInitialStep(t *testing.T) {
 		t.Errorf("h after a NaN probe = %g, want the probe step 0.01", h)
 	}
 }
+
+// The controller's cost per step: one log₂ and one 2^x (PI.Next).
+func BenchmarkPow(b *testing.B) {
+	x, s := 0.37, 0.0
+	for i := range b.N {
+		s += Pow(x+float64(i&7)*1e-3, 0.14)
+	}
+	sink = s
+}
+
+var sink float64
+
+// frexp reads the exponent from the bits for normal numbers and falls
+// back to math.Frexp otherwise; both paths agree with math.Frexp.
+func TestFrexp(t *testing.T) {
+	for _, x := range []float64{1, 0.5, 0.75, 3, 1e-300, 0x1p-1022, 0x1p-1023, 0x1p-1074, 1.5e-310, math.MaxFloat64, 1e300, math.Pi} {
+		m, e := frexp(x)
+		wm, we := math.Frexp(x)
+		if m != wm || e != we {
+			t.Errorf("frexp(%g) = %g, %d; math.Frexp gives %g, %d", x, m, e, wm, we)
+		}
+	}
+}
+
+// exp2 builds 2^n from the bits inside the normal range and uses
+// math.Ldexp at its edges (subnormal results, overflow).
+func TestExp2Edges(t *testing.T) {
+	for _, y := range []float64{0, 1, -1, 0.5, 1021.3, 1022.4, 1023.2, 1023.9, 1024.5, -1020.7, -1021.6, -1022.2, -1030.5, -1074, -1080} {
+		got, want := exp2(y), math.Exp2(y)
+		// 8 ulps of a normal result (the polynomial's error); a
+		// subnormal result has fewer bits, so one unit of its last place.
+		if d := math.Abs(got - want); d > 8*0x1p-52*want && !(want < 0x1p-1022 && d <= 0x1p-1074) {
+			t.Errorf("exp2(%g) = %g, want %g", y, got, want)
+		}
+	}
+}

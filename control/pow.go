@@ -26,13 +26,16 @@ func Pow(x, a float64) float64 {
 // pairs of pairs, so the dependency chain is four multiply–adds deep
 // instead of a dozen, which is what makes them fast. Every product is
 // rounded before it is added (explicit float64 conversions), so no
-// platform fuses them.
+// platform fuses them. Coefficients are multiplied as rounded
+// reciprocals (z·(1/7), not z/7): a division costs several
+// multiplications' time, and the rounding of a reciprocal constant
+// changes the result by less than an ulp of the whole.
 
 // log2 returns log₂x for finite x > 0: x = m·2^e with m ∈ [√½, √2), and
 // ln m = 2·atanh(s) = 2·s·(1 + s²/3 + s⁴/5 + … + s¹⁶/17), s = (m−1)/(m+1),
 // |s| ≤ 0.1716, truncation error < 2·s¹⁹/19 ≈ 3e-16.
 func log2(x float64) float64 {
-	m, e := math.Frexp(x) // m ∈ [0.5, 1)
+	m, e := frexp(x) // m ∈ [0.5, 1)
 	if m < math.Sqrt2/2 {
 		m *= 2
 		e--
@@ -42,14 +45,14 @@ func log2(x float64) float64 {
 	z2 := float64(z * z)
 	z4 := float64(z2 * z2)
 	z8 := float64(z4 * z4)
-	p01 := 1 + float64(z/3)
-	p23 := 1.0/5 + float64(z/7)
-	p45 := 1.0/9 + float64(z/11)
-	p67 := 1.0/13 + float64(z/15)
+	p01 := 1 + float64(z*(1.0/3))
+	p23 := 1.0/5 + float64(z*(1.0/7))
+	p45 := 1.0/9 + float64(z*(1.0/11))
+	p67 := 1.0/13 + float64(z*(1.0/15))
 	q0 := p01 + float64(z2*p23)
 	q1 := p45 + float64(z2*p67)
 	r0 := q0 + float64(z4*q1)
-	p := r0 + float64(z8/17)
+	p := r0 + float64(z8*(1.0/17))
 	lnm := float64(2 * s * p)
 	return float64(e) + float64(lnm*math.Log2E)
 }
@@ -70,17 +73,33 @@ func exp2(y float64) float64 {
 	g4 := float64(g2 * g2)
 	g8 := float64(g4 * g4)
 	p01 := 1 + g
-	p23 := 0.5 + float64(g/6)
-	p45 := 1.0/24 + float64(g/120)
-	p67 := 1.0/720 + float64(g/5040)
-	p89 := 1.0/40320 + float64(g/362880)
-	p1011 := 1.0/3628800 + float64(g/39916800)
-	p1213 := 1.0/479001600 + float64(g/6227020800)
+	p23 := 0.5 + float64(g*(1.0/6))
+	p45 := 1.0/24 + float64(g*(1.0/120))
+	p67 := 1.0/720 + float64(g*(1.0/5040))
+	p89 := 1.0/40320 + float64(g*(1.0/362880))
+	p1011 := 1.0/3628800 + float64(g*(1.0/39916800))
+	p1213 := 1.0/479001600 + float64(g*(1.0/6227020800))
 	q0 := p01 + float64(g2*p23)
 	q1 := p45 + float64(g2*p67)
 	q2 := p89 + float64(g2*p1011)
 	r0 := q0 + float64(g4*q1)
 	r1 := q2 + float64(g4*p1213)
 	p := r0 + float64(g8*r1)
-	return math.Ldexp(p, int(n))
+	if n < -1021 || n > 1022 {
+		return math.Ldexp(p, int(n)) // p·2^n may be subnormal or overflow
+	}
+	// p ∈ [0.7, 1.5] and 2^n normal: the product is exact.
+	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
+}
+
+// frexp is math.Frexp for the finite x > 0 this package meets, with the
+// exponent read from the bits for normal x (math.Frexp's general
+// handling costs more than the polynomial here).
+func frexp(x float64) (m float64, e int) {
+	b := math.Float64bits(x)
+	be := int(b>>52) & 0x7ff
+	if be == 0 || be == 0x7ff {
+		return math.Frexp(x) // subnormal, Inf or NaN
+	}
+	return math.Float64frombits(b&^(0x7ff<<52) | 1022<<52), be - 1022
 }
