@@ -20,6 +20,6 @@ fi
 mkdir -p bench/build
 # The peers get their compilers' best: -O3 and the host's instruction set.
 g++ -O3 -march=native -DNDEBUG -o bench/build/odeint bench/peers/odeint.cpp
-gcc -O3 -march=native -o bench/build/cvodes bench/peers/cvodes.c -lsundials_cvodes -lsundials_nvecserial -lm
+gcc -O3 -march=native -o bench/build/cvodes bench/peers/cvodes.c -lsundials_cvodes -lsundials_nvecserial -lsundials_sunlinsoldense -lsundials_sunmatrixdense -lm
 
 go run ./bench/wp -peers bench/build "$@"

@@ -2,14 +2,18 @@
  * benchmarks (bench/README.md). It integrates the benchmark's Lorenz
  * ensemble one trajectory after another on one core with CVODES's Adams
  * method and its fixed-point nonlinear solver (SUNDIALS' choice for
- * nonstiff problems), re-initialising one solver for each trajectory
- * and timing CVodeReInit and CVode alone.
+ * nonstiff problems), and the Robertson ensemble with BDF, Newton
+ * iteration and the dense direct solver with an analytic Jacobian
+ * (SUNDIALS' choice for small stiff problems), re-initialising one
+ * solver for each trajectory and timing CVodeReInit and CVode alone.
  *
- * usage: cvodes lorenz RTOL ATOL N OUT
+ * usage: cvodes lorenz|robertson RTOL ATOL N OUT
  *   writes the N×3 final states to OUT (float64, little-endian, row-major)
  *   and prints "seconds_per_trajectory steps_per_trajectory" on stdout. */
 #include <cvodes/cvodes.h>
 #include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include <stdio.h>
@@ -30,6 +34,36 @@ static int lorenz_f(sunrealtype t, N_Vector yv, N_Vector dyv, void *user) {
     return 0;
 }
 
+typedef struct { double k1, k2, k3; } robertson;
+
+static int robertson_f(sunrealtype t, N_Vector yv, N_Vector dyv, void *user) {
+    const robertson *p = user;
+    const double *y = N_VGetArrayPointer(yv);
+    double *dy = N_VGetArrayPointer(dyv);
+    (void)t;
+    dy[0] = -p->k1 * y[0] + p->k3 * y[1] * y[2];
+    dy[1] = p->k1 * y[0] - p->k3 * y[1] * y[2] - p->k2 * y[1] * y[1];
+    dy[2] = p->k2 * y[1] * y[1];
+    return 0;
+}
+
+static int robertson_jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user, N_Vector t1, N_Vector t2,
+                         N_Vector t3) {
+    const robertson *p = user;
+    const double *y = N_VGetArrayPointer(yv);
+    (void)t, (void)fy, (void)t1, (void)t2, (void)t3;
+    SM_ELEMENT_D(J, 0, 0) = -p->k1;
+    SM_ELEMENT_D(J, 0, 1) = p->k3 * y[2];
+    SM_ELEMENT_D(J, 0, 2) = p->k3 * y[1];
+    SM_ELEMENT_D(J, 1, 0) = p->k1;
+    SM_ELEMENT_D(J, 1, 1) = -p->k3 * y[2] - 2 * p->k2 * y[1];
+    SM_ELEMENT_D(J, 1, 2) = -p->k3 * y[1];
+    SM_ELEMENT_D(J, 2, 0) = 0;
+    SM_ELEMENT_D(J, 2, 1) = 2 * p->k2 * y[1];
+    SM_ELEMENT_D(J, 2, 2) = 0;
+    return 0;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -45,8 +79,9 @@ static int check(int flag, const char *what) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6 || strcmp(argv[1], "lorenz") != 0) {
-        fprintf(stderr, "usage: cvodes lorenz RTOL ATOL N OUT\n");
+    int rob = argc == 6 && strcmp(argv[1], "robertson") == 0;
+    if (argc != 6 || (!rob && strcmp(argv[1], "lorenz") != 0)) {
+        fprintf(stderr, "usage: cvodes lorenz|robertson RTOL ATOL N OUT\n");
         return 2;
     }
     double rtol = atof(argv[2]), atol = atof(argv[3]);
@@ -60,24 +95,40 @@ int main(int argc, char **argv) {
     N_Vector y = N_VNew_Serial(3, ctx);
     double *yd = N_VGetArrayPointer(y);
     yd[0] = 1, yd[1] = 0, yd[2] = 0;
-    lorenz p = {10, 10, 8.0 / 3};
-    void *mem = CVodeCreate(CV_ADAMS, ctx);
-    check(CVodeInit(mem, lorenz_f, 0, y), "CVodeInit");
+    lorenz lp = {10, 10, 8.0 / 3};
+    robertson rp = {0.04, 3e7, 1e4};
+    double t1 = rob ? 1e5 : 10;
+    void *mem = CVodeCreate(rob ? CV_BDF : CV_ADAMS, ctx);
+    check(CVodeInit(mem, rob ? robertson_f : lorenz_f, 0, y), "CVodeInit");
     check(CVodeSStolerances(mem, rtol, atol), "CVodeSStolerances");
-    SUNNonlinearSolver nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
-    check(CVodeSetNonlinearSolver(mem, nls), "CVodeSetNonlinearSolver");
-    check(CVodeSetUserData(mem, &p), "CVodeSetUserData");
+    SUNNonlinearSolver nls = NULL;
+    SUNMatrix A = NULL;
+    SUNLinearSolver ls = NULL;
+    if (rob) {
+        A = SUNDenseMatrix(3, 3, ctx);
+        ls = SUNLinSol_Dense(y, A, ctx);
+        check(CVodeSetLinearSolver(mem, ls, A), "CVodeSetLinearSolver");
+        check(CVodeSetJacFn(mem, robertson_jac), "CVodeSetJacFn");
+        check(CVodeSetUserData(mem, &rp), "CVodeSetUserData");
+    } else {
+        nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
+        check(CVodeSetNonlinearSolver(mem, nls), "CVodeSetNonlinearSolver");
+        check(CVodeSetUserData(mem, &lp), "CVodeSetUserData");
+    }
     check(CVodeSetMaxNumSteps(mem, 1000000), "CVodeSetMaxNumSteps");
     double *out = malloc(sizeof(double) * 3 * (size_t)n);
     double seconds = 0, steps = 0;
     for (int i = 0; i < n; i++) {
-        /* The benchmark's ensemble: rho evenly from 10 to 24 (bench/README.md). */
-        p.rho = n == 1 ? 10 : 10 + 14.0 * i / (n - 1);
+        /* The benchmark's ensembles (bench/README.md): Lorenz with rho evenly
+         * from 10 to 24, Robertson with k1 evenly from 0.02 to 0.06. */
+        double u = n == 1 ? 0 : (double)i / (n - 1);
+        lp.rho = 10 + 14 * u;
+        rp.k1 = 0.02 + 0.04 * u;
         yd[0] = 1, yd[1] = 0, yd[2] = 0;
         double t = 0, t0 = now();
         check(CVodeReInit(mem, 0, y), "CVodeReInit");
-        check(CVodeSetStopTime(mem, 10), "CVodeSetStopTime");
-        check(CVode(mem, 10, y, &t, CV_NORMAL), "CVode");
+        check(CVodeSetStopTime(mem, t1), "CVodeSetStopTime");
+        check(CVode(mem, t1, y, &t, CV_NORMAL), "CVode");
         seconds += now() - t0;
         long ns;
         check(CVodeGetNumSteps(mem, &ns), "CVodeGetNumSteps");
@@ -91,7 +142,9 @@ int main(int argc, char **argv) {
     }
     printf("%.9g %.6g\n", seconds / n, steps / n);
     free(out);
-    SUNNonlinSolFree(nls);
+    if (nls) SUNNonlinSolFree(nls);
+    if (ls) SUNLinSolFree(ls);
+    if (A) SUNMatDestroy(A);
     CVodeFree(&mem);
     N_VDestroy(y);
     SUNContext_Free(&ctx);

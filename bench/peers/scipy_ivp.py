@@ -1,9 +1,10 @@
 """scipy: the scipy.integrate.solve_ivp peer driver of gradsolve's
 work-precision benchmarks (bench/README.md). It integrates the
-benchmark's Lorenz ensemble one trajectory after another with the
-method given (RK45, DOP853 or LSODA), timing solve_ivp alone.
+benchmark's Lorenz or Robertson ensemble one trajectory after another
+with the method given (RK45, DOP853, LSODA, Radau, BDF; the implicit
+ones get the analytic Jacobian), timing solve_ivp alone.
 
-usage: python3 scipy_ivp.py lorenz METHOD RTOL ATOL N OUT
+usage: python3 scipy_ivp.py lorenz|robertson METHOD RTOL ATOL N OUT
   writes the N×3 final states to OUT (float64, little-endian, row-major)
   and prints "seconds_per_trajectory steps_per_trajectory" on stdout.
 """
@@ -14,23 +15,47 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 
+def lorenz(i, n):
+    """Lorenz with rho evenly from 10 to 24 (bench/README.md)."""
+    rho = 10.0 if n == 1 else 10 + 14.0 * i / (n - 1)
+    sigma, beta = 10.0, 8.0 / 3
+
+    def f(t, y):
+        return [sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1], y[0] * y[1] - beta * y[2]]
+
+    def jac(t, y):
+        return [[-sigma, sigma, 0.0], [rho - y[2], -1.0, -y[0]], [y[1], y[0], -beta]]
+
+    return f, jac, 10.0
+
+
+def robertson(i, n):
+    """Robertson with k1 evenly from 0.02 to 0.06 (bench/README.md)."""
+    k1 = 0.02 if n == 1 else 0.02 + 0.04 * i / (n - 1)
+    k2, k3 = 3e7, 1e4
+
+    def f(t, y):
+        return [-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k3 * y[1] * y[2] - k2 * y[1] ** 2, k2 * y[1] ** 2]
+
+    def jac(t, y):
+        return [[-k1, k3 * y[2], k3 * y[1]], [k1, -k3 * y[2] - 2 * k2 * y[1], -k3 * y[1]], [0.0, 2 * k2 * y[1], 0.0]]
+
+    return f, jac, 1e5
+
+
 def main(argv):
-    if len(argv) != 7 or argv[1] != "lorenz":
-        sys.exit("usage: scipy_ivp.py lorenz METHOD RTOL ATOL N OUT")
+    problems = {"lorenz": lorenz, "robertson": robertson}
+    if len(argv) != 7 or argv[1] not in problems:
+        sys.exit("usage: scipy_ivp.py lorenz|robertson METHOD RTOL ATOL N OUT")
     method, rtol, atol, n, out = argv[2], float(argv[3]), float(argv[4]), int(argv[5]), argv[6]
     ys = np.empty((n, 3))
     seconds = 0.0
     evals = 0
     for i in range(n):
-        # The benchmark's ensemble: rho evenly from 10 to 24 (bench/README.md).
-        rho = 10.0 if n == 1 else 10 + 14.0 * i / (n - 1)
-        sigma, beta = 10.0, 8.0 / 3
-
-        def f(t, y):
-            return [sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1], y[0] * y[1] - beta * y[2]]
-
+        f, jac, t1 = problems[argv[1]](i, n)
+        kw = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
         t0 = time.perf_counter()
-        sol = solve_ivp(f, (0.0, 10.0), [1.0, 0.0, 0.0], method=method, rtol=rtol, atol=atol)
+        sol = solve_ivp(f, (0.0, t1), [1.0, 0.0, 0.0], method=method, rtol=rtol, atol=atol, **kw)
         seconds += time.perf_counter() - t0
         if sol.status != 0:
             sys.exit(f"scipy: trajectory {i}: {sol.message}")

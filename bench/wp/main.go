@@ -1,5 +1,6 @@
 // Command wp measures work-precision curves of gradsolve and its peer
-// solvers on the benchmark ensembles of bench/README.md, one trajectory
+// solvers on the benchmark ensembles of bench/README.md (Lorenz and
+// Robertson), one trajectory
 // after another on one core, and writes a CSV of the sweep, a
 // work-precision diagram (PNG) and a table of time ratios at matched
 // achieved error.
@@ -12,9 +13,14 @@
 //
 //	go run ./bench/wp -peers bench/build -out bench/results/wp
 //
+// and to redraw the diagrams and tables from the recorded CSVs:
+//
+//	go run ./bench/wp -from-csv -out bench/results/wp
+//
 // The achieved error of a run is the median over its trajectories of the
-// relative 2-norm error of the final state against DP8 at rtol = atol =
-// 1e-13 (itself converged to ~1e-12 on this ensemble). Ratios are read at
+// relative 2-norm error of the final state against a converged reference
+// (DP8 at rtol = atol = 1e-13 for Lorenz; Rodas5P at rtol 1e-13, atol
+// 1e-17 for Robertson). Ratios are read at
 // matched achieved error: each tool's curve is interpolated linearly in
 // log–log at the target error, never extrapolated.
 package main
@@ -30,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,47 +67,167 @@ func main() {
 	}
 }
 
+// solver is one gradsolve configuration of a sweep.
+type solver struct {
+	name string
+	opts func(rtol, atol float64) *gradsolve.Options
+}
+
+func explicit(m *method.Tableau) solver {
+	return solver{m.Name, func(rtol, atol float64) *gradsolve.Options {
+		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1}
+	}}
+}
+
+func rosenbrock(m *method.Rosenbrock) solver {
+	return solver{m.Name, func(rtol, atol float64) *gradsolve.Options {
+		return &gradsolve.Options{Rosenbrock: m, RTol: rtol, ATol: atol, Workers: 1}
+	}}
+}
+
+// problem is one benchmark ensemble (bench/README.md) and who runs it.
+type problem struct {
+	name, title string
+	builtin     func() *gradsolve.Problem
+	file        string // the same problem as a problem file, for the tape route
+	// params sets trajectory i of n's parameters by name; every driver
+	// computes the same values.
+	params func(i, n int) map[string]float64
+	t1     float64
+	// atol = atolScale·rtol in the sweep.
+	atolScale float64
+	rtols     []float64
+	// ref is the converged reference's solver and tolerance.
+	ref                    solver
+	refTol                 float64
+	goMethods, fileMethods []solver
+	// peers are the compiled drivers (odeint, cvodes) with their tool
+	// names and trajectory counts; scipy the solve_ivp methods.
+	peers       []peer
+	scipy       []string
+	scipyMinTol float64 // scipy runs only at rtol ≥ this (its slow methods take minutes below)
+	nGo, nPy    int
+	// shown are the gradsolve curves drawn with the peers in the
+	// diagram's "all tools" panel: its fastest methods on each route.
+	shown []string
+}
+
+type peer struct {
+	tool, bin string
+	n         int
+}
+
+var problems = []*problem{
+	{
+		name: "lorenz", title: "Lorenz, t from 0 to 10, ρ from 10 to 24, one core",
+		builtin: systems.Lorenz, file: "lorenz.ode",
+		params: func(i, n int) map[string]float64 {
+			return map[string]float64{"sigma": 10, "rho": 10 + 14*frac(i, n), "beta": 8.0 / 3}
+		},
+		t1: 10, atolScale: 1e-3, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
+		ref: explicit(method.DP8), refTol: 1e-13,
+		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
+		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
+		scipy:       []string{"RK45", "DOP853", "LSODA"}, scipyMinTol: 1e-8,
+		nGo: 2000, nPy: 10,
+		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
+	},
+	{
+		name: "robertson", title: "Robertson, t from 0 to 1e5, k1 from 0.02 to 0.06, one core",
+		builtin: systems.Robertson, file: "robertson.ode",
+		params: func(i, n int) map[string]float64 {
+			return map[string]float64{"k1": 0.02 + 0.04*frac(i, n), "k2": 3e7, "k3": 1e4}
+		},
+		t1: 1e5, atolScale: 1e-4, rtols: []float64{1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9},
+		ref: rosenbrock(method.Rodas5P), refTol: 1e-13,
+		goMethods:   []solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)},
+		fileMethods: []solver{rosenbrock(method.Rodas5P)},
+		peers:       []peer{{"odeint rosenbrock4", "odeint", 500}, {"CVODES BDF", "cvodes", 500}},
+		scipy:       []string{"Radau", "BDF", "LSODA"}, scipyMinTol: 1e-8,
+		nGo: 500, nPy: 5,
+		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P (.ode)"},
+	},
+}
+
+// frac is i/(n−1), and 0 for n = 1: the position of trajectory i in its
+// ensemble's parameter range.
+func frac(i, n int) float64 {
+	if n == 1 {
+		return 0
+	}
+	return float64(i) / float64(n-1)
+}
+
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("wp", flag.ContinueOnError)
 	peers := fs.String("peers", "bench/build", "directory holding the built peer drivers (odeint, cvodes); empty for gradsolve only")
 	python := fs.String("python", "/usr/bin/python3", "Python with numpy and scipy for the scipy driver; empty to skip scipy")
 	out := fs.String("out", "bench/results/wp", "output directory")
 	quick := fs.Bool("quick", false, "fewer tolerances and trajectories (a smoke test, not for the record)")
-	from := fs.String("from", "", "redraw the diagram and the table from this CSV of an earlier run, measuring nothing")
+	only := fs.String("problem", "", "run only this problem (lorenz, robertson)")
+	from := fs.Bool("from-csv", false, "redraw the diagrams and tables from the CSVs in -out, measuring nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if *from != "" {
-		pts, err := readCSV(*from)
-		if err != nil {
-			return err
-		}
-		return report(stdout, *out, pts)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	rtols := []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10}
-	nGo, nPeer, nCV, nPy := 2000, 2000, 200, 10
-	if *quick {
-		rtols = []float64{1e-5, 1e-7, 1e-9}
-		nGo, nPeer, nCV, nPy = 200, 200, 20, 3
+	found := false
+	for _, pb := range problems {
+		if *only != "" && pb.name != *only {
+			continue
+		}
+		found = true
+		csv := filepath.Join(*out, pb.name+".csv")
+		var pts []point
+		var err error
+		if *from {
+			pts, err = readCSV(csv)
+		} else {
+			pts, err = measure(pb, *peers, *python, *out, *quick)
+			if err == nil {
+				err = writeCSV(csv, pts)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", pb.name, err)
+		}
+		fmt.Fprintf(stdout, "\n%s\n", pb.title)
+		if err := report(stdout, *out, pb, pts); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("no problem %q", *only)
+	}
+	return nil
+}
+
+// measure runs the sweep of one problem.
+func measure(pb *problem, peers, python, out string, quick bool) ([]point, error) {
+	rtols, nGo, nPy := pb.rtols, pb.nGo, pb.nPy
+	scale := 1
+	if quick {
+		rtols = []float64{rtols[1], rtols[3], rtols[5]}
+		scale = 10
+		nGo, nPy = max(1, nGo/scale), max(1, nPy/3)
 	}
 	refs := map[int][]float64{}
 	ref := func(n int) ([]float64, error) {
 		if r, ok := refs[n]; ok {
 			return r, nil
 		}
-		r, err := solveLorenz(systems.Lorenz(), n, method.DP8, 1e-13, 1e-13)
+		r, err := solve(pb, pb.builtin(), n, pb.ref.opts(pb.refTol, pb.refTol*pb.atolScale))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reference: %w", err)
 		}
 		refs[n] = r.Y
 		return r.Y, nil
 	}
-	file, err := lorenzFromFile()
+	file, err := fromFile(pb.file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var pts []point
 	add := func(p point, y []float64) error {
@@ -112,109 +239,97 @@ func run(args []string, stdout io.Writer) error {
 			return fmt.Errorf("%s at rtol %g: %w", p.Tool, p.RTol, err)
 		}
 		pts = append(pts, p)
-		fmt.Fprintf(os.Stderr, "%-22s rtol %-6g %9.3g s/traj  %8.1f steps  error %.2e\n", p.Tool, p.RTol, p.Seconds, p.Work, p.Err)
+		fmt.Fprintf(os.Stderr, "%-9s %-24s rtol %-6g %9.3g s/traj  %8.1f steps  error %.2e\n", pb.name, p.Tool, p.RTol, p.Seconds, p.Work, p.Err)
 		return nil
 	}
+	goRun := func(tool string, pr *gradsolve.Problem, sv solver, rtol, atol float64) error {
+		r, err := bestOf(3, func() (*gradsolve.Result, error) { return solve(pb, pr, nGo, sv.opts(rtol, atol)) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", tool, err)
+		}
+		return add(goPoint(tool, r, rtol, atol, nGo), r.Y)
+	}
 	for _, rtol := range rtols {
-		atol := rtol * 1e-3
-		for _, m := range []*method.Tableau{method.Tsit5, method.DP5, method.Vern7, method.DP8} {
-			r, err := bestOf(3, func() (*gradsolve.Result, error) { return solveLorenz(systems.Lorenz(), nGo, m, rtol, atol) })
-			if err != nil {
-				return err
-			}
-			if err := add(goPoint("gradsolve "+m.Name, r, rtol, atol, nGo), r.Y); err != nil {
-				return err
+		atol := rtol * pb.atolScale
+		for _, sv := range pb.goMethods {
+			if err := goRun("gradsolve "+sv.name, pb.builtin(), sv, rtol, atol); err != nil {
+				return nil, err
 			}
 		}
-		for _, m := range []*method.Tableau{method.Tsit5, method.Vern7} {
-			r, err := bestOf(3, func() (*gradsolve.Result, error) { return solveLorenz(file, nGo, m, rtol, atol) })
-			if err != nil {
-				return err
-			}
-			if err := add(goPoint("gradsolve "+m.Name+" (.ode)", r, rtol, atol, nGo), r.Y); err != nil {
-				return err
+		for _, sv := range pb.fileMethods {
+			if err := goRun("gradsolve "+sv.name+" (.ode)", file, sv, rtol, atol); err != nil {
+				return nil, err
 			}
 		}
-		if *peers != "" {
-			for _, d := range []struct {
-				tool, bin string
-				n         int
-			}{{"odeint dopri5", "odeint", nPeer}, {"CVODES Adams", "cvodes", nCV}} {
-				p, y, err := runPeer(*out, d.tool, d.n, rtol, atol, filepath.Join(*peers, d.bin), "lorenz")
+		if peers != "" {
+			for _, d := range pb.peers {
+				p, y, err := runPeer(out, d.tool, max(1, d.n/scale), rtol, atol, filepath.Join(peers, d.bin), pb.name)
 				if err != nil {
-					return err
+					// A peer that fails at one tolerance loses that
+					// point, not the sweep.
+					fmt.Fprintf(os.Stderr, "%s: skipped: %v\n", pb.name, err)
+					continue
 				}
 				if err := add(p, y); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
-		if *python != "" {
+		if python != "" && rtol >= pb.scipyMinTol {
 			script := filepath.Join("bench", "peers", "scipy_ivp.py")
-			for _, m := range []string{"RK45", "DOP853", "LSODA"} {
-				if rtol < 1e-8 && m == "RK45" {
-					continue // minutes per point: RK45 is a low-order method
-				}
-				p, y, err := runPeer(*out, "scipy "+m, nPy, rtol, atol, *python, script, "lorenz", m)
+			for _, m := range pb.scipy {
+				p, y, err := runPeer(out, "scipy "+m, nPy, rtol, atol, python, script, pb.name, m)
 				if err != nil {
-					return err
+					fmt.Fprintf(os.Stderr, "%s: skipped: %v\n", pb.name, err)
+					continue
 				}
 				if err := add(p, y); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
-	if err := writeCSV(filepath.Join(*out, "lorenz.csv"), pts); err != nil {
-		return err
-	}
-	return report(stdout, *out, pts)
+	return pts, nil
 }
 
-// report draws the diagram into dir and prints the ratio table.
-func report(stdout io.Writer, dir string, pts []point) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := diagram(filepath.Join(dir, "lorenz.png"), "Lorenz, t from 0 to 10, ρ from 10 to 24, one core", pts); err != nil {
+// report draws a problem's diagram into dir and prints its ratio table.
+func report(stdout io.Writer, dir string, pb *problem, pts []point) error {
+	if err := diagram(filepath.Join(dir, pb.name+".png"), pb.title, pts, pb.shown); err != nil {
 		return err
 	}
 	return ratios(stdout, pts, []float64{1e-6, 1e-8})
 }
 
-// solveLorenz solves the benchmark's Lorenz ensemble (ρ evenly from 10 to
-// 24, σ = 10, β = 8/3, y0 = (1, 0, 0), t ∈ [0, 10]) on one worker. pr is
-// the built-in system or the problem file's; parameters are set by name.
-func solveLorenz(pr *gradsolve.Problem, n int, m *method.Tableau, rtol, atol float64) (*gradsolve.Result, error) {
+// solve solves a problem's benchmark ensemble from y0 = (1, 0, 0) over
+// [0, t1]; pr is the built-in system or the problem file's, whose
+// parameters are set by name.
+func solve(pb *problem, pr *gradsolve.Problem, n int, opts *gradsolve.Options) (*gradsolve.Result, error) {
 	idx := map[string]int{}
 	for i, name := range pr.ParamNames {
 		idx[name] = i
 	}
 	p := make([]float64, n*pr.NumParams)
 	for i := range n {
-		row := p[i*pr.NumParams:]
-		row[idx["sigma"]], row[idx["rho"]], row[idx["beta"]] = 10, rho(i, n), 8.0/3
+		for name, v := range pb.params(i, n) {
+			k, ok := idx[name]
+			if !ok {
+				return nil, fmt.Errorf("%s has no parameter %q", pr.Name, name)
+			}
+			p[i*pr.NumParams+k] = v
+		}
 	}
-	ens := &gradsolve.Ensemble{N: n, Y0: []float64{1, 0, 0}, P: p, T0: []float64{0}, T1: []float64{10}}
-	res, err := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1})
+	ens := &gradsolve.Ensemble{N: n, Y0: []float64{1, 0, 0}, P: p, T0: []float64{0}, T1: []float64{pb.t1}}
+	res, err := gradsolve.Solve(context.Background(), pr, ens, opts)
 	if err != nil {
 		return nil, err
 	}
 	return res, res.Errs()
 }
 
-// rho is the i-th ρ of an ensemble of n, as the peer drivers compute it.
-func rho(i, n int) float64 {
-	if n == 1 {
-		return 10
-	}
-	return 10 + 14*float64(i)/float64(n-1)
-}
-
-// lorenzFromFile compiles examples/lorenz.ode to the tape: the route of
-// `gradsolve solve FILE.ode`, with no Go compiler involved.
-func lorenzFromFile() (*gradsolve.Problem, error) {
-	m, err := parse.ParseFile(filepath.Join("examples", "lorenz.ode"))
+// fromFile compiles examples/NAME to the tape: the route of `gradsolve
+// solve FILE.ode`, with no Go compiler involved.
+func fromFile(name string) (*gradsolve.Problem, error) {
+	m, err := parse.ParseFile(filepath.Join("examples", name))
 	if err != nil {
 		return nil, fmt.Errorf("run from the repository root: %w", err)
 	}
@@ -383,17 +498,32 @@ func ratios(w io.Writer, pts []point, targets []float64) error {
 				best, bestName = s, t
 			}
 		}
-		fmt.Fprintf(tw, "achieved error %.0e\ttime per trajectory\tpeer / %s\tpeer / %s\n", e, bestName, bestFileName)
+		fmt.Fprintf(tw, "achieved error %.0e\ttime per trajectory\tpeer / %s\tpeer / %s\n", e, orDash(bestName), orDash(bestFileName))
 		for _, t := range tools(pts) {
 			s, ok := atError(curve(pts, t), e)
 			if !ok {
 				fmt.Fprintf(tw, "  %s\t(error not reached in the sweep)\t\t\n", t)
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%.3g µs\t%.2f\t%.2f\n", t, s*1e6, s/best, s/bestFile)
+			fmt.Fprintf(tw, "  %s\t%.3g µs\t%s\t%s\n", t, s*1e6, ratio(s, best), ratio(s, bestFile))
 		}
 	}
 	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "— (no gradsolve method reached it)"
+	}
+	return s
+}
+
+// ratio formats s/base, or a dash when no base was measured.
+func ratio(s, base float64) string {
+	if math.IsInf(base, 1) {
+		return "—"
+	}
+	return strconv.FormatFloat(s/base, 'f', 2, 64)
 }
 
 func writeCSV(path string, pts []point) error {
@@ -405,9 +535,6 @@ func writeCSV(path string, pts []point) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// diagram draws the work-precision diagram in two panels: gradsolve's
-// methods and routes against Boost.odeint, the closest peer; and every
-// tool, gradsolve by its two fastest methods on each route.
 // readCSV reads the points writeCSV wrote.
 func readCSV(path string) ([]point, error) {
 	b, err := os.ReadFile(path)
@@ -435,7 +562,10 @@ func readCSV(path string) ([]point, error) {
 	return pts, nil
 }
 
-func diagram(path, title string, pts []point) error {
+// diagram draws the work-precision diagram in two panels: gradsolve's
+// methods and routes against Boost.odeint, the closest peer; and every
+// tool, gradsolve by the curves in shown.
+func diagram(path, title string, pts []point, shown []string) error {
 	series := func(keep func(string) bool) []plots.Series {
 		var ss []plots.Series
 		for _, t := range tools(pts) {
@@ -458,7 +588,7 @@ func diagram(path, title string, pts []point) error {
 			return strings.HasPrefix(t, "gradsolve") || strings.HasPrefix(t, "odeint")
 		})},
 		{Title: "all tools", XLabel: xl, YLabel: yl, Opt: opt, Series: series(func(t string) bool {
-			return !strings.HasPrefix(t, "gradsolve") || t == "gradsolve Vern7" || t == "gradsolve DP8" || t == "gradsolve Vern7 (.ode)"
+			return !strings.HasPrefix(t, "gradsolve") || slices.Contains(shown, t)
 		})},
 	})
 }

@@ -52,9 +52,22 @@ func TestMedianError(t *testing.T) {
 	}
 }
 
-func TestRhoMatchesPeers(t *testing.T) {
-	// The peer drivers use ρ = 10 + 14·i/(n−1), and 10 for n = 1.
-	if rho(0, 5) != 10 || rho(4, 5) != 24 || rho(2, 5) != 17 || rho(0, 1) != 10 {
-		t.Errorf("rho grid: %g %g %g %g", rho(0, 5), rho(4, 5), rho(2, 5), rho(0, 1))
+// The peer drivers put trajectory i of n at i/(n−1) of each parameter's
+// range (ρ = 10 + 14·i/(n−1) for Lorenz, k1 = 0.02 + 0.04·i/(n−1) for
+// Robertson), and at its start for n = 1.
+func TestParamsMatchPeers(t *testing.T) {
+	lorenz, robertson := problems[0], problems[1]
+	for _, tc := range []struct {
+		pb   *problem
+		name string
+		i, n int
+		want float64
+	}{
+		{lorenz, "rho", 0, 5, 10}, {lorenz, "rho", 4, 5, 24}, {lorenz, "rho", 2, 5, 17}, {lorenz, "rho", 0, 1, 10},
+		{robertson, "k1", 0, 3, 0.02}, {robertson, "k1", 1, 3, 0.04}, {robertson, "k1", 2, 3, 0.06},
+	} {
+		if got := tc.pb.params(tc.i, tc.n)[tc.name]; math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%s: %s of trajectory %d of %d = %g, want %g", tc.pb.name, tc.name, tc.i, tc.n, got, tc.want)
+		}
 	}
 }
