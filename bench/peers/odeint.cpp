@@ -4,9 +4,13 @@
 // runge_kutta_dopri5 under dense-output control (the configuration
 // odeint's documentation recommends for adaptive integration), and the
 // Robertson ensemble with rosenbrock4 under dense-output control and an
-// analytic Jacobian, timing the integration alone.
+// analytic Jacobian, and the halo ensemble with sensitivities to (vc, q)
+// as dopri5 on the augmented system (state and sensitivities, all under
+// error control), timing the integration alone.
 //
-// usage: odeint lorenz|robertson RTOL ATOL N OUT
+// usage: odeint lorenz|robertson|halo RTOL ATOL N OUT
+//   (for halo, OUT holds per trajectory the 6 final states, then the
+//   6×2 sensitivities ∂y_d/∂p_c row-major)
 //   writes the N×3 final states to OUT (float64, little-endian, row-major)
 //   and prints "seconds_per_trajectory steps_per_trajectory" on stdout.
 #include <boost/numeric/odeint.hpp>
@@ -53,10 +57,45 @@ struct robertson_jac {
     }
 };
 
+// The halo orbit with its sensitivities to (vc, q) (bench/README.md):
+// y = (x, y, z, vx, vy, vz), S[d][c] at y[6 + 2d + c]. With
+// D = rc² + x² + y² + z²/q², g = (x, y, z/q²), c = vc²/D, the
+// acceleration is a = −c·g, ∂a_i/∂x_j = −c·ω_i·δ_ij + 2(c/D)·g_i·g_j
+// (ω = (1, 1, 1/q²)), ∂a_i/∂vc = −(2vc/D)·g_i and
+// ∂a_i/∂q = −(2c·z²/(q³D))·g_i + δ_iz·2c·z/q³.
+typedef std::array<double, 18> state18;
+
+struct halo {
+    double vc, q, rc;
+    void operator()(const state18 &y, state18 &dy, double) const {
+        double q2 = q * q, z = y[2];
+        double g[3] = {y[0], y[1], z / q2};
+        double D = rc * rc + y[0] * y[0] + y[1] * y[1] + z * g[2];
+        double c = vc * vc / D;
+        double w[3] = {1, 1, 1 / q2};
+        for (int i = 0; i < 3; i++) {
+            dy[i] = y[3 + i];
+            dy[3 + i] = -c * g[i];
+        }
+        double dq = 2 * c * z * z / (q2 * q * D);
+        for (int col = 0; col < 2; col++) {
+            // Position rows: d(S_x)/dt = S_v.
+            for (int i = 0; i < 3; i++) dy[6 + 2 * i + col] = y[6 + 2 * (3 + i) + col];
+            double gs = 0; // g·S_x
+            for (int j = 0; j < 3; j++) gs += g[j] * y[6 + 2 * j + col];
+            for (int i = 0; i < 3; i++) {
+                double jv = -c * w[i] * y[6 + 2 * i + col] + 2 * (c / D) * g[i] * gs;
+                double jp = col == 0 ? -(2 * vc / D) * g[i] : -dq * g[i] + (i == 2 ? 2 * c * z / (q2 * q) : 0);
+                dy[6 + 2 * (3 + i) + col] = jv + jp;
+            }
+        }
+    }
+};
+
 int main(int argc, char **argv) {
     std::string prob = argc == 6 ? argv[1] : "";
-    if (prob != "lorenz" && prob != "robertson") {
-        std::fprintf(stderr, "usage: odeint lorenz|robertson RTOL ATOL N OUT\n");
+    if (prob != "lorenz" && prob != "robertson" && prob != "halo") {
+        std::fprintf(stderr, "usage: odeint lorenz|robertson|halo RTOL ATOL N OUT\n");
         return 2;
     }
     double rtol = std::atof(argv[2]), atol = std::atof(argv[3]);
@@ -65,7 +104,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "odeint: need N >= 1 and positive tolerances\n");
         return 2;
     }
-    std::vector<double> out(3 * (size_t)n);
+    size_t width = prob == "halo" ? 18 : 3;
+    std::vector<double> out(width * (size_t)n);
     long steps = 0;
     double seconds = 0;
     for (int i = 0; i < n && prob == "robertson"; i++) {
@@ -81,6 +121,19 @@ int main(int argc, char **argv) {
         auto t1 = std::chrono::steady_clock::now();
         seconds += std::chrono::duration<double>(t1 - t0).count();
         for (int d = 0; d < 3; d++) out[3 * (size_t)i + d] = y[d];
+    }
+    for (int i = 0; i < n && prob == "halo"; i++) {
+        // The benchmark's ensemble: x0 from 0.5 to 1.5, vy0 from 0.5 to 0.7.
+        double u = n == 1 ? 0 : (double)i / (n - 1);
+        halo f{1, 0.7, 0.2};
+        state18 y{};
+        y[0] = 0.5 + u, y[2] = 0.2, y[3] = 0.1, y[4] = 0.5 + 0.2 * u, y[5] = 0.15;
+        auto stepper = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<state18>());
+        auto t0 = std::chrono::steady_clock::now();
+        steps += (long)odeint::integrate_adaptive(stepper, f, y, 0.0, 20.0, 1e-3);
+        auto t1 = std::chrono::steady_clock::now();
+        seconds += std::chrono::duration<double>(t1 - t0).count();
+        std::memcpy(&out[18 * (size_t)i], y.data(), 18 * sizeof(double));
     }
     for (int i = 0; i < n && prob == "lorenz"; i++) {
         // The benchmark's ensemble: rho evenly from 10 to 24 (bench/README.md).

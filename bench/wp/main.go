@@ -94,6 +94,11 @@ type problem struct {
 	// computes the same values.
 	params func(i, n int) map[string]float64
 	t1     float64
+	// y0 is trajectory i of n's initial state; nil for (1, 0, 0).
+	y0 func(i, n int) []float64
+	// sens lists the parameters to differentiate the final state by;
+	// with it, the achieved error is that of the sensitivities.
+	sens []int
 	// atol = atolScale·rtol in the sweep.
 	atolScale float64
 	rtols     []float64
@@ -148,6 +153,35 @@ var problems = []*problem{
 		nGo: 500, nPy: 5,
 		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P (.ode)"},
 	},
+	{
+		name: "halo", title: "Halo orbits with sensitivities to (vc, q), t from 0 to 20, one core",
+		builtin: systems.Halo, file: "halo.ode",
+		params: func(i, n int) map[string]float64 {
+			return map[string]float64{"vc": 1, "q": 0.7, "rc": 0.2}
+		},
+		y0: func(i, n int) []float64 {
+			u := frac(i, n)
+			return []float64{0.5 + u, 0, 0.2, 0.1, 0.5 + 0.2*u, 0.15}
+		},
+		sens: []int{0, 1},
+		t1:   20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
+		ref: explicit(method.DP8), refTol: 1e-13,
+		goMethods:   []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
+		fileMethods: []solver{explicit(method.Vern7)},
+		peers:       []peer{{"odeint dopri5 (augmented)", "odeint", 1000}, {"CVODES Adams (staggered)", "cvodes", 100}},
+		nGo:         1000,
+		shown:       []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
+	},
+}
+
+// width is the number of values per trajectory the drivers write: the
+// final state, then with sensitivities the Dim×len(sens) matrix
+// ∂y_d/∂p_c row-major; from is where the compared values start.
+func (pb *problem) width() (width, from int) {
+	if pb.sens == nil {
+		return 3, 0
+	}
+	return 6 + 6*len(pb.sens), 6
 }
 
 // frac is i/(n−1), and 0 for n = 1: the position of trajectory i in its
@@ -222,8 +256,8 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		refs[n] = r.Y
-		return r.Y, nil
+		refs[n] = outputs(pb, r)
+		return refs[n], nil
 	}
 	file, err := fromFile(pb.file)
 	if err != nil {
@@ -235,7 +269,8 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		if err != nil {
 			return err
 		}
-		if p.Err, err = medianError(y, r); err != nil {
+		w, from := pb.width()
+		if p.Err, err = medianError(y, r, w, from); err != nil {
 			return fmt.Errorf("%s at rtol %g: %w", p.Tool, p.RTol, err)
 		}
 		pts = append(pts, p)
@@ -247,7 +282,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		if err != nil {
 			return fmt.Errorf("%s: %w", tool, err)
 		}
-		return add(goPoint(tool, r, rtol, atol, nGo), r.Y)
+		return add(goPoint(tool, r, rtol, atol, nGo), outputs(pb, r))
 	}
 	for _, rtol := range rtols {
 		atol := rtol * pb.atolScale
@@ -263,7 +298,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		}
 		if peers != "" {
 			for _, d := range pb.peers {
-				p, y, err := runPeer(out, d.tool, max(1, d.n/scale), rtol, atol, filepath.Join(peers, d.bin), pb.name)
+				p, y, err := runPeer(out, d.tool, pb, max(1, d.n/scale), rtol, atol, filepath.Join(peers, d.bin), pb.name)
 				if err != nil {
 					// A peer that fails at one tolerance loses that
 					// point, not the sweep.
@@ -278,7 +313,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		if python != "" && rtol >= pb.scipyMinTol {
 			script := filepath.Join("bench", "peers", "scipy_ivp.py")
 			for _, m := range pb.scipy {
-				p, y, err := runPeer(out, "scipy "+m, nPy, rtol, atol, python, script, pb.name, m)
+				p, y, err := runPeer(out, "scipy "+m, pb, nPy, rtol, atol, python, script, pb.name, m)
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "%s: skipped: %v\n", pb.name, err)
 					continue
@@ -294,14 +329,34 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 
 // report draws a problem's diagram into dir and prints its ratio table.
 func report(stdout io.Writer, dir string, pb *problem, pts []point) error {
-	if err := diagram(filepath.Join(dir, pb.name+".png"), pb.title, pts, pb.shown); err != nil {
+	xl := "median relative error of the final state"
+	if pb.sens != nil {
+		xl = "median relative error of the final sensitivities"
+	}
+	if err := diagram(filepath.Join(dir, pb.name+".png"), pb.title, xl, pts, pb.shown); err != nil {
 		return err
 	}
 	return ratios(stdout, pts, []float64{1e-6, 1e-8})
 }
 
-// solve solves a problem's benchmark ensemble from y0 = (1, 0, 0) over
-// [0, t1]; pr is the built-in system or the problem file's, whose
+// outputs returns what the drivers write for a result: per trajectory
+// the final state, and the sensitivities after it.
+func outputs(pb *problem, r *gradsolve.Result) []float64 {
+	if pb.sens == nil {
+		return r.Y
+	}
+	w, _ := pb.width()
+	out := make([]float64, 0, w*r.N)
+	k := r.Dim * r.NS
+	for i := range r.N {
+		out = append(out, r.Row(i)...)
+		out = append(out, r.S[i*k:(i+1)*k]...)
+	}
+	return out
+}
+
+// solve solves a problem's benchmark ensemble (y0 = (1, 0, 0) unless the
+// problem sets it) over [0, t1], with its sensitivities; pr is the built-in system or the problem file's, whose
 // parameters are set by name.
 func solve(pb *problem, pr *gradsolve.Problem, n int, opts *gradsolve.Options) (*gradsolve.Result, error) {
 	idx := map[string]int{}
@@ -318,7 +373,22 @@ func solve(pb *problem, pr *gradsolve.Problem, n int, opts *gradsolve.Options) (
 			p[i*pr.NumParams+k] = v
 		}
 	}
-	ens := &gradsolve.Ensemble{N: n, Y0: []float64{1, 0, 0}, P: p, T0: []float64{0}, T1: []float64{pb.t1}}
+	y0 := []float64{1, 0, 0}
+	if pb.y0 != nil {
+		y0 = make([]float64, 0, n*pr.Dim)
+		for i := range n {
+			y0 = append(y0, pb.y0(i, n)...)
+		}
+	}
+	if pb.sens != nil {
+		s := &gradsolve.Sensitivity{ErrorTest: true} // the peers control the sensitivities' error too
+		for _, j := range pb.sens {
+			s.Wrt = append(s.Wrt, gradsolve.Param(j))
+		}
+		o := *opts
+		o.Sens, opts = s, &o
+	}
+	ens := &gradsolve.Ensemble{N: n, Y0: y0, P: p, T0: []float64{0}, T1: []float64{pb.t1}}
 	res, err := gradsolve.Solve(context.Background(), pr, ens, opts)
 	if err != nil {
 		return nil, err
@@ -365,7 +435,7 @@ func goPoint(tool string, r *gradsolve.Result, rtol, atol float64, n int) point 
 // and prints "seconds_per_trajectory work_per_trajectory". The driver
 // runs twice and the faster run is kept, as for gradsolve (bestOf), but
 // only twice: the slow peers take seconds per point.
-func runPeer(dir, tool string, n int, rtol, atol float64, prog string, args ...string) (point, []float64, error) {
+func runPeer(dir, tool string, pb *problem, n int, rtol, atol float64, prog string, args ...string) (point, []float64, error) {
 	p := point{Tool: tool, RTol: rtol, ATol: atol, N: n, Seconds: math.Inf(1)}
 	path := filepath.Join(dir, "peer-states.bin")
 	defer os.Remove(path)
@@ -390,7 +460,8 @@ func runPeer(dir, tool string, n int, rtol, atol float64, prog string, args ...s
 		if s < p.Seconds {
 			p.Seconds, p.Work = s, w
 		}
-		if y, err = readStates(path, 3*n); err != nil {
+		width, _ := pb.width()
+		if y, err = readStates(path, width*n); err != nil {
 			return p, nil, fmt.Errorf("%s: %w", tool, err)
 		}
 	}
@@ -414,21 +485,21 @@ func readStates(path string, want int) ([]float64, error) {
 	return y, nil
 }
 
-// medianError is the median over trajectories of ‖y − ref‖₂/‖ref‖₂ (rows
-// of 3).
-func medianError(y, ref []float64) (float64, error) {
-	if len(y) != len(ref) {
-		return 0, fmt.Errorf("%d values, reference has %d", len(y), len(ref))
+// medianError is the median over trajectories of ‖y − ref‖₂/‖ref‖₂
+// over each row's values from index from on (rows of width values).
+func medianError(y, ref []float64, width, from int) (float64, error) {
+	if len(y) != len(ref) || len(y)%width != 0 {
+		return 0, fmt.Errorf("%d values, reference has %d (rows of %d)", len(y), len(ref), width)
 	}
-	e := make([]float64, len(y)/3)
+	e := make([]float64, len(y)/width)
 	for i := range e {
 		var num, den float64
-		for k := 3 * i; k < 3*i+3; k++ {
+		for k := width*i + from; k < width*(i+1); k++ {
 			num += (y[k] - ref[k]) * (y[k] - ref[k])
 			den += ref[k] * ref[k]
 		}
-		if math.IsNaN(num) {
-			return 0, fmt.Errorf("trajectory %d: non-finite final state", i)
+		if math.IsNaN(num) || math.IsInf(num, 0) {
+			return 0, fmt.Errorf("trajectory %d: non-finite result", i)
 		}
 		e[i] = math.Sqrt(num / den)
 	}
@@ -565,7 +636,7 @@ func readCSV(path string) ([]point, error) {
 // diagram draws the work-precision diagram in two panels: gradsolve's
 // methods and routes against Boost.odeint, the closest peer; and every
 // tool, gradsolve by the curves in shown.
-func diagram(path, title string, pts []point, shown []string) error {
+func diagram(path, title, xl string, pts []point, shown []string) error {
 	series := func(keep func(string) bool) []plots.Series {
 		var ss []plots.Series
 		for _, t := range tools(pts) {
@@ -582,7 +653,7 @@ func diagram(path, title string, pts []point, shown []string) error {
 		return ss
 	}
 	opt := &plots.Options{LogX: true, LogY: true, Markers: true}
-	xl, yl := "median relative error of the final state", "time per trajectory [µs]"
+	yl := "time per trajectory [µs]"
 	return plots.Panels(path, title, []plots.Panel{
 		{Title: "gradsolve and Boost.odeint", XLabel: xl, YLabel: yl, Opt: opt, Series: series(func(t string) bool {
 			return strings.HasPrefix(t, "gradsolve") || strings.HasPrefix(t, "odeint")

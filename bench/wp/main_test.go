@@ -35,7 +35,7 @@ func TestAtError(t *testing.T) {
 func TestMedianError(t *testing.T) {
 	ref := []float64{1, 0, 0, 0, 2, 0, 0, 0, 4}
 	y := []float64{1 + 1e-6, 0, 0, 0, 2 + 4e-6, 0, 0, 0, 4 + 1e-5}
-	got, err := medianError(y, ref)
+	got, err := medianError(y, ref, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func TestMedianError(t *testing.T) {
 	if math.Abs(got-2e-6) > 1e-15 {
 		t.Errorf("median error %g, want 2e-6", got)
 	}
-	if _, err := medianError(y[:6], ref); err == nil {
+	if _, err := medianError(y[:6], ref, 3, 0); err == nil {
 		t.Error("mismatched lengths: no error")
 	}
 	y[4] = math.NaN()
-	if _, err := medianError(y, ref); err == nil {
+	if _, err := medianError(y, ref, 3, 0); err == nil {
 		t.Error("NaN state: no error")
 	}
 }
@@ -69,5 +69,21 @@ func TestParamsMatchPeers(t *testing.T) {
 		if got := tc.pb.params(tc.i, tc.n)[tc.name]; math.Abs(got-tc.want) > 1e-15 {
 			t.Errorf("%s: %s of trajectory %d of %d = %g, want %g", tc.pb.name, tc.name, tc.i, tc.n, got, tc.want)
 		}
+	}
+}
+
+// With sensitivities the error is that of the values after the state.
+func TestMedianErrorFrom(t *testing.T) {
+	ref := []float64{1, 2, 3, 4, 10, 20, 30, 40}
+	y := []float64{9, 9, 3, 4 + 5e-6, 9, 9, 30, 40}
+	// Row 1: ‖(0, 5e-6)‖/‖(3, 4)‖ = 1e-6; row 2: 0. Median of two: the upper, 1e-6.
+	got, err := medianError(y, ref, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 + 5e-6 is stored to an ulp of 4 (8.9e-16), 2e-10 of the 5e-6
+	// difference: allow 1e-9 relative.
+	if math.Abs(got-1e-6) > 1e-15 {
+		t.Errorf("median error %g, want 1e-6", got)
 	}
 }
