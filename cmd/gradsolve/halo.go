@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve/app/halo"
-	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 )
@@ -32,22 +29,10 @@ flags:
 `
 
 type haloStats struct {
-	N               int                `json:"n"`
-	Seed            uint64             `json:"seed"`
+	runStats
 	Params          map[string]float64 `json:"params"`
 	T1              float64            `json:"t1"`
 	MedianPeriods   float64            `json:"median_periods"`
-	Method          string             `json:"method"`
-	RTol            float64            `json:"rtol"`
-	ATol            float64            `json:"atol"`
-	Workers         int                `json:"workers"`
-	SolveSeconds    float64            `json:"solve_seconds"`
-	RefSeconds      float64            `json:"reference_seconds"`
-	WallSeconds     float64            `json:"wall_seconds"`
-	Accepted        int                `json:"accepted_steps"`
-	Rejected        int                `json:"rejected_steps"`
-	Failed          int                `json:"failed"`
-	Checked         bool               `json:"checked"`
 	StateP99        float64            `json:"state_error_p99,omitempty"`
 	SensP99         float64            `json:"sensitivity_error_p99,omitempty"`
 	StateReq        float64            `json:"state_requirement"`
@@ -58,44 +43,12 @@ type haloStats struct {
 
 func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	fs := flag.NewFlagSet("halo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	n := fs.Int("n", 10000, "number of stars")
-	seed := fs.Uint64("seed", 1, "seed of the initial conditions")
-	rtol := fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)")
-	atol := fs.Float64("atol", 0, "absolute tolerance (default: the application's)")
-	meth := fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)")
-	workers := fs.Int("workers", 0, "worker goroutines (0: all cores)")
-	out := fs.String("out", "", "output directory")
-	check := fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met")
-	fs.Usage = func() { fmt.Fprint(stderr, haloUsage); fs.PrintDefaults() }
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pf := newPopulationFlags("halo", haloUsage, 10000, "stars", stderr)
+	m, help, err := pf.parse(args)
+	if help || err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("halo: unexpected argument %q", pos[0])
-	}
-	if *n < 1 {
-		return fmt.Errorf("--n = %d: must be ≥ 1", *n)
-	}
-	if (*rtol == 0) != (*atol == 0) {
-		return fmt.Errorf("halo: give both --rtol and --atol, or neither")
-	}
-	cfg := halo.Config{N: *n, Seed: *seed, RTol: *rtol, ATol: *atol, Workers: *workers, Check: *check}
-	if *meth != "" {
-		if cfg.Method, err = method.ByName(*meth); err != nil {
-			return err
-		}
-	}
-	if *out != "" {
-		if err := checkOutDir(*out); err != nil {
-			return err
-		}
-	}
+	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
 	r, err := halo.Run(ctx, cfg)
@@ -105,20 +58,15 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	c := r.Config
 	tot := r.Solve.Total()
-	st := haloStats{N: c.N, Seed: c.Seed, Params: map[string]float64{"vc": c.VC, "q": c.Q, "rc": c.RC},
-		T1: r.T1, MedianPeriods: halo.MedianPeriods, Method: r.Solve.Method, RTol: c.RTol, ATol: c.ATol,
-		Workers: r.Solve.Workers, SolveSeconds: r.Solve.Elapsed.Seconds(), Checked: c.Check,
-		Accepted: tot.Accepted, Rejected: tot.Rejected, Failed: len(r.Solve.Failed()),
+	st := haloStats{runStats: newRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, r.Solve, r.Ref),
+		Params: map[string]float64{"vc": c.VC, "q": c.Q, "rc": c.RC}, T1: r.T1, MedianPeriods: halo.MedianPeriods,
 		StateP99: r.StateP99, SensP99: r.SensP99, StateReq: halo.StateRequirement, SensReq: halo.SensRequirement,
 		RequirementMet: r.Pass,
 		ErrorDefinition: "state: max(|Δx|/r_E, |Δv|/v_E); sensitivity: ‖A−B‖_F/‖B‖_F of the 6×2 matrices " +
 			"with rows divided by r_E (positions) or v_E (velocities) and columns multiplied by vc, q; " +
 			"against DP8 at rtol = atol = 1e-12 with sensitivities in the error test"}
-	if c.Check {
-		st.RefSeconds = r.Ref.Elapsed.Seconds()
-	}
-	if *out != "" {
-		if err := writeHalo(ctx, *out, r, &st, start); err != nil {
+	if *pf.out != "" {
+		if err := writeHalo(ctx, *pf.out, r, &st, start); err != nil {
 			return err
 		}
 	}
@@ -139,8 +87,8 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(tw, "  requirement\t%s\t\n", verdict)
 	}
-	if *out != "" {
-		fmt.Fprintf(tw, "  wrote\t%s\t\n", *out)
+	if *pf.out != "" {
+		fmt.Fprintf(tw, "  wrote\t%s\t\n", *pf.out)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

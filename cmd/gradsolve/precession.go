@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve/app/precession"
-	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 )
@@ -33,21 +30,9 @@ flags:
 `
 
 type precessionStats struct {
-	N              int     `json:"n"`
-	Seed           uint64  `json:"seed"`
+	runStats
 	RStart         float64 `json:"r_start"`
 	REnd           float64 `json:"r_end"`
-	Method         string  `json:"method"`
-	RTol           float64 `json:"rtol"`
-	ATol           float64 `json:"atol"`
-	Workers        int     `json:"workers"`
-	SolveSeconds   float64 `json:"solve_seconds"`
-	RefSeconds     float64 `json:"reference_seconds"`
-	WallSeconds    float64 `json:"wall_seconds"`
-	Accepted       int     `json:"accepted_steps"`
-	Rejected       int     `json:"rejected_steps"`
-	Failed         int     `json:"failed"`
-	Checked        bool    `json:"checked"`
 	P99            float64 `json:"error_p99_rad,omitempty"`
 	FixtureErr     float64 `json:"fixture_error_rad,omitempty"`
 	Requirement    float64 `json:"requirement_rad"`
@@ -56,44 +41,12 @@ type precessionStats struct {
 
 func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	fs := flag.NewFlagSet("precession", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	n := fs.Int("n", 2000, "number of binaries")
-	seed := fs.Uint64("seed", 1, "seed of the population")
-	rtol := fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)")
-	atol := fs.Float64("atol", 0, "absolute tolerance (default: the application's)")
-	meth := fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)")
-	workers := fs.Int("workers", 0, "worker goroutines (0: all cores)")
-	out := fs.String("out", "", "output directory")
-	check := fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met")
-	fs.Usage = func() { fmt.Fprint(stderr, precessionUsage); fs.PrintDefaults() }
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	pf := newPopulationFlags("precession", precessionUsage, 2000, "binaries", stderr)
+	m, help, err := pf.parse(args)
+	if help || err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("precession: unexpected argument %q", pos[0])
-	}
-	if *n < 1 {
-		return fmt.Errorf("--n = %d: must be ≥ 1", *n)
-	}
-	if (*rtol == 0) != (*atol == 0) {
-		return fmt.Errorf("precession: give both --rtol and --atol, or neither")
-	}
-	cfg := precession.Config{N: *n, Seed: *seed, RTol: *rtol, ATol: *atol, Workers: *workers, Check: *check}
-	if *meth != "" {
-		if cfg.Method, err = method.ByName(*meth); err != nil {
-			return err
-		}
-	}
-	if *out != "" {
-		if err := checkOutDir(*out); err != nil {
-			return err
-		}
-	}
+	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
 	r, err := precession.Run(ctx, cfg)
@@ -103,16 +56,11 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	c := r.Config
 	tot := r.Solve.Total()
-	st := precessionStats{N: c.N, Seed: c.Seed, RStart: precession.RStart, REnd: precession.REnd,
-		Method: r.Solve.Method, RTol: c.RTol, ATol: c.ATol, Workers: r.Solve.Workers,
-		SolveSeconds: r.Solve.Elapsed.Seconds(), Checked: c.Check,
-		Accepted: tot.Accepted, Rejected: tot.Rejected, Failed: len(r.Solve.Failed()),
+	st := precessionStats{runStats: newRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, r.Solve, r.Ref),
+		RStart: precession.RStart, REnd: precession.REnd,
 		P99: r.P99, FixtureErr: r.FixtureErr, Requirement: precession.Requirement, RequirementMet: r.Pass}
-	if c.Check {
-		st.RefSeconds = r.Ref.Elapsed.Seconds()
-	}
-	if *out != "" {
-		if err := writePrecession(*out, r, &st, start); err != nil {
+	if *pf.out != "" {
+		if err := writePrecession(*pf.out, r, &st, start); err != nil {
 			return err
 		}
 	}
@@ -132,8 +80,8 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(tw, "  99th percentile angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.P99, precession.Requirement, verdict(r.P99))
 		fmt.Fprintf(tw, "  §C.7 fixture angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.FixtureErr, precession.Requirement, verdict(r.FixtureErr))
 	}
-	if *out != "" {
-		fmt.Fprintf(tw, "  wrote\t%s\t\n", *out)
+	if *pf.out != "" {
+		fmt.Fprintf(tw, "  wrote\t%s\t\n", *pf.out)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// populationFlags are the flags shared by the applications that solve a
+// drawn population (halo, precession).
+type populationFlags struct {
+	fs         *flag.FlagSet
+	name       string
+	n          *int
+	seed       *uint64
+	rtol, atol *float64
+	meth       *string
+	workers    *int
+	out        *string
+	check      *bool
+}
+
+// newPopulationFlags defines the shared flags; nDefault and what ("stars",
+// "binaries") describe --n.
+func newPopulationFlags(name, usage string, nDefault int, what string, stderr io.Writer) *populationFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pf := &populationFlags{fs: fs, name: name,
+		n:       fs.Int("n", nDefault, "number of "+what),
+		seed:    fs.Uint64("seed", 1, "seed of the population"),
+		rtol:    fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)"),
+		atol:    fs.Float64("atol", 0, "absolute tolerance (default: the application's)"),
+		meth:    fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)"),
+		workers: fs.Int("workers", 0, "worker goroutines (0: all cores)"),
+		out:     fs.String("out", "", "output directory"),
+		check:   fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met"),
+	}
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	return pf
+}
+
+// parse parses and validates args. It returns help = true when the
+// usage was asked for (and printed), and the method named by --method
+// (nil for the application's default).
+func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, err error) {
+	pos, err := parseInterspersed(pf.fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case len(pos) > 0:
+		return nil, false, fmt.Errorf("%s: unexpected argument %q", pf.name, pos[0])
+	case *pf.n < 1:
+		return nil, false, fmt.Errorf("--n = %d: must be ≥ 1", *pf.n)
+	case (*pf.rtol == 0) != (*pf.atol == 0):
+		return nil, false, fmt.Errorf("%s: give both --rtol and --atol, or neither", pf.name)
+	}
+	if *pf.meth != "" {
+		if m, err = method.ByName(*pf.meth); err != nil {
+			return nil, false, err
+		}
+	}
+	if *pf.out != "" {
+		if err := checkOutDir(*pf.out); err != nil {
+			return nil, false, err
+		}
+	}
+	return m, false, nil
+}
+
+// runStats are the stats.json fields every population application
+// writes about its solve.
+type runStats struct {
+	N            int     `json:"n"`
+	Seed         uint64  `json:"seed"`
+	Method       string  `json:"method"`
+	RTol         float64 `json:"rtol"`
+	ATol         float64 `json:"atol"`
+	Workers      int     `json:"workers"`
+	SolveSeconds float64 `json:"solve_seconds"`
+	RefSeconds   float64 `json:"reference_seconds"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	Accepted     int     `json:"accepted_steps"`
+	Rejected     int     `json:"rejected_steps"`
+	Failed       int     `json:"failed"`
+	Checked      bool    `json:"checked"`
+}
+
+// newRunStats fills the shared fields from a solve and, with check, its
+// reference.
+func newRunStats(n int, seed uint64, rtol, atol float64, check bool, solve, ref *gradsolve.Result) runStats {
+	tot := solve.Total()
+	st := runStats{N: n, Seed: seed, Method: solve.Method, RTol: rtol, ATol: atol, Workers: solve.Workers,
+		SolveSeconds: solve.Elapsed.Seconds(), Accepted: tot.Accepted, Rejected: tot.Rejected,
+		Failed: len(solve.Failed()), Checked: check}
+	if check && ref != nil {
+		st.RefSeconds = ref.Elapsed.Seconds()
+	}
+	return st
+}
