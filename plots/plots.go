@@ -90,18 +90,7 @@ type Panel struct {
 // xlabel and ylabel should carry units.
 func Lines(path, title, xlabel, ylabel string, series []Series, opt *Options) (err error) {
 	defer recoverTo(path, &err)
-	if err := checkPath(path); err != nil {
-		return err
-	}
-	ax, err := linesAxes(title, xlabel, ylabel, series, opt)
-	if err != nil {
-		return pathErr(path, err)
-	}
-	data, err := renderSingle(ax)
-	if err != nil {
-		return pathErr(path, err)
-	}
-	return writeAtomic(path, data)
+	return saveSingle(path, func() (*axes, error) { return linesAxes(title, xlabel, ylabel, series, opt) })
 }
 
 // maxPanels bounds the number of panels (and so the image width).
@@ -154,18 +143,7 @@ func Panels(path, title string, panels []Panel) (err error) {
 // extended horizontally to the edges of the common x range.
 func CDF(path, title, xlabel string, samples []Series, opt *Options) (err error) {
 	defer recoverTo(path, &err)
-	if err := checkPath(path); err != nil {
-		return err
-	}
-	ax, err := cdfAxes(title, xlabel, samples, opt)
-	if err != nil {
-		return pathErr(path, err)
-	}
-	data, err := renderSingle(ax)
-	if err != nil {
-		return pathErr(path, err)
-	}
-	return writeAtomic(path, data)
+	return saveSingle(path, func() (*axes, error) { return cdfAxes(title, xlabel, samples, opt) })
 }
 
 // maxBins bounds the number of histogram bins.
@@ -187,10 +165,16 @@ const maxBins = 10000
 // are left blank.
 func Histogram(path, title, xlabel string, samples []Series, bins int, opt *Options) (err error) {
 	defer recoverTo(path, &err)
+	return saveSingle(path, func() (*axes, error) { return histAxes(title, xlabel, samples, bins, opt) })
+}
+
+// saveSingle checks path, builds one set of axes, renders it and writes
+// the PNG atomically; errors name the path.
+func saveSingle(path string, build func() (*axes, error)) error {
 	if err := checkPath(path); err != nil {
 		return err
 	}
-	ax, err := histAxes(title, xlabel, samples, bins, opt)
+	ax, err := build()
 	if err != nil {
 		return pathErr(path, err)
 	}

@@ -23,24 +23,17 @@ const (
 	RStart, REnd = 100.0, 10.0
 )
 
-var (
-	problemOnce sync.Once
-	problem     *gradsolve.Problem
-	problemErr  error
-)
+// Problem returns the compiled equations (Model) as a gradsolve problem,
+// compiled once.
+func Problem() (*gradsolve.Problem, error) { return compiled() }
 
-// Problem returns the compiled equations (Model) as a gradsolve problem.
-func Problem() (*gradsolve.Problem, error) {
-	problemOnce.Do(func() {
-		set, err := tape.Build(Model())
-		if err != nil {
-			problemErr = err
-			return
-		}
-		problem = set.Problem()
-	})
-	return problem, problemErr
-}
+var compiled = sync.OnceValues(func() (*gradsolve.Problem, error) {
+	set, err := tape.Build(Model())
+	if err != nil {
+		return nil, err
+	}
+	return set.Problem(), nil
+})
 
 // Masses returns m1, m2, η and the spin magnitudes S1 = χ1·m1², S2 = χ2·m2².
 func Masses(q, chi1, chi2 float64) (m1, m2, eta, s1, s2 float64) {

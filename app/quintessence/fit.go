@@ -33,23 +33,14 @@ func (t Tolerances) resolved() Tolerances {
 	return t
 }
 
-var (
-	problemOnce sync.Once
-	problem     *gradsolve.Problem
-	problemErr  error
-)
-
-func theProblem() (*gradsolve.Problem, error) {
-	problemOnce.Do(func() {
-		set, err := tape.Build(Model())
-		if err != nil {
-			problemErr = err
-			return
-		}
-		problem = set.Problem()
-	})
-	return problem, problemErr
-}
+// theProblem is Model compiled, once.
+var theProblem = sync.OnceValues(func() (*gradsolve.Problem, error) {
+	set, err := tape.Build(Model())
+	if err != nil {
+		return nil, err
+	}
+	return set.Problem(), nil
+})
 
 // Cosmology is one point: (Ω_m, λ, Ω_r) and the ṽ0 that makes it flat.
 type Cosmology struct {
