@@ -134,6 +134,13 @@ func Run(ctx context.Context, n int, cfg Config, job Job) error {
 			}
 		}()
 		for !stop.Load() {
+			// Check the context itself at each chunk, not only the flag
+			// the watcher sets: the watcher goroutine may not be
+			// scheduled before busy workers finish every remaining job.
+			if ctx.Err() != nil {
+				stop.Store(true)
+				return
+			}
 			lo := int(next.Add(int64(chunk))) - chunk
 			if lo >= n {
 				return
