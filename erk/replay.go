@@ -74,7 +74,7 @@ func (rp *Replayer) Forward(ms *Mesh, y0, p, save, yOut, saved []float64) {
 		f(t, y, p, k[0])
 		for i := 1; i <= sv.lastB; i++ {
 			stageInput(sv.yt, y, h, sv.rows[i], k)
-			f(t+sv.c[i]*h, sv.yt, p, k[i])
+			f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
 		}
 		// The proposal as the recording built it: through the last row
 		// of A for FSAL methods (equal to b), else through b.
@@ -184,7 +184,7 @@ func (rp *Replayer) stages(t, h float64, y, p []float64) {
 	f(t, y, p, sv.k[0])
 	for i := 1; i <= sv.lastB; i++ {
 		stageInput(rp.ys[i], y, h, sv.rows[i], sv.k)
-		f(t+sv.c[i]*h, rp.ys[i], p, sv.k[i])
+		f(t+float64(sv.c[i]*h), rp.ys[i], p, sv.k[i])
 	}
 }
 
@@ -226,7 +226,7 @@ func (rp *Replayer) reverseStep(t, h float64, p, ynewBar, ybarOut, gp []float64)
 	addTo(ybarOut, ynewBar)
 	gpTmp := rp.gp
 	for i := L; i >= 0; i-- {
-		rp.vjp(t+sv.c[i]*h, rp.ys[i], p, rp.kbar[i], rp.gy, gpTmp)
+		rp.vjp(t+float64(sv.c[i]*h), rp.ys[i], p, rp.kbar[i], rp.gy, gpTmp)
 		addTo(ybarOut, rp.gy)
 		addTo(gp, gpTmp)
 		for _, c := range sv.rows[i] {

@@ -48,13 +48,17 @@ type Solver struct {
 	s   int // stages
 	dim int
 
-	rows   [][]coef // nonzero a_ij per stage i
-	b      []coef   // nonzero b_i
-	e, e3  []coef   // nonzero error weights
-	c      []float64
-	fsal   bool
-	defer_ bool // FSAL with zero error weight on the last stage: evaluate it only once accepted
-	lastB  int  // last stage with b_i ≠ 0 (stages after it only feed the error)
+	rows  [][]coef // nonzero a_ij per stage i
+	b     []coef   // nonzero b_i
+	e, e3 []coef   // nonzero error weights
+	c     []float64
+	fsal  bool
+	// stages is the generated kernel of the method (kernels.go), nil for
+	// a tableau without one; generic makes attempt ignore it (tests).
+	stages  func(sv *Solver, t, h float64, p []float64, nd int)
+	generic bool
+	defer_  bool // FSAL with zero error weight on the last stage: evaluate it only once accepted
+	lastB   int  // last stage with b_i ≠ 0 (stages after it only feed the error)
 
 	k     [][]float64 // stages, k[i] has length dim
 	kSave [][]float64 // stages of save-time re-steps
@@ -109,6 +113,7 @@ func New(cfg Config) (*Solver, error) {
 	if tb.Kind == method.ErrorDOP853 {
 		sv.e3 = nonzero(tb.E3)
 	}
+	sv.stages = kernelFor(tb)
 	sv.defer_ = sv.fsal && tb.E[s-1] == 0 && (tb.E3 == nil || tb.E3[s-1] == 0)
 	sv.lastB = sv.b[len(sv.b)-1].j
 	flat := make([]float64, 2*s*dim+5*dim)
@@ -314,34 +319,23 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 // sv.k and the proposed state into sv.y1, and returns the scaled error
 // norm. ok is false when the proposed state or the error is not finite.
 func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
-	f, dim, s := sv.cfg.F, sv.dim, sv.s
-	y, y1, yt, k := sv.y, sv.y1, sv.yt, sv.k
-	// Stages 2..s (stage 1 is k[0], already known). For an FSAL method
-	// the last stage's input is the proposed state itself, since its row
-	// of A equals b; it is built into y1 directly.
+	dim, s, nd := sv.dim, sv.s, sv.cfg.NormDim
 	end := s
 	if sv.fsal {
 		end = s - 1
 	}
-	for i := 1; i < end; i++ {
-		stageInput(yt, y, h, sv.rows[i], k)
-		f(t+sv.c[i]*h, yt, p, k[i])
-	}
 	st.FEvals += end - 1
-	if sv.fsal {
-		stageInput(y1, y, h, sv.rows[s-1], k)
-		if !sv.defer_ {
-			f(t+h, y1, p, k[s-1])
-			st.FEvals++
-		}
-	} else {
-		stageInput(y1, y, h, sv.b, k)
+	if sv.fsal && !sv.defer_ {
+		st.FEvals++
 	}
-	nd := sv.cfg.NormDim
+	if sv.stages != nil && !sv.generic {
+		sv.stages(sv, t, h, p, nd)
+	} else {
+		sv.genericStages(t, h, p, nd)
+	}
 	rtol, atol := sv.cfg.RTol[:nd], sv.cfg.ATol[:nd]
 	ev, ev3 := sv.ev[:nd], sv.ev3[:nd]
-	y, y1 = y[:nd], y1[:dim]
-	combine(ev, sv.e, k)
+	y, y1 := sv.y[:nd], sv.y1[:dim]
 	var sum5, sum3, fin float64
 	for _, v := range y1[nd:] {
 		fin += v - v // components outside the norm must still be finite
@@ -354,7 +348,6 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 			fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
 		}
 	} else {
-		combine(ev3, sv.e3, k)
 		for d := range ev {
 			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
 			r := float64(h*ev[d]) / sc
@@ -378,6 +371,39 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 		return math.Inf(1), false
 	}
 	return err, true
+}
+
+// genericStages is attempt's stage computation for any tableau: the
+// stages of a step of size h from (t, sv.y) into sv.k, the proposed
+// state into sv.y1 and the error vector(s) over the first nd components
+// into sv.ev (and sv.ev3). The generated kernels (kernels_gen.go) do the
+// same operations in the same order.
+func (sv *Solver) genericStages(t, h float64, p []float64, nd int) {
+	f, s := sv.cfg.F, sv.s
+	y, y1, yt, k := sv.y, sv.y1, sv.yt, sv.k
+	// Stages 2..s (stage 1 is k[0], already known). For an FSAL method
+	// the last stage's input is the proposed state itself, since its row
+	// of A equals b; it is built into y1 directly.
+	end := s
+	if sv.fsal {
+		end = s - 1
+	}
+	for i := 1; i < end; i++ {
+		stageInput(yt, y, h, sv.rows[i], k)
+		f(t+float64(sv.c[i]*h), yt, p, k[i])
+	}
+	if sv.fsal {
+		stageInput(y1, y, h, sv.rows[s-1], k)
+		if !sv.defer_ {
+			f(t+h, y1, p, k[s-1])
+		}
+	} else {
+		stageInput(y1, y, h, sv.b, k)
+	}
+	combine(sv.ev[:nd], sv.e, k)
+	if sv.e3 != nil {
+		combine(sv.ev3[:nd], sv.e3, k)
+	}
 }
 
 // combine sets dst = Σ a_j·k_j over the given coefficients (at least
@@ -417,7 +443,7 @@ func (sv *Solver) restep(t, hs float64, p []float64, dst []float64) {
 	ks[0] = sv.k[0]
 	for i := 1; i <= sv.lastB; i++ {
 		stageInput(sv.yt, y, hs, sv.rows[i], ks)
-		f(t+sv.c[i]*hs, sv.yt, p, ks[i])
+		f(t+float64(sv.c[i]*hs), sv.yt, p, ks[i])
 	}
 	stageInput(dst, y, hs, sv.b, ks)
 }
