@@ -49,6 +49,9 @@ type sensSetup struct {
 	dim, m   int
 	paramCol []int // parameter index of each column, −1 for initial values
 	y0Col    []int // initial-value index of each column, −1 for parameters
+	// fused, when the problem has SensF, makes each worker's augmented
+	// right-hand side as one program.
+	fused func() ode.Func
 }
 
 func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
@@ -79,6 +82,12 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
 			ss.paramCol, ss.y0Col = append(ss.paramCol, -1), append(ss.y0Col, w.Index)
 		} else {
 			ss.paramCol, ss.y0Col = append(ss.paramCol, w.Index), append(ss.y0Col, -1)
+		}
+	}
+	if prob.SensF != nil {
+		var err error
+		if ss.fused, err = prob.SensF(ss.paramCol); err != nil {
+			return nil, fmt.Errorf("%w: %s: building the sensitivity system: %w", ErrInput, prob.Name, err)
 		}
 	}
 	return ss, nil
@@ -116,6 +125,10 @@ func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
 	}
 	na := ss.augDim()
 	sw.y0, sw.y, sw.saved = make([]float64, na), make([]float64, na), make([]float64, k*na)
+	if ss.fused != nil {
+		sw.augRHS = ss.fused()
+		return sw
+	}
 	dim := ss.dim
 	sw.augRHS = func(t float64, ya, p, dya []float64) {
 		y := ya[:dim]

@@ -204,3 +204,40 @@ func TestSensitivityErrors(t *testing.T) {
 		}
 	}
 }
+
+// The fused sensitivity program of a compiled problem (Problem.SensF)
+// computes what F and one JVP per column compute, term for term: the
+// unit direction's products by 1 and the zero directions' terms are
+// exact, so they vanish from the fused program without changing a
+// bit. Sensitivities through either route are therefore bitwise equal,
+// with and without the error test on S.
+func TestFusedSensitivityProgramMatchesJVP(t *testing.T) {
+	cases := []struct {
+		name string
+		wrt  []gradsolve.Wrt
+	}{
+		{"lorenz", []gradsolve.Wrt{gradsolve.Param(0), gradsolve.InitialValue(2), gradsolve.Param(2)}},
+		{"halo", []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}},
+		{"kepler", []gradsolve.Wrt{gradsolve.InitialValue(0), gradsolve.Param(0)}},
+		{"vanderpol", []gradsolve.Wrt{gradsolve.Param(0)}},
+	}
+	for _, c := range cases {
+		fused := exampleProblem(t, c.name)
+		if fused.SensF == nil {
+			t.Fatalf("%s: compiled problem without SensF", c.name)
+		}
+		perColumn := *fused
+		perColumn.SensF = nil
+		ens := &gradsolve.Ensemble{N: 4, Save: []float64{fused.T1 / 2}}
+		for _, tb := range []*method.Tableau{method.Tsit5, method.DP8} {
+			for _, errTest := range []bool{false, true} {
+				o := gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-10,
+					Sens: &gradsolve.Sensitivity{Wrt: c.wrt, ErrorTest: errTest}}
+				a, b := mustSolve(t, fused, ens, &o), mustSolve(t, &perColumn, ens, &o)
+				if !bitwiseEqual(a.Y, b.Y) || !bitwiseEqual(a.S, b.S) || !bitwiseEqual(a.SavedS, b.SavedS) {
+					t.Errorf("%s %s errorTest=%v: fused and per-column sensitivities differ", c.name, tb.Name, errTest)
+				}
+			}
+		}
+	}
+}

@@ -51,6 +51,16 @@ type Problem struct {
 	// F instead of Problem.F. Nil means Problem.F serves every worker and
 	// no derivative programs are available.
 	Programs func() *Programs
+
+	// SensF, when set, returns a source of fused right-hand sides for
+	// the forward sensitivity system with one column per entry of
+	// paramCols (a parameter index, or −1 for an initial value): each
+	// function it makes maps the state y followed by the columns S_c
+	// (Dim·(1+len(paramCols)) values) to f(t, y, p) followed by
+	// J_y·S_c + ∂f/∂p_j. Engines call the source once per worker. Nil
+	// means sensitivities evaluate F and Programs' JVP once per column.
+	// Problems compiled from formulas set it (package sym/tape).
+	SensF func(paramCols []int) (func() Func, error)
 }
 
 // Programs holds evaluators of a right-hand side and its derivatives for

@@ -173,6 +173,35 @@ func Tangent(f []Expr) []Expr {
 	})
 }
 
+// TangentAlong returns J_y·v + J_p·w for f (one output per state, as
+// Model.F returns them), with the directions given as expressions of
+// the same graph: v[i] the tangent of state i, w[j] that of parameter j.
+// A zero Expr, or v and w shorter than the states and parameters, means
+// a zero direction there. Forward sensitivities use it with v the
+// sensitivity states and w a unit vector, so that terms of zero
+// directions never appear in the program.
+func TangentAlong(f, v, w []Expr) []Expr {
+	g := graphOf(f...)
+	if g == nil {
+		return nil
+	}
+	return g.tangent(f, func(n Node) (Expr, bool) {
+		var dir []Expr
+		switch n.Op {
+		case OpState:
+			dir = v
+		case OpParam:
+			dir = w
+		default:
+			return Expr{}, false
+		}
+		if i := int(n.Index); i < len(dir) && dir[i].Valid() {
+			return dir[i], true
+		}
+		return Expr{}, false
+	})
+}
+
 // JacobianY returns the dense Jacobian ∂f/∂y, row-major: entry
 // i·dim + j is ∂f_i/∂y_j, with dim = len(f).
 func JacobianY(f []Expr) []Expr {

@@ -31,6 +31,11 @@ type Set struct {
 	// uᵀ·∂(∂f/∂t)/∂y then ∂/∂p, inputs t, y, p, u: the second
 	// derivatives the reverse replay of a Rosenbrock method needs.
 	JVPVJP, DfDtVJP *Program
+
+	// sens caches the fused sensitivity programs by column list; mu
+	// guards it and the graph, which building one extends.
+	mu   sync.Mutex
+	sens map[string]*Program
 }
 
 // Build differentiates the model's right-hand side symbolically and
@@ -114,6 +119,7 @@ func (s *Set) Problem() *ode.Problem {
 			pool.Put(r)
 		},
 		Programs:   s.Programs,
+		SensF:      s.SensF,
 		StateNames: m.StateNames(),
 		ParamNames: m.ParamNames(),
 		Y0:         m.Y0(),
@@ -122,4 +128,60 @@ func (s *Set) Problem() *ode.Problem {
 		T1:         m.T1,
 		Stiff:      m.Stiff,
 	}
+}
+
+// SensF returns the right-hand side of the forward sensitivity system
+// for the given columns as one fused program, for Problem.SensF: the
+// state y followed by one sensitivity column S_c per entry of
+// paramCols, and derivatives f(t, y, p) then J_y·S_c + ∂f/∂p_j for a
+// column of parameter j = paramCols[c], or J_y·S_c for a column of an
+// initial value (paramCols[c] < 0). Derived symbolically with the unit
+// direction built in, it shares every subexpression between f and the
+// columns and has no terms for the other parameters, where the JVP
+// program would be evaluated once per column. The returned function
+// gives each caller (one per worker) its own register file. The
+// program is compiled once per column list and kept.
+func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
+	m := s.Model
+	dim, np := m.Dim(), m.NumParams()
+	key := fmt.Sprint(paramCols)
+	for _, j := range paramCols {
+		if j >= np {
+			return nil, fmt.Errorf("tape: model %q: sensitivity column of parameter %d, but it has %d", m.Name, j, np)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pg := s.sens[key]
+	if pg == nil {
+		f, err := m.F()
+		if err != nil {
+			return nil, err
+		}
+		g := m.Graph()
+		outs := append([]sym.Expr(nil), f...)
+		for c, j := range paramCols {
+			v := make([]sym.Expr, dim)
+			for i := range v {
+				v[i] = g.State(dim*(1+c) + i)
+			}
+			var w []sym.Expr
+			if j >= 0 {
+				w = make([]sym.Expr, np)
+				w[j] = g.Const(1)
+			}
+			outs = append(outs, sym.TangentAlong(f, v, w)...)
+		}
+		if pg, err = Compile("sens", g, outs, dim*(1+len(paramCols)), np); err != nil {
+			return nil, fmt.Errorf("tape: model %q: %w", m.Name, err)
+		}
+		if s.sens == nil {
+			s.sens = map[string]*Program{}
+		}
+		s.sens[key] = pg
+	}
+	return func() ode.Func {
+		r := pg.NewRegisters()
+		return func(t float64, y, p, dy []float64) { pg.EvalF(r, t, y, p, dy) }
+	}, nil
 }

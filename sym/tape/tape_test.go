@@ -66,3 +66,29 @@ func TestLorenzAgainstHandWritten(t *testing.T) {
 		}
 	}
 }
+
+// SensF refuses a column of a parameter the model does not have, and
+// its functions write f followed by each column's tangent.
+func TestSensFColumns(t *testing.T) {
+	s := mustBuild(t, lorenzModel())
+	if _, err := s.SensF([]int{3}); err == nil {
+		t.Error("SensF with parameter 3 of 3: no error")
+	}
+	src, err := s.SensF([]int{1, -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := src()
+	// y = (1, 2, 3); S_0 = 0 (so column 0 is ∂f/∂ρ = (0, x, 0)),
+	// S_1 = e_x (column 1 is the first column of J_y: (−σ, ρ−z, y)).
+	y := []float64{1, 2, 3, 0, 0, 0, 1, 0, 0}
+	p := []float64{10, 28, 8.0 / 3}
+	dy := make([]float64, 9)
+	f(0, y, p, dy)
+	want := []float64{10, 1*(28-3) - 2, 1*2 - 8.0/3*3, 0, 1, 0, -10, 28 - 3, 2}
+	for i := range want {
+		if dy[i] != want[i] {
+			t.Errorf("dy[%d] = %v, want %v", i, dy[i], want[i])
+		}
+	}
+}
