@@ -10,7 +10,7 @@
  * (vc, q) (analytic sensitivity right-hand side, sensitivities under
  * error control, fixed-point iteration for both).
  *
- * usage: cvodes lorenz|robertson|halo RTOL ATOL N OUT
+ * usage: cvodes lorenz|robertson|halo|orbit RTOL ATOL N OUT
  *   (for halo, OUT holds per trajectory the 6 final states, then the
  *   6×2 sensitivities ∂y_d/∂p_c row-major)
  *   writes the N×3 final states to OUT (float64, little-endian, row-major)
@@ -132,8 +132,9 @@ static int check(int flag, const char *what) {
 int main(int argc, char **argv) {
     int rob = argc == 6 && strcmp(argv[1], "robertson") == 0;
     int hal = argc == 6 && strcmp(argv[1], "halo") == 0;
-    if (argc != 6 || (!rob && !hal && strcmp(argv[1], "lorenz") != 0)) {
-        fprintf(stderr, "usage: cvodes lorenz|robertson|halo RTOL ATOL N OUT\n");
+    int orb = argc == 6 && strcmp(argv[1], "orbit") == 0; /* halo without sensitivities */
+    if (argc != 6 || (!rob && !hal && !orb && strcmp(argv[1], "lorenz") != 0)) {
+        fprintf(stderr, "usage: cvodes lorenz|robertson|halo|orbit RTOL ATOL N OUT\n");
         return 2;
     }
     double rtol = atof(argv[2]), atol = atof(argv[3]);
@@ -144,16 +145,17 @@ int main(int argc, char **argv) {
     }
     SUNContext ctx;
     check(SUNContext_Create(NULL, &ctx), "SUNContext_Create");
-    int dim = hal ? 6 : 3, width = hal ? 18 : 3;
+    int six = hal || orb;
+    int dim = six ? 6 : 3, width = hal ? 18 : dim;
     N_Vector y = N_VNew_Serial(dim, ctx);
     double *yd = N_VGetArrayPointer(y);
     yd[0] = 1, yd[1] = 0, yd[2] = 0;
     lorenz lp = {10, 10, 8.0 / 3};
     robertson rp = {0.04, 3e7, 1e4};
     halo hp = {1, 0.7, 0.2};
-    double t1 = rob ? 1e5 : hal ? 20 : 10;
+    double t1 = rob ? 1e5 : six ? 20 : 10;
     void *mem = CVodeCreate(rob ? CV_BDF : CV_ADAMS, ctx);
-    check(CVodeInit(mem, rob ? robertson_f : hal ? halo_f : lorenz_f, 0, y), "CVodeInit");
+    check(CVodeInit(mem, rob ? robertson_f : six ? halo_f : lorenz_f, 0, y), "CVodeInit");
     check(CVodeSStolerances(mem, rtol, atol), "CVodeSStolerances");
     SUNNonlinearSolver nls = NULL;
     SUNMatrix A = NULL;
@@ -167,7 +169,7 @@ int main(int argc, char **argv) {
     } else {
         nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
         check(CVodeSetNonlinearSolver(mem, nls), "CVodeSetNonlinearSolver");
-        check(CVodeSetUserData(mem, hal ? (void *)&hp : (void *)&lp), "CVodeSetUserData");
+        check(CVodeSetUserData(mem, six ? (void *)&hp : (void *)&lp), "CVodeSetUserData");
     }
     N_Vector *ys = NULL;
     SUNNonlinearSolver nlss = NULL;
@@ -190,10 +192,11 @@ int main(int argc, char **argv) {
         lp.rho = 10 + 14 * u;
         rp.k1 = 0.02 + 0.04 * u;
         yd[0] = 1, yd[1] = 0, yd[2] = 0;
-        if (hal) { /* x0 from 0.5 to 1.5, vy0 from 0.5 to 0.7 */
+        if (six) { /* x0 from 0.5 to 1.5, vy0 from 0.5 to 0.7 */
             yd[0] = 0.5 + u, yd[1] = 0, yd[2] = 0.2, yd[3] = 0.1, yd[4] = 0.5 + 0.2 * u, yd[5] = 0.15;
-            for (int c = 0; c < 2; c++) N_VConst(0, ys[c]);
         }
+        if (hal)
+            for (int c = 0; c < 2; c++) N_VConst(0, ys[c]);
         double t = 0, t0 = now();
         check(CVodeReInit(mem, 0, y), "CVodeReInit");
         if (hal) check(CVodeSensReInit(mem, CV_STAGGERED, ys), "CVodeSensReInit");

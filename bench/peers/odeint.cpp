@@ -8,7 +8,7 @@
 // as dopri5 on the augmented system (state and sensitivities, all under
 // error control), timing the integration alone.
 //
-// usage: odeint lorenz|robertson|halo RTOL ATOL N OUT
+// usage: odeint lorenz|robertson|halo|orbit RTOL ATOL N OUT
 //   (for halo, OUT holds per trajectory the 6 final states, then the
 //   6×2 sensitivities ∂y_d/∂p_c row-major)
 //   writes the N×3 final states to OUT (float64, little-endian, row-major)
@@ -92,10 +92,28 @@ struct halo {
     }
 };
 
+// The halo orbit alone (the "orbit" ensemble): the first six
+// components of halo's right-hand side.
+typedef std::array<double, 6> state6;
+
+struct halo6 {
+    double vc, q, rc;
+    void operator()(const state6 &y, state6 &dy, double) const {
+        double q2 = q * q, z = y[2];
+        double g[3] = {y[0], y[1], z / q2};
+        double D = rc * rc + y[0] * y[0] + y[1] * y[1] + z * g[2];
+        double c = vc * vc / D;
+        for (int i = 0; i < 3; i++) {
+            dy[i] = y[3 + i];
+            dy[3 + i] = -c * g[i];
+        }
+    }
+};
+
 int main(int argc, char **argv) {
     std::string prob = argc == 6 ? argv[1] : "";
-    if (prob != "lorenz" && prob != "robertson" && prob != "halo") {
-        std::fprintf(stderr, "usage: odeint lorenz|robertson|halo RTOL ATOL N OUT\n");
+    if (prob != "lorenz" && prob != "robertson" && prob != "halo" && prob != "orbit") {
+        std::fprintf(stderr, "usage: odeint lorenz|robertson|halo|orbit RTOL ATOL N OUT\n");
         return 2;
     }
     double rtol = std::atof(argv[2]), atol = std::atof(argv[3]);
@@ -104,7 +122,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "odeint: need N >= 1 and positive tolerances\n");
         return 2;
     }
-    size_t width = prob == "halo" ? 18 : 3;
+    size_t width = prob == "halo" ? 18 : prob == "orbit" ? 6 : 3;
     std::vector<double> out(width * (size_t)n);
     long steps = 0;
     double seconds = 0;
@@ -134,6 +152,18 @@ int main(int argc, char **argv) {
         auto t1 = std::chrono::steady_clock::now();
         seconds += std::chrono::duration<double>(t1 - t0).count();
         std::memcpy(&out[18 * (size_t)i], y.data(), 18 * sizeof(double));
+    }
+    for (int i = 0; i < n && prob == "orbit"; i++) {
+        // The same ensemble as halo, without sensitivities.
+        double u = n == 1 ? 0 : (double)i / (n - 1);
+        halo6 f{1, 0.7, 0.2};
+        state6 y{0.5 + u, 0, 0.2, 0.1, 0.5 + 0.2 * u, 0.15};
+        auto stepper = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<state6>());
+        auto t0 = std::chrono::steady_clock::now();
+        steps += (long)odeint::integrate_adaptive(stepper, f, y, 0.0, 20.0, 1e-3);
+        auto t1 = std::chrono::steady_clock::now();
+        seconds += std::chrono::duration<double>(t1 - t0).count();
+        std::memcpy(&out[6 * (size_t)i], y.data(), 6 * sizeof(double));
     }
     for (int i = 0; i < n && prob == "lorenz"; i++) {
         // The benchmark's ensemble: rho evenly from 10 to 24 (bench/README.md).

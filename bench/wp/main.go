@@ -96,6 +96,8 @@ type problem struct {
 	t1     float64
 	// y0 is trajectory i of n's initial state; nil for (1, 0, 0).
 	y0 func(i, n int) []float64
+	// dim is the state dimension; 0 means 3.
+	dim int
 	// sens lists the parameters to differentiate the final state by;
 	// with it, the achieved error is that of the sensitivities.
 	sens []int
@@ -154,6 +156,25 @@ var problems = []*problem{
 		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P (.ode)"},
 	},
 	{
+		name: "orbit", title: "Halo orbits, t from 0 to 20, one core",
+		builtin: systems.Halo, file: "halo.ode", dim: 6,
+		params: func(i, n int) map[string]float64 {
+			return map[string]float64{"vc": 1, "q": 0.7, "rc": 0.2}
+		},
+		y0: func(i, n int) []float64 {
+			u := frac(i, n)
+			return []float64{0.5 + u, 0, 0.2, 0.1, 0.5 + 0.2*u, 0.15}
+		},
+		t1: 20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
+		ref: explicit(method.DP8), refTol: 1e-13,
+		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
+		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
+		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-8,
+		nGo: 2000, nPy: 10,
+		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
+	},
+	{
 		name: "halo", title: "Halo orbits with sensitivities to (vc, q), t from 0 to 20, one core",
 		builtin: systems.Halo, file: "halo.ode",
 		params: func(i, n int) map[string]float64 {
@@ -179,7 +200,7 @@ var problems = []*problem{
 // ∂y_d/∂p_c row-major; from is where the compared values start.
 func (pb *problem) width() (width, from int) {
 	if pb.sens == nil {
-		return 3, 0
+		return max(pb.dim, 3), 0
 	}
 	return 6 + 6*len(pb.sens), 6
 }
@@ -199,7 +220,7 @@ func run(args []string, stdout io.Writer) error {
 	python := fs.String("python", "/usr/bin/python3", "Python with numpy and scipy for the scipy driver; empty to skip scipy")
 	out := fs.String("out", "bench/results/wp", "output directory")
 	quick := fs.Bool("quick", false, "fewer tolerances and trajectories (a smoke test, not for the record)")
-	only := fs.String("problem", "", "run only this problem (lorenz, robertson)")
+	only := fs.String("problem", "", "run only this problem (lorenz, robertson, orbit, halo)")
 	from := fs.Bool("from-csv", false, "redraw the diagrams and tables from the CSVs in -out, measuring nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
