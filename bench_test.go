@@ -190,3 +190,21 @@ func BenchmarkLorenzRHS(b *testing.B) {
 	b.Run("go", func(b *testing.B) { benchEnsemble(b, pr, ens, o) })
 	b.Run("tape", func(b *testing.B) { benchEnsemble(b, tp, &tens, o) })
 }
+
+// BenchmarkRobertson: the Robertson ensemble of bench/README.md (k1
+// from 0.02 to 0.06, t ∈ [0, 1e5]) at rtol 1e-8, atol 1e-12, one
+// worker, with the built-in right-hand side and Jacobian.
+func BenchmarkRobertson(b *testing.B) {
+	pr := systems.Robertson()
+	const n = 128
+	p := make([]float64, 0, 3*n)
+	for _, k1 := range linspace(0.02, 0.06, n) {
+		p = append(p, k1, 3e7, 1e4)
+	}
+	ens := &gradsolve.Ensemble{N: n, Y0: []float64{1, 0, 0}, P: p, T0: []float64{0}, T1: []float64{1e5}}
+	for _, m := range method.AllRosenbrock() {
+		b.Run(m.Name, func(b *testing.B) {
+			benchEnsemble(b, pr, ens, gradsolve.Options{Rosenbrock: m, RTol: 1e-8, ATol: 1e-12})
+		})
+	}
+}

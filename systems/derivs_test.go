@@ -395,3 +395,43 @@ func TestProgramsNoAlloc(t *testing.T) {
 		})
 	}
 }
+
+// Halo's fused sensitivity right-hand side equals F followed by one JVP
+// per column, bit for bit, for parameter and initial-value columns.
+func TestHaloSensFMatchesJVP(t *testing.T) {
+	pr := systems.Halo()
+	pg := pr.Programs()
+	if _, err := pr.SensF([]int{3}); err == nil {
+		t.Error("SensF with parameter 3 of 3: no error")
+	}
+	cols := []int{0, 1, -1, 2}
+	src, err := pr.SensF(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := src()
+	rng := rand.New(rand.NewPCG(3, 4))
+	na := 6 * (1 + len(cols))
+	y, got, want := make([]float64, na), make([]float64, na), make([]float64, na)
+	for range 100 {
+		for i := range y {
+			y[i] = rng.Float64()*2 - 1
+		}
+		p := []float64{0.5 + rng.Float64(), 0.5 + rng.Float64()/2, 0.1 + rng.Float64()/4}
+		f(0, y, p, got)
+		pg.F(0, y[:6], p, want[:6])
+		for c, j := range cols {
+			w := make([]float64, 3)
+			if j >= 0 {
+				w[j] = 1
+			}
+			o := 6 * (1 + c)
+			pg.JVP(0, y[:6], p, y[o:o+6], w, want[o:o+6])
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("component %d: fused %v, F and JVP %v", i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gradsolve/gradsolve/ode"
@@ -47,6 +48,7 @@ func Halo() *ode.Problem {
 		T0:         0,
 		T1:         20,
 		Programs:   haloPrograms,
+		SensF:      haloSensF,
 	}
 }
 
@@ -54,6 +56,33 @@ func Halo() *ode.Problem {
 // They keep no state, so one set serves every goroutine.
 func haloPrograms() *ode.Programs {
 	return &ode.Programs{F: haloF, JVP: haloJVP, VJP: haloVJP, JacY: haloJacY, DfDt: zeroDfDt}
+}
+
+// haloSensF is Halo's ode.Problem.SensF: f and every sensitivity column
+// in one function, computing the terms shared by the columns (haloTerms)
+// once. Each column is exactly haloJVP's arithmetic, so the results equal
+// F and one JVP per column bit for bit.
+func haloSensF(paramCols []int) (func() ode.Func, error) {
+	w := make([][]float64, len(paramCols))
+	for c, j := range paramCols {
+		if j >= 3 {
+			return nil, fmt.Errorf("halo: sensitivity column of parameter %d, but it has 3", j)
+		}
+		w[c] = make([]float64, 3)
+		if j >= 0 {
+			w[c][j] = 1
+		}
+	}
+	f := func(_ float64, y, p, dy []float64) {
+		haloF(0, y[:6], p, dy[:6])
+		var h haloTerms
+		h.set(y, p)
+		for c, wc := range w {
+			o := 6 * (1 + c)
+			h.jvp(y[o:o+6], wc, dy[o:o+6])
+		}
+	}
+	return func() ode.Func { return f }, nil
 }
 
 func haloF(_ float64, y, p, dy []float64) {
@@ -94,26 +123,44 @@ func haloF(_ float64, y, p, dy []float64) {
 //	out₃ = x·(τ − κ·z) − c·v₀,  out₄ = y·(τ − κ·z) − c·v₁,
 //	out₅ = (z/q²)·τ + κ·s − c·v₂/q².
 func haloJVP(_ float64, y, p, v, w, out []float64) {
-	x, yy, z := y[0], y[1], y[2]
-	vc, q, rc := p[0], p[1], p[2]
+	var h haloTerms
+	h.set(y, p)
+	h.jvp(v, w, out)
+}
+
+// haloTerms holds the quantities of haloJVP that depend on (y, p) only,
+// so that the fused sensitivity right-hand side computes them once for
+// all its columns.
+type haloTerms struct {
+	x, yy, z, vc, q, rc, q2, zq, s, d, c, e float64
+}
+
+func (h *haloTerms) set(y, p []float64) {
+	h.x, h.yy, h.z = y[0], y[1], y[2]
+	h.vc, h.q, h.rc = p[0], p[1], p[2]
 	// Products rounded before they are added: no FMA on any architecture.
-	q2 := q * q
-	zq := z / q2
-	s := float64(rc*rc) + float64(x*x) + float64(yy*yy)
-	d := s + float64(z*zq) // as haloF sums D
-	vc2 := vc * vc
-	c := vc2 / d
-	e := 2 * vc2 / (d * d)
+	h.q2 = h.q * h.q
+	h.zq = h.z / h.q2
+	h.s = float64(h.rc*h.rc) + float64(h.x*h.x) + float64(h.yy*h.yy)
+	h.d = h.s + float64(h.z*h.zq) // as haloF sums D
+	vc2 := h.vc * h.vc
+	h.c = vc2 / h.d
+	h.e = 2 * vc2 / (h.d * h.d)
+}
+
+// jvp writes J_y·v + J_p·w into out (see haloJVP).
+func (h *haloTerms) jvp(v, w, out []float64) {
+	x, yy, z, zq, e, c, q2 := h.x, h.yy, h.z, h.zq, h.e, h.c, h.q2
 	gd := float64(x*v[0]) + float64(yy*v[1]) + float64(zq*v[2])
-	tau := float64(e*gd) - float64(2*vc/d*w[0]) + float64(e*rc*w[2])
-	kap := e / (q2 * q) * z * w[1]
+	tau := float64(e*gd) - float64(2*h.vc/h.d*w[0]) + float64(e*h.rc*w[2])
+	kap := e / (q2 * h.q) * z * w[1]
 	txy := tau - float64(kap*z)
 	out[0] = v[3]
 	out[1] = v[4]
 	out[2] = v[5]
 	out[3] = float64(x*txy) - float64(c*v[0])
 	out[4] = float64(yy*txy) - float64(c*v[1])
-	out[5] = float64(zq*tau) + float64(kap*s) - float64(c*v[2]/q2)
+	out[5] = float64(zq*tau) + float64(kap*h.s) - float64(c*v[2]/q2)
 }
 
 // haloVJP writes uᵀJ_y into gy and uᵀJ_p into gp (J_y, J_p and the
