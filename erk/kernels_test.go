@@ -1,14 +1,11 @@
 package erk
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/gencheck"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/systems"
@@ -103,26 +100,5 @@ func TestKernelNeedsIdenticalCoefficients(t *testing.T) {
 
 // kernels_gen.go is what gen_kernels.go writes from the current tableaux.
 func TestKernelsUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the generator with the go command")
-	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	out := filepath.Join(t.TempDir(), "kernels_gen.go")
-	if msg, err := exec.Command(goCmd, "run", "gen_kernels.go", "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("go run gen_kernels.go: %v\n%s", err, msg)
-	}
-	want, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("kernels_gen.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Error("kernels_gen.go is stale: run go generate ./erk")
-	}
+	gencheck.UpToDate(t, "gen_kernels.go", "kernels_gen.go")
 }

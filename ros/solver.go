@@ -84,6 +84,11 @@ type Solver struct {
 	accL, g  []float64
 	sIn      []float64
 	bTheta   []float64 // dense-output weights b_i(θ)
+
+	// stages is the generated kernel of the method (kernels.go), nil for
+	// a method without one; generic makes attempt ignore it (tests).
+	stages  func(sv *Solver, t, h float64, p []float64, k, fs [][]float64, ynew []float64)
+	generic bool
 }
 
 // New validates cfg and returns a Solver with its work arrays.
@@ -115,7 +120,7 @@ func New(cfg Config) (*Solver, error) {
 		cfg.HMax = math.Inf(1)
 	}
 	s, n := tb.Stages(), cfg.Dim
-	sv := &Solver{cfg: cfg, tb: tb, s: s, dim: n, fsal: tb.FSAL()}
+	sv := &Solver{cfg: cfg, tb: tb, s: s, dim: n, fsal: tb.FSAL(), stages: kernelFor(tb)}
 	mk := func() []float64 { return make([]float64, n) }
 	mks := func() [][]float64 {
 		v := make([][]float64, s)
@@ -308,7 +313,7 @@ func (sv *Solver) fillFt(t float64, y, p []float64) {
 // scaled error norm of the state; ok is false if W is singular or a
 // value is not finite.
 func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]float64, ynew []float64, errTest bool, st *ode.Stats) (err float64, ok bool) {
-	tb, n, f := sv.tb, sv.dim, sv.cfg.F
+	tb, n := sv.tb, sv.dim
 	y := sv.y[:n]
 	// W = I − h·γ·J, factored once for all stages (and all columns).
 	hg := h * tb.Gamma
@@ -325,6 +330,52 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 	if !luFactor(sv.w, n, sv.piv) {
 		return math.Inf(1), false
 	}
+	if sv.cfg.NS == 0 && sv.stages != nil && !sv.generic {
+		sv.stages(sv, t, h, p, k, fs, ynew)
+		st.FEvals += sv.s - 1
+	} else {
+		sv.genericStages(t, h, p, k, fs, l, ynew, st)
+	}
+	var fin float64
+	for _, v := range ynew {
+		fin += v - v
+	}
+	if fin != 0 {
+		return math.Inf(1), false
+	}
+	if !errTest {
+		return 0, true
+	}
+	clear(sv.ev)
+	for i, e := range tb.E {
+		if e != 0 {
+			for d := range sv.ev {
+				sv.ev[d] += float64(e * k[i][d])
+			}
+		}
+	}
+	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
+	var sum float64
+	for d, e := range sv.ev {
+		sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(ynew[d])))
+		r := e / sc
+		sum += float64(r * r)
+	}
+	err = math.Sqrt(sum / float64(n))
+	if math.IsNaN(err) || math.IsInf(err, 0) {
+		return math.Inf(1), false
+	}
+	return err, true
+}
+
+// genericStages is attempt's stage loop for any method, with the
+// sensitivity columns: the increments into k (and l), f at the stage
+// inputs into fs and y_new into ynew, with W's factors in sv.w. The
+// generated kernels (kernels_gen.go) do the same operations in the same
+// order for the state alone.
+func (sv *Solver) genericStages(t, h float64, p []float64, k, fs [][]float64, l [][][]float64, ynew []float64, st *ode.Stats) {
+	tb, n, f := sv.tb, sv.dim, sv.cfg.F
+	y := sv.y[:n]
 	h2 := h * h
 	for i := range sv.s {
 		// Stage input and f there (the first stage reuses f(t, y)).
@@ -332,7 +383,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 			copy(fs[0], sv.f0)
 		} else {
 			combineInto(sv.yt, y, tb.Alpha[i], k)
-			f(t+tb.C[i]*h, sv.yt, p, fs[i])
+			f(t+float64(tb.C[i]*h), sv.yt, p, fs[i])
 			st.FEvals++
 		}
 		// Σ Γ_ij K_j, then K_i from h·f + h·J·ΣΓK + h²·d_i·f_t.
@@ -367,7 +418,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 				stageY = sv.yt
 			}
 			combineInto(sv.sIn, sc, tb.Alpha[i], lc)
-			sv.cfg.JVP(t+tb.C[i]*h, stageY, p, sv.sIn, sv.cfg.SensW[c], sv.g)
+			sv.cfg.JVP(t+float64(tb.C[i]*h), stageY, p, sv.sIn, sv.cfg.SensW[c], sv.g)
 			st.FEvals++
 			li := lc[i]
 			for d := range li { // sv.acc is ΣΓK (zero when no Γ_ij)
@@ -396,36 +447,6 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 	for c := range sv.cfg.NS {
 		combineInto(ynew[n*(1+c):n*(2+c)], sv.y[n*(1+c):n*(2+c)], tb.M, l[c])
 	}
-	var fin float64
-	for _, v := range ynew {
-		fin += v - v
-	}
-	if fin != 0 {
-		return math.Inf(1), false
-	}
-	if !errTest {
-		return 0, true
-	}
-	clear(sv.ev)
-	for i, e := range tb.E {
-		if e != 0 {
-			for d := range sv.ev {
-				sv.ev[d] += float64(e * k[i][d])
-			}
-		}
-	}
-	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
-	var sum float64
-	for d, e := range sv.ev {
-		sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(ynew[d])))
-		r := e / sc
-		sum += float64(r * r)
-	}
-	err = math.Sqrt(sum / float64(n))
-	if math.IsNaN(err) || math.IsInf(err, 0) {
-		return math.Inf(1), false
-	}
-	return err, true
 }
 
 // denseWeights sets sv.bTheta to the continuous extension's weights
@@ -463,18 +484,29 @@ func combineInto(dst, base, w []float64, v [][]float64) {
 	}
 }
 
-// gammaSum sets acc = Σ_j g_j·v_j and reports whether any g_j ≠ 0.
+// gammaSum sets acc = Σ_j g_j·v_j, summed from the first nonzero term
+// (as the generated kernels do), and reports whether any g_j ≠ 0; with
+// none, acc is zero.
 func gammaSum(acc, g []float64, v [][]float64) bool {
-	clear(acc)
 	any := false
 	for j, a := range g {
-		if a != 0 {
-			any = true
-			vj := v[j]
-			for d := range acc {
-				acc[d] += float64(a * vj[d])
-			}
+		if a == 0 {
+			continue
 		}
+		vj := v[j]
+		if !any {
+			for d := range acc {
+				acc[d] = float64(a * vj[d])
+			}
+			any = true
+			continue
+		}
+		for d := range acc {
+			acc[d] += float64(a * vj[d])
+		}
+	}
+	if !any {
+		clear(acc)
 	}
 	return any
 }
