@@ -165,12 +165,12 @@ var problems = []*problem{
 			u := frac(i, n)
 			return []float64{0.5 + u, 0, 0.2, 0.1, 0.5 + 0.2*u, 0.15}
 		},
-		t1: 20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
+		t1: 20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
 		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
-		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-8,
+		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-10,
 		nGo: 2000, nPy: 10,
 		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
 	},
