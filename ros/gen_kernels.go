@@ -97,10 +97,10 @@ func kernelFunc(b *bytes.Buffer, tb *method.Rosenbrock) {
 	s := tb.Stages()
 	p("\n// stages%s is the generated stage loop of attempt for %s without\n", tb.Name, tb.Name)
 	p("// sensitivities: the increments into k, f at the stage inputs into fs\n")
-	p("// and y_new into ynew, with W's factors in sv.w.\n")
+	p("// and y_new into ynew, with W's factors in sv.lu.\n")
 	p("func (sv *Solver) stages%s(t, h float64, p []float64, k, fs [][]float64, ynew []float64) {\n", tb.Name)
 	p("\tf, n := sv.cfg.F, sv.dim\n")
-	p("\tw, piv := sv.w, sv.piv\n")
+	p("\tlu := &sv.lu\n")
 	p("\ty, yt, acc, jv, ft := sv.y[:n], sv.yt[:n], sv.acc[:n], sv.jv[:n], sv.ft[:n]\n")
 	p("\tk, fs = k[:%d], fs[:%d]\n", s, s)
 	for j := range s {
@@ -129,7 +129,7 @@ func kernelFunc(b *bytes.Buffer, tb *method.Rosenbrock) {
 		if tb.D[i] != 0 {
 			p("\t{\n\t\tc := h2 * %s\n\t\tfor d := range k%d {\n\t\t\tk%d[d] += float64(c * ft[d])\n\t\t}\n\t}\n", lit(tb.D[i]), i, i)
 		}
-		p("\tluSolve(w, n, piv, k%d)\n", i)
+		p("\tlu.solve(k%d)\n", i)
 	}
 	p("\tynew = ynew[:n]\n")
 	p("\tfor d := range ynew {\n\t\tynew[d] = y[d] + %s\n\t}\n", terms(tb.M, "k"))

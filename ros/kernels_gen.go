@@ -11,10 +11,10 @@ var kernels = []kernel{
 
 // stagesRosenbrock23 is the generated stage loop of attempt for Rosenbrock23 without
 // sensitivities: the increments into k, f at the stage inputs into fs
-// and y_new into ynew, with W's factors in sv.w.
+// and y_new into ynew, with W's factors in sv.lu.
 func (sv *Solver) stagesRosenbrock23(t, h float64, p []float64, k, fs [][]float64, ynew []float64) {
 	f, n := sv.cfg.F, sv.dim
-	w, piv := sv.w, sv.piv
+	lu := &sv.lu
 	y, yt, acc, jv, ft := sv.y[:n], sv.yt[:n], sv.acc[:n], sv.jv[:n], sv.ft[:n]
 	k, fs = k[:3], fs[:3]
 	k0, fs0 := k[0][:n], fs[0][:n]
@@ -32,7 +32,7 @@ func (sv *Solver) stagesRosenbrock23(t, h float64, p []float64, k, fs [][]float6
 			k0[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k0)
+	lu.solve(k0)
 	for d := range yt {
 		yt[d] = y[d] + float64(0.5*k0[d])
 	}
@@ -44,7 +44,7 @@ func (sv *Solver) stagesRosenbrock23(t, h float64, p []float64, k, fs [][]float6
 	for d := range k1 {
 		k1[d] = float64(h*fs1[d]) + float64(h*jv[d])
 	}
-	luSolve(w, n, piv, k1)
+	lu.solve(k1)
 	for d := range yt {
 		yt[d] = y[d] + float64(1.0*k1[d])
 	}
@@ -62,7 +62,7 @@ func (sv *Solver) stagesRosenbrock23(t, h float64, p []float64, k, fs [][]float6
 			k2[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k2)
+	lu.solve(k2)
 	ynew = ynew[:n]
 	for d := range ynew {
 		ynew[d] = y[d] + float64(1.0*k1[d])
@@ -71,10 +71,10 @@ func (sv *Solver) stagesRosenbrock23(t, h float64, p []float64, k, fs [][]float6
 
 // stagesRodas5P is the generated stage loop of attempt for Rodas5P without
 // sensitivities: the increments into k, f at the stage inputs into fs
-// and y_new into ynew, with W's factors in sv.w.
+// and y_new into ynew, with W's factors in sv.lu.
 func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, ynew []float64) {
 	f, n := sv.cfg.F, sv.dim
-	w, piv := sv.w, sv.piv
+	lu := &sv.lu
 	y, yt, acc, jv, ft := sv.y[:n], sv.yt[:n], sv.acc[:n], sv.jv[:n], sv.ft[:n]
 	k, fs = k[:8], fs[:8]
 	k0, fs0 := k[0][:n], fs[0][:n]
@@ -97,7 +97,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 			k0[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k0)
+	lu.solve(k0)
 	for d := range yt {
 		yt[d] = y[d] + float64(0.6358126895828704*k0[d])
 	}
@@ -115,7 +115,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 			k1[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k1)
+	lu.solve(k1)
 	for d := range yt {
 		yt[d] = y[d] + float64(0.3124229082979882*k0[d]) + float64(0.09715693104176527*k1[d])
 	}
@@ -133,7 +133,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 			k2[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k2)
+	lu.solve(k2)
 	for d := range yt {
 		yt[d] = y[d] + float64(1.3140825753299274*k0[d]) + float64(1.858308487425794*k1[d]) + float64((-2.19546039024965)*k2[d])
 	}
@@ -151,7 +151,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 			k3[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k3)
+	lu.solve(k3)
 	for d := range yt {
 		yt[d] = y[d] + float64(0.4215314579283601*k0[d]) + float64(0.25386966273008993*k1[d]) + float64((-0.23655479053262385)*k2[d]) + float64((-0.010005969169959592)*k3[d])
 	}
@@ -169,7 +169,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 			k4[d] += float64(c * ft[d])
 		}
 	}
-	luSolve(w, n, piv, k4)
+	lu.solve(k4)
 	for d := range yt {
 		yt[d] = y[d] + float64(1.712028062121536*k0[d]) + float64(2.445632033380795*k1[d]) + float64((-3.1172548398276025)*k2[d]) + float64((-0.04680538266310613)*k3[d]) + float64(0.006400126988377644*k4[d])
 	}
@@ -181,7 +181,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 	for d := range k5 {
 		k5[d] = float64(h*fs5[d]) + float64(h*jv[d])
 	}
-	luSolve(w, n, piv, k5)
+	lu.solve(k5)
 	for d := range yt {
 		yt[d] = y[d] + float64((-0.9993030215739267)*k0[d]) + float64((-1.5559156221686075)*k1[d]) + float64(3.1251564324842263*k2[d]) + float64(0.2414181163717258*k3[d]) + float64((-0.02329346830770706)*k4[d]) + float64(0.21193756319429014*k5[d])
 	}
@@ -193,7 +193,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 	for d := range k6 {
 		k6[d] = float64(h*fs6[d]) + float64(h*jv[d])
 	}
-	luSolve(w, n, piv, k6)
+	lu.solve(k6)
 	for d := range yt {
 		yt[d] = y[d] + float64((-0.003487250199265904)*k0[d]) + float64((-0.12996697120564463)*k1[d]) + float64(1.525941760806278*k2[d]) + float64(1.149614094912389*k3[d]) + float64((-0.7043357115882416)*k4[d]) + float64((-1.0497034859198031)*k5[d]) + float64(0.21193756319429014*k6[d])
 	}
@@ -205,7 +205,7 @@ func (sv *Solver) stagesRodas5P(t, h float64, p []float64, k, fs [][]float64, yn
 	for d := range k7 {
 		k7[d] = float64(h*fs7[d]) + float64(h*jv[d])
 	}
-	luSolve(w, n, piv, k7)
+	lu.solve(k7)
 	ynew = ynew[:n]
 	for d := range ynew {
 		ynew[d] = y[d] + float64(0.12236007991300805*k0[d]) + float64(0.050238881884186654*k1[d]) + float64(1.3238392208663683*k2[d]) + float64(1.2643883758622312*k3[d]) + float64((-0.7904031855871827)*k4[d]) + float64((-0.9680932754194287)*k5[d]) + float64((-0.21426766071346695)*k6[d]) + float64(0.21193756319429014*k7[d])

@@ -2,10 +2,28 @@ package ros
 
 import "math"
 
-// luFactor factors the n×n row-major matrix a in place into L·U with
-// partial pivoting, recording the row exchanges in piv. It reports false
-// if a pivot is zero or not finite (W singular to working precision).
-func luFactor(a []float64, n int, piv []int) bool {
+// lu is the LU factorisation with partial pivoting of an n×n matrix, in
+// place: the solver forms W in a, factor overwrites it with L (unit
+// lower, below the diagonal) and U, recording the row exchanges in piv
+// and the reciprocals of U's diagonal in inv, so that the many solves of
+// a step (one per stage and sensitivity column) multiply where they
+// would divide: a division's latency sits on the chain of the back
+// substitution.
+type lu struct {
+	n   int
+	a   []float64 // row-major
+	piv []int
+	inv []float64
+}
+
+func newLU(n int) lu {
+	return lu{n: n, a: make([]float64, n*n), piv: make([]int, n), inv: make([]float64, n)}
+}
+
+// factor factors a in place. It reports false if a pivot is zero or not
+// finite (W singular to working precision).
+func (f *lu) factor() bool {
+	n, a, piv := f.n, f.a, f.piv
 	for k := range n {
 		// Pivot: the largest |a_ik| for i ≥ k.
 		p, big := k, math.Abs(a[k*n+k])
@@ -25,6 +43,7 @@ func luFactor(a []float64, n int, piv []int) bool {
 			}
 		}
 		inv := 1 / a[k*n+k]
+		f.inv[k] = inv
 		for i := k + 1; i < n; i++ {
 			l := a[i*n+k] * inv
 			a[i*n+k] = l
@@ -40,11 +59,12 @@ func luFactor(a []float64, n int, piv []int) bool {
 	return true
 }
 
-// luSolve solves (L·U)·x = P·b in place in b, with the factors from
-// luFactor.
-func luSolve(a []float64, n int, piv []int, b []float64) {
-	for k := range n {
-		if p := piv[k]; p != k {
+// solve solves (L·U)·x = P·b in place in b (len(b) ≥ n).
+func (f *lu) solve(b []float64) {
+	n, a, inv := f.n, f.a, f.inv[:f.n]
+	b = b[:n]
+	for k, p := range f.piv[:n] {
+		if p != k {
 			b[k], b[p] = b[p], b[k]
 		}
 	}
@@ -58,22 +78,26 @@ func luSolve(a []float64, n int, piv []int, b []float64) {
 	}
 	for i := n - 1; i >= 0; i-- { // U·x = z
 		var s float64
-		for j := i + 1; j < n; j++ {
-			s += float64(a[i*n+j] * b[j])
+		ri := a[i*n+i+1 : (i+1)*n]
+		bi := b[i+1:]
+		for j, u := range ri {
+			s += float64(u * bi[j])
 		}
-		b[i] = (b[i] - s) / a[i*n+i]
+		b[i] = float64((b[i] - s) * inv[i])
 	}
 }
 
-// luSolveT solves Wᵀ·x = b in place in b, with the factors of W from
-// luFactor (P·W = L·U, so Wᵀ = Uᵀ·Lᵀ·P).
-func luSolveT(a []float64, n int, piv []int, b []float64) {
+// solveT solves Wᵀ·x = b in place in b, with the factors of W from
+// factor (P·W = L·U, so Wᵀ = Uᵀ·Lᵀ·P).
+func (f *lu) solveT(b []float64) {
+	n, a, inv := f.n, f.a, f.inv[:f.n]
+	b = b[:n]
 	for i := range n { // Uᵀ·z = b
 		var s float64
 		for j := range i {
 			s += float64(a[j*n+i] * b[j])
 		}
-		b[i] = (b[i] - s) / a[i*n+i]
+		b[i] = float64((b[i] - s) * inv[i])
 	}
 	for i := n - 1; i >= 0; i-- { // Lᵀ·u = z, unit diagonal
 		var s float64
@@ -83,7 +107,7 @@ func luSolveT(a []float64, n int, piv []int, b []float64) {
 		b[i] -= s
 	}
 	for k := n - 1; k >= 0; k-- { // x = Pᵀ·u
-		if p := piv[k]; p != k {
+		if p := f.piv[k]; p != k {
 			b[k], b[p] = b[p], b[k]
 		}
 	}

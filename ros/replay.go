@@ -166,7 +166,7 @@ func (rp *Replayer) Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []flo
 
 // reverseStep adds to ybarOut and gp the cotangents of y and p through
 // one Rosenbrock step of size h from (t, y) whose increments are k, with
-// W = I − hγJ factored in sv.w (by the attempt that computed k):
+// W = I − hγJ factored in sv.lu (by the attempt that computed k):
 //
 //	K̄_i = m_i·ȳ_new + Σ_{l>i} (α_li·Ȳ_l + Γ_li·Ā_l),  R̄_i = W⁻ᵀ·K̄_i,
 //	Ȳ_i = J(Y_i)ᵀ·(h·R̄_i)                 (and p̄ += J_p(Y_i)ᵀ·h·R̄_i)
@@ -195,7 +195,7 @@ func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, yne
 	for i := sv.s - 1; i >= 0; i-- {
 		rb := rp.rbar
 		copy(rb, rp.kbar[i])
-		luSolveT(sv.w, n, sv.piv, rb)
+		sv.lu.solveT(rb)
 		// The stage's f term: Y_i = y + Σ α_ij K_j.
 		combineInto(rp.yi, y, tb.Alpha[i], k)
 		for d := range rb {

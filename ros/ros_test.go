@@ -90,18 +90,18 @@ func TestSolveDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// luFactor and luSolve solve a pivoting-demanding system exactly (to
+// lu solves a pivoting-demanding system, and its transpose, exactly (to
 // rounding: the residual is a few ulps of the right-hand side).
 func TestLU(t *testing.T) {
-	a := []float64{0, 2, 1, 1, 1, 1, 4, -1, 3}
-	orig := append([]float64(nil), a...)
-	piv := make([]int, 3)
-	if !luFactor(a, 3, piv) {
+	f := newLU(3)
+	orig := []float64{0, 2, 1, 1, 1, 1, 4, -1, 3}
+	copy(f.a, orig)
+	if !f.factor() {
 		t.Fatal("nonsingular matrix reported singular")
 	}
 	b := []float64{3, 6, 9}
 	x := append([]float64(nil), b...)
-	luSolve(a, 3, piv, x)
+	f.solve(x)
 	for i := range 3 {
 		var s float64
 		for j := range 3 {
@@ -111,8 +111,21 @@ func TestLU(t *testing.T) {
 			t.Errorf("row %d: A·x = %v, want %v", i, s, b[i])
 		}
 	}
-	sing := []float64{1, 2, 2, 4}
-	if luFactor(sing, 2, piv) {
+	// Wᵀ·x = b as well.
+	xt := append([]float64(nil), b...)
+	f.solveT(xt)
+	for j := range 3 {
+		var s float64
+		for i := range 3 {
+			s += orig[i*3+j] * xt[i]
+		}
+		if math.Abs(s-b[j]) > 1e-14*9 {
+			t.Errorf("column %d: Aᵀ·x = %v, want %v", j, s, b[j])
+		}
+	}
+	sing := newLU(2)
+	copy(sing.a, []float64{1, 2, 2, 4})
+	if sing.factor() {
 		t.Error("singular matrix factored")
 	}
 }

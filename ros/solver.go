@@ -70,8 +70,7 @@ type Solver struct {
 	ev     []float64
 	jac    []float64 // J at (t, y)
 	ft     []float64 // ∂f/∂t at (t, y)
-	w      []float64 // LU factors of W
-	piv    []int
+	lu     lu        // W = I − hγJ and its LU factors
 	f0     []float64 // f(t, y)
 	kSave  [][]float64
 	fsSave [][]float64
@@ -131,8 +130,7 @@ func New(cfg Config) (*Solver, error) {
 	}
 	sv.k, sv.fs, sv.kSave, sv.fsSave = mks(), mks(), mks(), mks()
 	sv.y, sv.y1, sv.yt, sv.acc, sv.jv, sv.ev, sv.ft, sv.f0 = mk(), mk(), mk(), mk(), mk(), mk(), mk(), mk()
-	sv.jac, sv.w = make([]float64, n*n), make([]float64, n*n)
-	sv.piv = make([]int, n)
+	sv.jac, sv.lu = make([]float64, n*n), newLU(n)
 	sv.bTheta = make([]float64, s)
 	if ns := cfg.NS; ns > 0 {
 		if cfg.JVP == nil || cfg.JVPJacY == nil || (cfg.DfDt != nil && cfg.JVPDfDt == nil) || len(cfg.SensW) != ns {
@@ -323,11 +321,11 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 			if i == j {
 				v += 1
 			}
-			sv.w[i*n+j] = v
+			sv.lu.a[i*n+j] = v
 		}
 	}
 	st.LUs++
-	if !luFactor(sv.w, n, sv.piv) {
+	if !sv.lu.factor() {
 		return math.Inf(1), false
 	}
 	if sv.cfg.NS == 0 && sv.stages != nil && !sv.generic {
@@ -370,7 +368,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 
 // genericStages is attempt's stage loop for any method, with the
 // sensitivity columns: the increments into k (and l), f at the stage
-// inputs into fs and y_new into ynew, with W's factors in sv.w. The
+// inputs into fs and y_new into ynew, with W's factors in sv.lu. The
 // generated kernels (kernels_gen.go) do the same operations in the same
 // order for the state alone.
 func (sv *Solver) genericStages(t, h float64, p []float64, k, fs [][]float64, l [][][]float64, ynew []float64, st *ode.Stats) {
@@ -406,7 +404,7 @@ func (sv *Solver) genericStages(t, h float64, p []float64, k, fs [][]float64, l 
 				ki[d] += float64(c * sv.ft[d])
 			}
 		}
-		luSolve(sv.w, n, sv.piv, ki)
+		sv.lu.solve(ki)
 		// Sensitivity columns: the same stage, differentiated.
 		//   W·L_i = h·G_i + h·M_c·(ΣΓK + γ·K_i) + h·J·ΣΓL + h²·d_i·∂_t(tangent)
 		// with G_i = J(Y_i)·S_i + J_p(Y_i)·w_c at the stage's input.
@@ -440,7 +438,7 @@ func (sv *Solver) genericStages(t, h float64, p []float64, k, fs [][]float64, l 
 					li[d] += float64(cc * sv.ftc[c][d])
 				}
 			}
-			luSolve(sv.w, n, sv.piv, li)
+			sv.lu.solve(li)
 		}
 	}
 	combineInto(ynew[:n], y, tb.M, k)
