@@ -44,6 +44,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -146,7 +147,7 @@ var problems = []*problem{
 		params: func(i, n int) map[string]float64 {
 			return map[string]float64{"k1": 0.02 + 0.04*frac(i, n), "k2": 3e7, "k3": 1e4}
 		},
-		t1: 1e5, atolScale: 1e-4, rtols: []float64{1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9},
+		t1: 1e5, atolScale: 1e-4, rtols: []float64{2e-2, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9},
 		ref: rosenbrock(method.Rodas5P), refTol: 1e-13,
 		goMethods:   []solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)},
 		fileMethods: []solver{rosenbrock(method.Rodas5P)},
@@ -300,6 +301,13 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 	}
 	goRun := func(tool string, pr *gradsolve.Problem, sv solver, rtol, atol float64) error {
 		r, err := bestOf(3, func() (*gradsolve.Result, error) { return solve(pb, pr, nGo, sv.opts(rtol, atol)) })
+		var te *ode.TrajectoryError
+		if errors.As(err, &te) {
+			// As for a peer that fails: the point is left out, and the
+			// message says which trajectory failed and why.
+			fmt.Fprintf(os.Stderr, "%s: skipped: %s at rtol %g: %v\n", pb.name, tool, rtol, err)
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", tool, err)
 		}
