@@ -447,7 +447,8 @@ func (t boxThumb) Thumbnail(c *draw.Canvas) {
 }
 
 // legendBox draws the legend of an axes inside its data area, on a white
-// box, in the corner that overlaps the fewest drawn segments.
+// box, at the place along the border (a corner first) that overlaps the
+// fewest drawn segments.
 type legendBox struct{ ax *axes }
 
 // rect is an axis-aligned rectangle in canvas coordinates.
@@ -472,10 +473,17 @@ func (l *legendBox) Plot(c draw.Canvas, p *plot.Plot) {
 
 	left, right := c.Min.X+inset, c.Max.X-inset-bw
 	top, bottom := c.Max.Y-inset-bh, c.Min.Y+inset
-	corners := []vg.Point{{X: right, Y: top}, {X: left, Y: top}, {X: right, Y: bottom}, {X: left, Y: bottom}}
-	best, bestScore := corners[0], math.MaxInt
+	// The corners first (the usual places, and preferred on ties), then
+	// the edges' midpoints and inner positions: a work-precision diagram
+	// crosses every corner but often leaves a band free.
+	var places []vg.Point
+	for _, f := range [][2]vg.Length{{1, 1}, {0, 1}, {1, 0}, {0, 0}, {0.5, 1}, {0.5, 0}, {0, 0.5}, {1, 0.5},
+		{0.25, 1}, {0.75, 1}, {0.25, 0}, {0.75, 0}, {0, 0.75}, {0, 0.25}, {1, 0.75}, {1, 0.25}} {
+		places = append(places, vg.Point{X: left + f[0]*(right-left), Y: bottom + f[1]*(top-bottom)})
+	}
+	best, bestScore := places[0], math.MaxInt
 	segs := l.segments(c, p)
-	for _, at := range corners {
+	for _, at := range places {
 		r := rect{float64(at.X), float64(at.Y), float64(at.X + bw), float64(at.Y + bh)}
 		score := 0
 		for _, s := range segs {
