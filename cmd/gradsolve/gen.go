@@ -24,8 +24,9 @@ func genCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, `usage: gradsolve gen FILE.ode [flags]
 
 Write the right-hand side of FILE.ode and its derivative programs (J·v,
-uᵀJ, dense J_y, ∂f/∂t) as plain Go functions, plus a constructor of the
-ode.Problem, ready for go generate:
+uᵀJ, dense J_y, ∂f/∂t, and the forward-sensitivity system with f's terms
+computed once for all columns) as plain Go functions, plus a constructor
+of the ode.Problem, ready for go generate:
 
 	//go:generate gradsolve gen lorenz.ode -package mymodel -o lorenz_gen.go
 

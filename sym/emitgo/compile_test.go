@@ -137,6 +137,50 @@ func check(name string, pr *ode.Problem, direct *ode.Programs, pts []point) {
 			}
 			fmt.Printf("%s %d %s %s\n", name, i, labels[j], hexBits(vals[j]))
 		}
+		checkSens(name, pr, direct, pt)
+	}
+}
+
+// checkSens checks the Problem's SensF against F and one JVP per column
+// of the generated functions, bit for bit: an initial-value column and,
+// when the model has parameters, a column of each.
+func checkSens(name string, pr *ode.Problem, direct *ode.Programs, pt point) {
+	d, m := pr.Dim, pr.NumParams
+	cols := []int{-1}
+	for j := range m {
+		cols = append(cols, j)
+	}
+	src, err := pr.SensF(cols)
+	if err != nil {
+		fmt.Println(name, "SensF:", err)
+		os.Exit(1)
+	}
+	if _, err := pr.SensF([]int{m}); err == nil || !strings.Contains(err.Error(), "parameter") {
+		fmt.Println(name, "SensF accepted a parameter out of range:", err)
+		os.Exit(1)
+	}
+	na := d * (1 + len(cols))
+	ya, got, want := make([]float64, na), make([]float64, na), make([]float64, na)
+	copy(ya, pt.y)
+	for c := range cols {
+		for i := range d {
+			ya[d*(1+c)+i] = pt.v[i] * float64(c+1)
+		}
+	}
+	src()(pt.t, ya, pt.p, got)
+	direct.F(pt.t, pt.y, pt.p, want[:d])
+	for c, j := range cols {
+		w := make([]float64, m)
+		if j >= 0 {
+			w[j] = 1
+		}
+		direct.JVP(pt.t, pt.y, pt.p, ya[d*(1+c):d*(2+c)], w, want[d*(1+c):d*(2+c)])
+	}
+	for i := range got {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			fmt.Println(name, "SensF differs from F and JVP at component", i, got[i], want[i])
+			os.Exit(1)
+		}
 	}
 }
 `
@@ -381,7 +425,9 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// withoutProblem drops the ode import and the <Prefix>Problem function.
+// withoutProblem drops the ode and fmt imports and the <Prefix>Problem
+// and <Prefix>SensF functions (<Prefix>Sens, which holds the
+// arithmetic, stays).
 func withoutProblem(t *testing.T, src []byte) []byte {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -393,14 +439,14 @@ func withoutProblem(t *testing.T, src []byte) []byte {
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			if strings.HasSuffix(d.Name.Name, "Problem") {
+			if strings.HasSuffix(d.Name.Name, "Problem") || strings.HasSuffix(d.Name.Name, "SensF") {
 				continue
 			}
 		case *ast.GenDecl:
 			if d.Tok == token.IMPORT {
 				var specs []ast.Spec
 				for _, s := range d.Specs {
-					if s.(*ast.ImportSpec).Path.Value != `"github.com/gradsolve/gradsolve/ode"` {
+					if p := s.(*ast.ImportSpec).Path.Value; p != `"github.com/gradsolve/gradsolve/ode"` && p != `"fmt"` {
 						specs = append(specs, s)
 					}
 				}
