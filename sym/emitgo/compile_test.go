@@ -72,7 +72,7 @@ func goCmd(t *testing.T, gobin, dir string, env []string, args ...string) (stdou
 	return out.Bytes(), errb.String()
 }
 
-// evalPrograms evaluates the five programs at pt and labels each
+// evalPrograms evaluates the nine programs at pt and labels each
 // result. The generated main program (harness) does the same.
 func evalPrograms(pg *ode.Programs, dim, np int, t float64, y, p, v, w, u []float64) (labels []string, vals []float64) {
 	add := func(name string, xs []float64) {
@@ -93,6 +93,18 @@ func evalPrograms(pg *ode.Programs, dim, np int, t float64, y, p, v, w, u []floa
 	add("VJP.gp", gp)
 	add("JacY", jac)
 	add("DfDt", dt)
+	// The second derivatives.
+	jj, jt, hy, hp, ty, tp := make([]float64, dim*dim), make([]float64, dim), make([]float64, dim), make([]float64, np), make([]float64, dim), make([]float64, np)
+	pg.JVPJacY(t, y, p, v, w, jj)
+	pg.JVPDfDt(t, y, p, v, w, jt)
+	pg.JVPVJP(t, y, p, v, w, u, hy, hp)
+	pg.DfDtVJP(t, y, p, u, ty, tp)
+	add("JVPJacY", jj)
+	add("JVPDfDt", jt)
+	add("JVPVJP.gy", hy)
+	add("JVPVJP.gp", hp)
+	add("DfDtVJP.gy", ty)
+	add("DfDtVJP.gp", tp)
 	return labels, vals
 }
 
@@ -338,7 +350,8 @@ func TestCompiledAgreesWithTape(t *testing.T) {
 			}
 		}
 		main.WriteString("}\n\n")
-		fmt.Fprintf(&calls, "\tcheck(%q, %[1]sProblem(), &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt}, %[1]sPoints)\n", gm.prefix)
+		fmt.Fprintf(&calls, "\tcheck(%q, %[1]sProblem(), &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt, "+
+			"JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}, %[1]sPoints)\n", gm.prefix)
 	}
 	fmt.Fprintf(&main, "func main() {\n%s}\n", calls.String())
 	src, err := format.Source(main.Bytes())

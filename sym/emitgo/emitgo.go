@@ -1,6 +1,7 @@
 // Package emitgo turns the compiled programs of a symbolic model (a
-// tape.Set) into Go source: the five programs f, J_y·v + J_p·w, uᵀJ,
-// the dense J_y and ∂f/∂t as plain Go functions, the right-hand side of
+// tape.Set) into Go source: the programs f, J_y·v + J_p·w, uᵀJ, the
+// dense J_y, ∂f/∂t and the second derivatives the Rosenbrock methods
+// need as plain Go functions, the right-hand side of
 // the forward sensitivity system with f's terms shared by all columns,
 // and a function that returns the model as an ode.Problem, ready to be
 // checked in by `go generate`.
@@ -51,9 +52,11 @@ type Options struct {
 	Source string
 }
 
-// Generate returns a gofmt-formatted Go file holding the five programs
-// of s as functions <Prefix>F, <Prefix>JVP, <Prefix>VJP, <Prefix>JacY
-// and <Prefix>DfDt, with the signatures of the fields of ode.Programs;
+// Generate returns a gofmt-formatted Go file holding the programs of s
+// as functions <Prefix>F, <Prefix>JVP, <Prefix>VJP, <Prefix>JacY,
+// <Prefix>DfDt and the second derivatives <Prefix>JVPJacY,
+// <Prefix>JVPDfDt, <Prefix>JVPVJP and <Prefix>DfDtVJP, with the
+// signatures of the fields of ode.Programs;
 // <Prefix>Sens, f and any number of sensitivity columns in one call,
 // with <Prefix>SensF to serve it as ode.Problem.SensF; and
 // <Prefix>Problem, which returns the model as an ode.Problem with its
@@ -64,7 +67,7 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 	if s == nil || s.Model == nil {
 		return nil, errors.New("emitgo: nil tape.Set or Set without a Model")
 	}
-	for _, pg := range []*tape.Program{s.F, s.JVP, s.VJP, s.JacY, s.DfDt} {
+	for _, pg := range []*tape.Program{s.F, s.JVP, s.VJP, s.JacY, s.DfDt, s.JVPJacY, s.JVPDfDt, s.JVPVJP, s.DfDtVJP} {
 		if pg == nil {
 			return nil, fmt.Errorf("emitgo: model %q: the tape.Set lacks a program (build it with tape.Build)", s.Model.Name)
 		}
@@ -194,6 +197,8 @@ func (g *gen) funcs(s *tape.Set) []fn {
 	withVW, withU := std, std
 	withVW[blockV], withVW[blockW] = "v", "w"
 	withU[blockU] = "u"
+	withVWU := withVW
+	withVWU[blockU] = "u"
 	return []fn{
 		{
 			suffix: "F", pg: s.F, params: "t float64, y, p, dy []float64", inputs: std,
@@ -239,6 +244,36 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			suffix: "DfDt", pg: s.DfDt, params: "t float64, y, p, out []float64", inputs: std,
 			outs: []outSlice{{"out", d}},
 			doc:  []string{"writes the partial derivative ∂f/∂t at (t, y, p) into out."},
+		},
+		// The second derivatives the Rosenbrock methods need for
+		// sensitivities and for the reverse replay.
+		{
+			suffix: "JVPJacY", pg: s.JVPJacY, params: "t float64, y, p, v, w, jac []float64", inputs: withVW,
+			outs: []outSlice{{"jac", d * d}},
+			doc: []string{
+				"writes ∂(J_y·v + J_p·w)/∂y at (t, y, p) into jac,",
+				fmt.Sprintf("row-major, %d×%d: the Jacobian of the tangent, which forward", d, d),
+				"sensitivities of a Rosenbrock method need.",
+			},
+		},
+		{
+			suffix: "JVPDfDt", pg: s.JVPDfDt, params: "t float64, y, p, v, w, out []float64", inputs: withVW,
+			outs: []outSlice{{"out", d}},
+			doc:  []string{"writes ∂(J_y·v + J_p·w)/∂t at (t, y, p) into out."},
+		},
+		{
+			suffix: "JVPVJP", pg: s.JVPVJP, params: "t float64, y, p, v, w, u, gy, gp []float64", inputs: withVWU,
+			outs: []outSlice{{"gy", d}, {"gp", m}},
+			doc: []string{
+				"writes uᵀ·∂(J_y·v + J_p·w)/∂y into gy and uᵀ·∂(J_y·v + J_p·w)/∂p",
+				"into gp, at (t, y, p): what the reverse replay of a Rosenbrock",
+				"method needs.",
+			},
+		},
+		{
+			suffix: "DfDtVJP", pg: s.DfDtVJP, params: "t float64, y, p, u, gy, gp []float64", inputs: withU,
+			outs: []outSlice{{"gy", d}, {"gp", m}},
+			doc:  []string{"writes uᵀ·∂(∂f/∂t)/∂y into gy and uᵀ·∂(∂f/∂t)/∂p into gp, at (t, y, p)."},
 		},
 	}
 }
@@ -704,7 +739,8 @@ func (g *gen) problem() {
 	fmt.Fprintf(w, "StateNames: %s,\nParamNames: %s,\n", strs(m.StateNames()), strs(m.ParamNames()))
 	fmt.Fprintf(w, "Y0: %s,\nP: %s,\n", floats(m.Y0()), floats(m.P()))
 	fmt.Fprintf(w, "T0: %s,\nT1: %s,\nStiff: %t,\n", lit(m.T0), lit(m.T1), m.Stiff)
-	fmt.Fprintf(w, "Programs: func() *ode.Programs {\nreturn &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt}\n},\n", p)
+	fmt.Fprintf(w, "Programs: func() *ode.Programs {\nreturn &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt,\n", p)
+	fmt.Fprintf(w, "JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}\n},\n", p)
 	fmt.Fprintf(w, "SensF: %sSensF,\n", p)
 	w.WriteString("}\n}\n")
 }

@@ -168,6 +168,99 @@ func GenLorenzDfDt(t float64, y, p, out []float64) {
 	out[2] = 0
 }
 
+// GenLorenzJVPJacY writes ∂(J_y·v + J_p·w)/∂y at (t, y, p) into jac,
+// row-major, 3×3: the Jacobian of the tangent, which forward
+// sensitivities of a Rosenbrock method need.
+//
+// It runs the 5 instructions of the tape program "jvp_jac_y".
+func GenLorenzJVPJacY(t float64, y, p, v, w, jac []float64) {
+	_ = v[2]
+	_ = w[2]
+	_ = jac[8]
+
+	s0 := -v[0]
+	s1 := -v[2]
+	s2 := w[1] + s1
+	s3 := -w[0]
+	s4 := -w[2]
+
+	jac[0] = s3
+	jac[1] = w[0]
+	jac[2] = 0
+	jac[3] = s2
+	jac[4] = 0
+	jac[5] = s0
+	jac[6] = v[1]
+	jac[7] = v[0]
+	jac[8] = s4
+}
+
+// GenLorenzJVPDfDt writes ∂(J_y·v + J_p·w)/∂t at (t, y, p) into out.
+//
+// Every output is an input or a constant: the tape program "jvp_dfdt" has no instructions.
+func GenLorenzJVPDfDt(t float64, y, p, v, w, out []float64) {
+	_ = out[2]
+
+	out[0] = 0
+	out[1] = 0
+	out[2] = 0
+}
+
+// GenLorenzJVPVJP writes uᵀ·∂(J_y·v + J_p·w)/∂y into gy and uᵀ·∂(J_y·v + J_p·w)/∂p
+// into gp, at (t, y, p): what the reverse replay of a Rosenbrock
+// method needs.
+//
+// It runs the 19 instructions of the tape program "jvp_vjp".
+func GenLorenzJVPVJP(t float64, y, p, v, w, u, gy, gp []float64) {
+	_ = v[2]
+	_ = w[2]
+	_ = u[2]
+	_ = gy[2]
+	_ = gp[2]
+
+	s0 := -u[2]
+	s1 := -v[0]
+	s2 := v[1] + s1
+	s3 := -v[2]
+	s4 := w[1] + s3
+	s5 := float64(s0 * w[2])
+	s6 := float64(s0 * v[2])
+	s7 := float64(u[2] * v[1])
+	s8 := float64(u[2] * v[0])
+	s9 := float64(u[1] * s4)
+	s10 := s7 + s9
+	s11 := float64(u[1] * v[0])
+	s12 := float64(u[0] * s2)
+	s13 := float64(u[0] * w[0])
+	s14 := -s11
+	s15 := s5 + s14
+	s16 := s8 + s13
+	s17 := -s13
+	s18 := s10 + s17
+
+	gy[0] = s18
+	gy[1] = s16
+	gy[2] = s15
+	gp[0] = s12
+	gp[1] = s11
+	gp[2] = s6
+}
+
+// GenLorenzDfDtVJP writes uᵀ·∂(∂f/∂t)/∂y into gy and uᵀ·∂(∂f/∂t)/∂p into gp, at (t, y, p).
+//
+// Every output is an input or a constant: the tape program "dfdt_vjp" has no instructions.
+func GenLorenzDfDtVJP(t float64, y, p, u, gy, gp []float64) {
+	_ = gy[2]
+	_ = gp[2]
+
+	gy[0] = 0
+	gy[1] = 0
+	gy[2] = 0
+	gp[0] = 0
+	gp[1] = 0
+	gp[2] = 0
+}
+
 // GenLorenzSens writes f(t, y, p) into dy[:3] and, for each column c, the
 // right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,
 //
@@ -260,7 +353,8 @@ func GenLorenzProblem() *ode.Problem {
 		T1:         1,
 		Stiff:      false,
 		Programs: func() *ode.Programs {
-			return &ode.Programs{F: GenLorenzF, JVP: GenLorenzJVP, VJP: GenLorenzVJP, JacY: GenLorenzJacY, DfDt: GenLorenzDfDt}
+			return &ode.Programs{F: GenLorenzF, JVP: GenLorenzJVP, VJP: GenLorenzVJP, JacY: GenLorenzJacY, DfDt: GenLorenzDfDt,
+				JVPJacY: GenLorenzJVPJacY, JVPDfDt: GenLorenzJVPDfDt, JVPVJP: GenLorenzJVPVJP, DfDtVJP: GenLorenzDfDtVJP}
 		},
 		SensF: GenLorenzSensF,
 	}
