@@ -99,5 +99,5 @@ func TestKernelNeedsIdenticalCoefficients(t *testing.T) {
 
 // kernels_gen.go is what gen_kernels.go writes from the current methods.
 func TestKernelsUpToDate(t *testing.T) {
-	gencheck.UpToDate(t, "gen_kernels.go", "kernels_gen.go")
+	gencheck.UpToDate(t, "kernels_gen.go", "run", "gen_kernels.go")
 }

@@ -11,10 +11,11 @@ import (
 	"testing"
 )
 
-// UpToDate runs `go run generator -o TMP` in the current directory
-// (a package's, under go test) and fails t unless TMP equals file. It
-// skips in -short mode and where no go command is installed.
-func UpToDate(t *testing.T, generator, file string) {
+// UpToDate runs the go command with goArgs followed by "-o TMP" in the
+// current directory (a package's, under go test) and fails t unless TMP
+// equals file: for example goArgs "run", "gen_kernels.go". It skips in
+// -short mode and where no go command is installed.
+func UpToDate(t *testing.T, file string, goArgs ...string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the generator with the go command")
@@ -24,8 +25,9 @@ func UpToDate(t *testing.T, generator, file string) {
 		t.Skip("no go command:", err)
 	}
 	out := filepath.Join(t.TempDir(), filepath.Base(file))
-	if msg, err := exec.Command(goCmd, "run", generator, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("go run %s: %v\n%s", generator, err, msg)
+	args := append(append([]string(nil), goArgs...), "-o", out)
+	if msg, err := exec.Command(goCmd, args...).CombinedOutput(); err != nil {
+		t.Fatalf("go %v: %v\n%s", args, err, msg)
 	}
 	want, err := os.ReadFile(out)
 	if err != nil {
