@@ -43,12 +43,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/examples/compiled"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
-	"github.com/gradsolve/gradsolve/systems"
 )
 
 // point is one run of one tool at one tolerance.
@@ -89,8 +89,10 @@ func rosenbrock(m *method.Rosenbrock) solver {
 // problem is one benchmark ensemble (bench/README.md) and who runs it.
 type problem struct {
 	name, title string
-	builtin     func() *gradsolve.Problem
-	file        string // the same problem as a problem file, for the tape route
+	// compiled is the problem as the Go code gradsolve gen writes
+	// (examples/compiled): the Go route.
+	compiled func() *gradsolve.Problem
+	file     string // the same problem as a problem file, for the tape route
 	// params sets trajectory i of n's parameters by name; every driver
 	// computes the same values.
 	params func(i, n int) map[string]float64
@@ -128,7 +130,7 @@ type peer struct {
 var problems = []*problem{
 	{
 		name: "lorenz", title: "Lorenz, t from 0 to 10, ρ from 10 to 24, one core",
-		builtin: systems.Lorenz, file: "lorenz.ode",
+		compiled: compiled.LorenzProblem, file: "lorenz.ode",
 		params: func(i, n int) map[string]float64 {
 			return map[string]float64{"sigma": 10, "rho": 10 + 14*frac(i, n), "beta": 8.0 / 3}
 		},
@@ -143,7 +145,7 @@ var problems = []*problem{
 	},
 	{
 		name: "robertson", title: "Robertson, t from 0 to 1e5, k1 from 0.02 to 0.06, one core",
-		builtin: systems.Robertson, file: "robertson.ode",
+		compiled: compiled.RobertsonProblem, file: "robertson.ode",
 		params: func(i, n int) map[string]float64 {
 			return map[string]float64{"k1": 0.02 + 0.04*frac(i, n), "k2": 3e7, "k3": 1e4}
 		},
@@ -158,7 +160,7 @@ var problems = []*problem{
 	},
 	{
 		name: "orbit", title: "Halo orbits, t from 0 to 20, one core",
-		builtin: systems.Halo, file: "halo.ode", dim: 6,
+		compiled: compiled.HaloProblem, file: "halo.ode", dim: 6,
 		params: func(i, n int) map[string]float64 {
 			return map[string]float64{"vc": 1, "q": 0.7, "rc": 0.2}
 		},
@@ -177,7 +179,7 @@ var problems = []*problem{
 	},
 	{
 		name: "halo", title: "Halo orbits with sensitivities to (vc, q), t from 0 to 20, one core",
-		builtin: systems.Halo, file: "halo.ode",
+		compiled: compiled.HaloProblem, file: "halo.ode",
 		params: func(i, n int) map[string]float64 {
 			return map[string]float64{"vc": 1, "q": 0.7, "rc": 0.2}
 		},
@@ -274,7 +276,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		if r, ok := refs[n]; ok {
 			return r, nil
 		}
-		r, err := solve(pb, pb.builtin(), n, pb.ref.opts(pb.refTol, pb.refTol*pb.atolScale))
+		r, err := solve(pb, pb.compiled(), n, pb.ref.opts(pb.refTol, pb.refTol*pb.atolScale))
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
@@ -316,7 +318,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 	for _, rtol := range rtols {
 		atol := rtol * pb.atolScale
 		for _, sv := range pb.goMethods {
-			if err := goRun("gradsolve "+sv.name, pb.builtin(), sv, rtol, atol); err != nil {
+			if err := goRun("gradsolve "+sv.name, pb.compiled(), sv, rtol, atol); err != nil {
 				return nil, err
 			}
 		}
@@ -385,7 +387,7 @@ func outputs(pb *problem, r *gradsolve.Result) []float64 {
 }
 
 // solve solves a problem's benchmark ensemble (y0 = (1, 0, 0) unless the
-// problem sets it) over [0, t1], with its sensitivities; pr is the built-in system or the problem file's, whose
+// problem sets it) over [0, t1], with its sensitivities; pr is the generated problem or the problem file's tape, whose
 // parameters are set by name.
 func solve(pb *problem, pr *gradsolve.Problem, n int, opts *gradsolve.Options) (*gradsolve.Result, error) {
 	idx := map[string]int{}
