@@ -11,11 +11,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"go/format"
 	"os"
-	"strconv"
 	"strings"
 
+	"github.com/gradsolve/gradsolve/internal/kernelgen"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -29,50 +28,16 @@ func main() {
 	p("// it was generated from (see kernelFor).\n")
 	p("var kernels = []kernel{\n")
 	for _, tb := range method.All() {
-		p("\t{%q, (*Solver).stages%s, %s},\n", tb.Name, ident(tb.Name), floats(flatten(tb)))
+		p("\t{%q, (*Solver).stages%s, %s},\n", tb.Name, ident(tb.Name), kernelgen.Floats(kernelgen.Explicit(tb)))
 	}
 	p("}\n")
 	for _, tb := range method.All() {
 		kernelFunc(&b, tb)
 	}
-	src, err := format.Source(b.Bytes())
-	if err != nil {
+	if err := kernelgen.WriteGo(*out, b.Bytes()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-// flatten lists every coefficient of the tableau: C, the rows of A, B,
-// E, E3. It must match flattenTableau in kernels.go.
-func flatten(tb *method.Tableau) []float64 {
-	v := append([]float64(nil), tb.C...)
-	for _, row := range tb.A {
-		v = append(v, row...)
-	}
-	v = append(v, tb.B...)
-	v = append(v, tb.E...)
-	return append(v, tb.E3...)
-}
-
-func floats(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = lit(x)
-	}
-	return "[]float64{" + strings.Join(s, ", ") + "}"
-}
-
-// lit writes x so that it parses back to the same float64.
-func lit(x float64) string {
-	s := strconv.FormatFloat(x, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".e") {
-		s += ".0"
-	}
-	return s
 }
 
 func ident(name string) string {
@@ -92,10 +57,7 @@ func sum(v []float64) string {
 		if a == 0 {
 			continue
 		}
-		c := lit(a)
-		if a < 0 {
-			c = "(" + c + ")"
-		}
+		c := kernelgen.Lit(a)
 		terms = append(terms, fmt.Sprintf("float64(%s*k%d[d])", c, j))
 	}
 	return strings.Join(terms, " + ")
@@ -125,7 +87,7 @@ func kernelFunc(b *bytes.Buffer, tb *method.Tableau) {
 	}
 	for i := 1; i < end; i++ {
 		p("\tfor d := range yt {\n\t\tyt[d] = y[d] + float64(h*(%s))\n\t}\n", sum(tb.A[i]))
-		p("\tf(t+float64(%s*h), yt, p, k%d)\n", lit(tb.C[i]), i)
+		p("\tf(t+float64(%s*h), yt, p, k%d)\n", kernelgen.Lit(tb.C[i]), i)
 	}
 	if fsal {
 		p("\tfor d := range y1 {\n\t\ty1[d] = y[d] + float64(h*(%s))\n\t}\n", sum(tb.A[s-1]))

@@ -1,6 +1,9 @@
 package erk
 
-import "github.com/gradsolve/gradsolve/method"
+import (
+	"github.com/gradsolve/gradsolve/internal/kernelgen"
+	"github.com/gradsolve/gradsolve/method"
+)
 
 //go:generate go run gen_kernels.go
 
@@ -14,7 +17,7 @@ import "github.com/gradsolve/gradsolve/method"
 type kernel struct {
 	name   string
 	stages func(sv *Solver, t, h float64, p []float64, nd int)
-	coeffs []float64 // flattenTableau of the tableau it was generated from
+	coeffs []float64 // kernelgen.Explicit of the method it was generated from
 }
 
 // kernelFor returns the generated stages of tb, or nil when there are
@@ -25,28 +28,10 @@ func kernelFor(tb *method.Tableau) func(sv *Solver, t, h float64, p []float64, n
 		if k.name != tb.Name {
 			continue
 		}
-		v := flattenTableau(tb)
-		if len(v) != len(k.coeffs) {
+		if !kernelgen.Same(kernelgen.Explicit(tb), k.coeffs) {
 			return nil
-		}
-		for i := range v {
-			if v[i] != k.coeffs[i] {
-				return nil
-			}
 		}
 		return k.stages
 	}
 	return nil
-}
-
-// flattenTableau lists every coefficient of tb: C, the rows of A, B, E
-// and E3 (as gen_kernels.go does).
-func flattenTableau(tb *method.Tableau) []float64 {
-	v := append([]float64(nil), tb.C...)
-	for _, row := range tb.A {
-		v = append(v, row...)
-	}
-	v = append(v, tb.B...)
-	v = append(v, tb.E...)
-	return append(v, tb.E3...)
 }

@@ -11,11 +11,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"go/format"
 	"os"
-	"strconv"
 	"strings"
 
+	"github.com/gradsolve/gradsolve/internal/kernelgen"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -29,55 +28,16 @@ func main() {
 	p("// it was generated from (see kernelFor).\n")
 	p("var kernels = []kernel{\n")
 	for _, tb := range method.AllRosenbrock() {
-		p("\t{%q, (*Solver).stages%s, %s},\n", tb.Name, tb.Name, floats(flatten(tb)))
+		p("\t{%q, (*Solver).stages%s, %s},\n", tb.Name, tb.Name, kernelgen.Floats(kernelgen.Rosenbrock(tb)))
 	}
 	p("}\n")
 	for _, tb := range method.AllRosenbrock() {
 		kernelFunc(&b, tb)
 	}
-	src, err := format.Source(b.Bytes())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err, "\n", b.String())
-		os.Exit(1)
-	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	if err := kernelgen.WriteGo(*out, b.Bytes()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-}
-
-// flatten lists every coefficient the kernel uses: γ, C, the rows of
-// Alpha and GammaOff, D and M. It must match flattenTableau in kernels.go.
-func flatten(tb *method.Rosenbrock) []float64 {
-	v := append([]float64{tb.Gamma}, tb.C...)
-	for _, row := range tb.Alpha {
-		v = append(v, row...)
-	}
-	for _, row := range tb.GammaOff {
-		v = append(v, row...)
-	}
-	v = append(v, tb.D...)
-	return append(v, tb.M...)
-}
-
-func floats(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = lit(x)
-	}
-	return "[]float64{" + strings.Join(s, ", ") + "}"
-}
-
-// lit writes x so that it parses back to the same float64.
-func lit(x float64) string {
-	s := strconv.FormatFloat(x, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".e") {
-		s += ".0"
-	}
-	if x < 0 {
-		s = "(" + s + ")"
-	}
-	return s
 }
 
 // terms returns the products a_j·v_j[d] of the nonzero coefficients,
@@ -86,7 +46,7 @@ func terms(a []float64, v string) string {
 	var t []string
 	for j, x := range a {
 		if x != 0 {
-			t = append(t, fmt.Sprintf("float64(%s*%s%d[d])", lit(x), v, j))
+			t = append(t, fmt.Sprintf("float64(%s*%s%d[d])", kernelgen.Lit(x), v, j))
 		}
 	}
 	return strings.Join(t, " + ")
@@ -117,7 +77,7 @@ func kernelFunc(b *bytes.Buffer, tb *method.Rosenbrock) {
 			} else {
 				p("\tcopy(yt, y)\n")
 			}
-			p("\tf(t+float64(%s*h), yt, p, fs%d)\n", lit(tb.C[i]), i)
+			p("\tf(t+float64(%s*h), yt, p, fs%d)\n", kernelgen.Lit(tb.C[i]), i)
 		}
 		if t := terms(tb.GammaOff[i], "k"); t != "" {
 			p("\tfor d := range acc {\n\t\tacc[d] = %s\n\t}\n", t)
@@ -127,7 +87,7 @@ func kernelFunc(b *bytes.Buffer, tb *method.Rosenbrock) {
 			p("\tfor d := range k%d {\n\t\tk%d[d] = h * fs%d[d]\n\t}\n", i, i, i)
 		}
 		if tb.D[i] != 0 {
-			p("\t{\n\t\tc := h2 * %s\n\t\tfor d := range k%d {\n\t\t\tk%d[d] += float64(c * ft[d])\n\t\t}\n\t}\n", lit(tb.D[i]), i, i)
+			p("\t{\n\t\tc := h2 * %s\n\t\tfor d := range k%d {\n\t\t\tk%d[d] += float64(c * ft[d])\n\t\t}\n\t}\n", kernelgen.Lit(tb.D[i]), i, i)
 		}
 		p("\tlu.solve(k%d)\n", i)
 	}

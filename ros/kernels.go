@@ -1,6 +1,9 @@
 package ros
 
-import "github.com/gradsolve/gradsolve/method"
+import (
+	"github.com/gradsolve/gradsolve/internal/kernelgen"
+	"github.com/gradsolve/gradsolve/method"
+)
 
 //go:generate go run gen_kernels.go
 
@@ -13,7 +16,7 @@ import "github.com/gradsolve/gradsolve/method"
 type kernel struct {
 	name   string
 	stages func(sv *Solver, t, h float64, p []float64, k, fs [][]float64, ynew []float64)
-	coeffs []float64 // flattenTableau of the tableau it was generated from
+	coeffs []float64 // kernelgen.Rosenbrock of the method it was generated from
 }
 
 // kernelFor returns the generated stage loop of tb, or nil when there is
@@ -24,30 +27,10 @@ func kernelFor(tb *method.Rosenbrock) func(sv *Solver, t, h float64, p []float64
 		if k.name != tb.Name {
 			continue
 		}
-		v := flattenTableau(tb)
-		if len(v) != len(k.coeffs) {
+		if !kernelgen.Same(kernelgen.Rosenbrock(tb), k.coeffs) {
 			return nil
-		}
-		for i := range v {
-			if v[i] != k.coeffs[i] {
-				return nil
-			}
 		}
 		return k.stages
 	}
 	return nil
-}
-
-// flattenTableau lists every coefficient a kernel uses: γ, C, the rows
-// of Alpha and GammaOff, D and M (as gen_kernels.go does).
-func flattenTableau(tb *method.Rosenbrock) []float64 {
-	v := append([]float64{tb.Gamma}, tb.C...)
-	for _, row := range tb.Alpha {
-		v = append(v, row...)
-	}
-	for _, row := range tb.GammaOff {
-		v = append(v, row...)
-	}
-	v = append(v, tb.D...)
-	return append(v, tb.M...)
 }
