@@ -65,18 +65,26 @@ struct robertson_jac {
 // ∂a_i/∂q = −(2c·z²/(q³D))·g_i + δ_iz·2c·z/q³.
 typedef std::array<double, 18> state18;
 
+// halo_orbit writes the orbit's right-hand side (the first six
+// components) from y into dy and returns g, D and c.
+static void halo_orbit(double vc, double q, double rc, const double *y, double *dy, double g[3], double &D, double &c) {
+    double q2 = q * q, z = y[2];
+    g[0] = y[0], g[1] = y[1], g[2] = z / q2;
+    D = rc * rc + y[0] * y[0] + y[1] * y[1] + z * g[2];
+    c = vc * vc / D;
+    for (int i = 0; i < 3; i++) {
+        dy[i] = y[3 + i];
+        dy[3 + i] = -c * g[i];
+    }
+}
+
 struct halo {
     double vc, q, rc;
     void operator()(const state18 &y, state18 &dy, double) const {
         double q2 = q * q, z = y[2];
-        double g[3] = {y[0], y[1], z / q2};
-        double D = rc * rc + y[0] * y[0] + y[1] * y[1] + z * g[2];
-        double c = vc * vc / D;
+        double g[3], D, c;
+        halo_orbit(vc, q, rc, y.data(), dy.data(), g, D, c);
         double w[3] = {1, 1, 1 / q2};
-        for (int i = 0; i < 3; i++) {
-            dy[i] = y[3 + i];
-            dy[3 + i] = -c * g[i];
-        }
         double dq = 2 * c * z * z / (q2 * q * D);
         for (int col = 0; col < 2; col++) {
             // Position rows: d(S_x)/dt = S_v.
@@ -92,21 +100,14 @@ struct halo {
     }
 };
 
-// The halo orbit alone (the "orbit" ensemble): the first six
-// components of halo's right-hand side.
+// The halo orbit alone (the "orbit" ensemble).
 typedef std::array<double, 6> state6;
 
 struct halo6 {
     double vc, q, rc;
     void operator()(const state6 &y, state6 &dy, double) const {
-        double q2 = q * q, z = y[2];
-        double g[3] = {y[0], y[1], z / q2};
-        double D = rc * rc + y[0] * y[0] + y[1] * y[1] + z * g[2];
-        double c = vc * vc / D;
-        for (int i = 0; i < 3; i++) {
-            dy[i] = y[3 + i];
-            dy[3 + i] = -c * g[i];
-        }
+        double g[3], D, c;
+        halo_orbit(vc, q, rc, y.data(), dy.data(), g, D, c);
     }
 };
 
