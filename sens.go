@@ -54,7 +54,11 @@ type sensSetup struct {
 	fused func() ode.Func
 }
 
-func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
+// newSensSetup validates s for prob; fused asks for the problem's fused
+// sensitivity right-hand side (the explicit engine integrates the
+// augmented system; the Rosenbrock engine differentiates its own stages
+// and has no use for it).
+func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, error) {
 	if len(s.Wrt) == 0 {
 		return nil, inputErr("Sensitivity with no columns: list at least one Wrt")
 	}
@@ -84,7 +88,7 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
 			ss.paramCol, ss.y0Col = append(ss.paramCol, w.Index), append(ss.y0Col, -1)
 		}
 	}
-	if prob.SensF != nil {
+	if fused && prob.SensF != nil {
 		var err error
 		if ss.fused, err = prob.SensF(ss.paramCol); err != nil {
 			return nil, fmt.Errorf("%w: %s: building the sensitivity system: %w", ErrInput, prob.Name, err)

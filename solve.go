@@ -289,7 +289,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if record {
 			return nil, inputErr("Options.Sens with a recording: ask for sensitivities or for a recording, not both")
 		}
-		if ss, err = newSensSetup(prob, o.Sens); err != nil {
+		if ss, err = newSensSetup(prob, o.Sens, rt == nil); err != nil {
 			return nil, err
 		}
 		if rt != nil {

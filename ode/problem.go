@@ -58,8 +58,10 @@ type Problem struct {
 	// function it makes maps the state y followed by the columns S_c
 	// (Dim·(1+len(paramCols)) values) to f(t, y, p) followed by
 	// J_y·S_c + ∂f/∂p_j. Engines call the source once per worker. Nil
-	// means sensitivities evaluate F and Programs' JVP once per column.
-	// Problems compiled from formulas set it (package sym/tape).
+	// (or a nil source with a nil error) means sensitivities evaluate F
+	// and Programs' JVP once per column. Problems compiled from formulas
+	// set it: the tape (package sym/tape) and the code gradsolve gen
+	// writes.
 	SensF func(paramCols []int) (func() Func, error)
 }
 
