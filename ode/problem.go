@@ -17,9 +17,10 @@ type Func func(t float64, y, p, dy []float64)
 // Problem is an ordinary differential equation dy/dt = f(t, y, p) with
 // y ∈ ℝ^Dim and p ∈ ℝ^NumParams, with optional names and defaults.
 //
-// The derivative programs that later engines need (tangents J·v,
-// cotangents wᵀJ, dense Jacobians) will be further optional fields; a
-// Problem that sets only F keeps working unchanged.
+// The derivative programs the engines need (tangents J·v, cotangents
+// wᵀJ, dense Jacobians, the fused sensitivity system) are optional
+// fields (Programs, SensF); a Problem that sets only F solves forward,
+// and the solvers say which program a request lacks.
 type Problem struct {
 	// Name labels the problem in results and messages.
 	Name string
