@@ -111,6 +111,9 @@ type problem struct {
 	ref                    solver
 	refTol                 float64
 	goMethods, fileMethods []solver
+	// parallel is run on the Go route with all workers too: ensemble
+	// throughput, wall time per trajectory.
+	parallel solver
 	// peers are the compiled drivers (odeint, cvodes) with their tool
 	// names and trajectory counts; scipy the solve_ivp methods.
 	peers       []peer
@@ -138,6 +141,7 @@ var problems = []*problem{
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		parallel:    explicit(method.Vern7),
 		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
 		scipy:       []string{"RK45", "DOP853", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 2000, nPy: 10,
@@ -153,6 +157,7 @@ var problems = []*problem{
 		ref: rosenbrock(method.Rodas5P), refTol: 1e-13,
 		goMethods:   []solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)},
 		fileMethods: []solver{rosenbrock(method.Rodas5P)},
+		parallel:    rosenbrock(method.Rodas5P),
 		peers:       []peer{{"odeint rosenbrock4", "odeint", 500}, {"CVODES BDF", "cvodes", 500}},
 		scipy:       []string{"Radau", "BDF", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 500, nPy: 5,
@@ -172,6 +177,7 @@ var problems = []*problem{
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		parallel:    explicit(method.DP8),
 		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
 		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-10,
 		nGo: 2000, nPy: 10,
@@ -192,6 +198,7 @@ var problems = []*problem{
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Vern7)},
+		parallel:    explicit(method.Vern7),
 		peers:       []peer{{"odeint dopri5 (augmented)", "odeint", 1000}, {"CVODES Adams (staggered)", "cvodes", 100}},
 		nGo:         1000,
 		shown:       []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
@@ -324,6 +331,16 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		}
 		for _, sv := range pb.fileMethods {
 			if err := goRun("gradsolve "+sv.name+" (.ode)", file, sv, rtol, atol); err != nil {
+				return nil, err
+			}
+		}
+		if sv := pb.parallel; sv.opts != nil {
+			all := solver{sv.name, func(rtol, atol float64) *gradsolve.Options {
+				o := sv.opts(rtol, atol)
+				o.Workers = 0
+				return o
+			}}
+			if err := goRun("gradsolve "+sv.name+allWorkers, pb.compiled(), all, rtol, atol); err != nil {
 				return nil, err
 			}
 		}
@@ -589,8 +606,8 @@ func ratios(w io.Writer, pts []point, targets []float64) error {
 		var bestName, bestFileName string
 		for _, t := range tools(pts) {
 			s, ok := atError(curve(pts, t), e)
-			if !ok || !strings.HasPrefix(t, "gradsolve") {
-				continue
+			if !ok || !strings.HasPrefix(t, "gradsolve") || strings.HasSuffix(t, allWorkers) {
+				continue // the ratios are to one core's time
 			}
 			if strings.HasSuffix(t, "(.ode)") {
 				if s < bestFile {
@@ -612,6 +629,9 @@ func ratios(w io.Writer, pts []point, targets []float64) error {
 	}
 	return tw.Flush()
 }
+
+// allWorkers ends the name of a gradsolve curve run on all workers.
+const allWorkers = " (all workers)"
 
 func orDash(s string) string {
 	if s == "" {
