@@ -140,7 +140,7 @@ var problems = []*problem{
 		t1: 10, atolScale: 1e-3, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
-		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.Vern7),
 		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
 		scipy:       []string{"RK45", "DOP853", "LSODA"}, scipyMinTol: 1e-8,
@@ -176,7 +176,7 @@ var problems = []*problem{
 		t1: 20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
-		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7)},
+		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.DP8),
 		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
 		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-10,
@@ -197,7 +197,7 @@ var problems = []*problem{
 		t1:   20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
-		fileMethods: []solver{explicit(method.Vern7)},
+		fileMethods: []solver{explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.Vern7),
 		peers:       []peer{{"odeint dopri5 (augmented)", "odeint", 1000}, {"CVODES Adams (staggered)", "cvodes", 100}},
 		nGo:         1000,
@@ -309,7 +309,7 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		return nil
 	}
 	goRun := func(tool string, pr *gradsolve.Problem, sv solver, rtol, atol float64) error {
-		r, err := bestOf(3, func() (*gradsolve.Result, error) { return solve(pb, pr, nGo, sv.opts(rtol, atol)) })
+		r, err := bestOf(goRuns, func() (*gradsolve.Result, error) { return solve(pb, pr, nGo, sv.opts(rtol, atol)) })
 		var te *ode.TrajectoryError
 		if errors.As(err, &te) {
 			// As for a peer that fails: the point is left out, and the
@@ -481,14 +481,15 @@ func goPoint(tool string, r *gradsolve.Result, rtol, atol float64, n int) point 
 
 // runPeer runs a peer driver, which writes its N×3 final states to a file
 // and prints "seconds_per_trajectory work_per_trajectory". The driver
-// runs twice and the faster run is kept, as for gradsolve (bestOf), but
-// only twice: the slow peers take seconds per point.
+// runs peerRuns times and the fastest run is kept, as for gradsolve
+// (bestOf), which runs more often: the slow peers take seconds per
+// point.
 func runPeer(dir, tool string, pb *problem, n int, rtol, atol float64, prog string, args ...string) (point, []float64, error) {
 	p := point{Tool: tool, RTol: rtol, ATol: atol, N: n, Seconds: math.Inf(1)}
 	path := filepath.Join(dir, "peer-states.bin")
 	defer os.Remove(path)
 	var y []float64
-	for range 2 {
+	for range peerRuns {
 		a := append(append([]string{}, args...), fmtF(rtol), fmtF(atol), strconv.Itoa(n), path)
 		cmd := exec.Command(prog, a...)
 		cmd.Stderr = os.Stderr
@@ -629,6 +630,10 @@ func ratios(w io.Writer, pts []point, targets []float64) error {
 	}
 	return tw.Flush()
 }
+
+// Each point is the fastest of goRuns runs of gradsolve, or peerRuns of
+// a peer: the least disturbed by the rest of a shared machine.
+const goRuns, peerRuns = 5, 3
 
 // allWorkers ends the name of a gradsolve curve run on all workers.
 const allWorkers = " (all workers)"
