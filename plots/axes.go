@@ -52,6 +52,7 @@ type axes struct {
 
 	plotters []plot.Plotter
 	legend   []legendEntry
+	box      *legendBox // set by newPlot when there is a legend
 
 	// occ holds polylines (data coordinates) that the legend box should
 	// avoid; hmarks and vmarks the positions of the reference lines.

@@ -142,6 +142,45 @@ func TestPanels(t *testing.T) {
 	checkPNG(t, path, 960, 432)
 }
 
+// A panel whose data leaves no place for the legend inside the axes
+// gets the legend under them, in columns, and the figure grows by that
+// strip; the other panel keeps its legend inside.
+func TestPanelsLegendUnder(t *testing.T) {
+	dir := outDir(t)
+	var dense, sparse []Series
+	for k := range 12 {
+		// Zigzags across the whole panel: every inside place is covered.
+		x, y := make([]float64, 41), make([]float64, 41)
+		for i := range x {
+			x[i] = float64(i)
+			y[i] = float64(k) + 6*float64(i%2)
+		}
+		dense = append(dense, Series{Name: fmt.Sprintf("curve %d", k), X: x, Y: y})
+	}
+	sparse = append(sparse, Series{Name: "one line", X: []float64{0, 1}, Y: []float64{0, 1}})
+	path := filepath.Join(dir, "legend_under.png")
+	if err := Panels(path, "Legends", []Panel{
+		{Title: "dense", Series: dense},
+		{Title: "sparse", Series: sparse},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 12 entries in two or three columns: a strip of at least four rows
+	// under the 432-pixel figure.
+	if cfg.Width != 960 || cfg.Height < 432+4*14 {
+		t.Errorf("size %dx%d: want 960 wide and taller than 432 by a legend strip", cfg.Width, cfg.Height)
+	}
+}
+
 // errorSample returns n deterministic positive "errors" spread over decades.
 func errorSample(n int, center, spread float64) []float64 {
 	out := make([]float64, n)

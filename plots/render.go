@@ -79,7 +79,8 @@ func (ax *axes) newPlot() *plot.Plot {
 	p.Add(grid)
 	p.Add(ax.plotters...)
 	if len(ax.legend) > 0 {
-		p.Add(&legendBox{ax: ax})
+		ax.box = &legendBox{ax: ax}
+		p.Add(ax.box)
 	}
 
 	p.X.Tick.Marker = plot.TickerFunc(linearTicks)
@@ -137,27 +138,70 @@ func renderSingle(ax *axes) ([]byte, error) {
 	return encode(img)
 }
 
-// renderPanels draws the axes side by side under a common title.
+// renderPanels draws the axes side by side under a common title. A
+// panel whose legend would cover data wherever it sat inside the axes
+// gets it under the axes instead, in as many columns as fit: the figure
+// grows by that strip.
 func renderPanels(title string, axs []*axes) ([]byte, error) {
 	n := len(axs)
 	w := max(panelWidth*vg.Length(n), singleWidth)
-	img := vgimg.New(w, figureHeight)
+	ps := make([]*plot.Plot, n)
+	type rng struct{ x0, x1, y0, y1 float64 }
+	ranges := make([]rng, n)
+	for i, ax := range axs {
+		ps[i] = ax.newPlot()
+		ranges[i] = rng{ps[i].X.Min, ps[i].X.Max, ps[i].Y.Min, ps[i].Y.Max}
+	}
+	// Trial layout at the base height: which legends must go under?
+	trial := vgimg.New(w, figureHeight)
+	cs := layoutPanels(title, ps, axs, draw.New(trial))
+	var strip vg.Length
+	for i, ax := range axs {
+		if ax.box == nil {
+			continue
+		}
+		if _, _, _, score := ax.box.place(ps[i].DataCanvas(cs[0][i]), ps[i]); score > 0 {
+			ax.box.outside = true
+			_, bh, _ := ax.box.under(cs[0][i].Max.X - cs[0][i].Min.X)
+			strip = max(strip, bh+2*legendInset)
+		}
+	}
+	for i, r := range ranges { // undo the trial's equalisation
+		ps[i].X.Min, ps[i].X.Max, ps[i].Y.Min, ps[i].Y.Max = r.x0, r.x1, r.y0, r.y1
+	}
+	img := vgimg.New(w, figureHeight+strip)
 	dc := draw.New(img)
+	plotArea := dc
+	plotArea.Min.Y += strip
+	cs = layoutPanels(title, ps, axs, plotArea)
+	for i, p := range ps {
+		p.Draw(cs[0][i])
+		if b := axs[i].box; b != nil && b.outside {
+			c := cs[0][i]
+			bw, bh, cols := b.under(c.Max.X - c.Min.X)
+			at := vg.Point{X: c.Min.X + (c.Max.X-c.Min.X-bw)/2, Y: dc.Min.Y + strip - legendInset - bh}
+			b.draw(dc, at, bw, bh, cols)
+		}
+	}
+	return encode(img)
+}
+
+// layoutPanels writes the title into dc and returns the tiles of the
+// panels below it, with equal-aspect axes equalised.
+func layoutPanels(title string, ps []*plot.Plot, axs []*axes, dc draw.Canvas) [][]draw.Canvas {
 	if title != "" {
 		sty := textStyle(14, draw.XCenter, draw.YTop)
 		top := vg.Points(5)
 		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - top}, title)
 		dc.Max.Y -= top + sty.Height(title) + vg.Points(4)
 	}
-	ps := make([]*plot.Plot, n)
 	type rng struct{ x0, x1, y0, y1 float64 }
-	base := make([]rng, n)
-	for i, ax := range axs {
-		ps[i] = ax.newPlot()
-		base[i] = rng{ps[i].X.Min, ps[i].X.Max, ps[i].Y.Min, ps[i].Y.Max}
+	base := make([]rng, len(ps))
+	for i, p := range ps {
+		base[i] = rng{p.X.Min, p.X.Max, p.Y.Min, p.Y.Max}
 	}
 	tiles := draw.Tiles{
-		Rows: 1, Cols: n,
+		Rows: 1, Cols: len(ps),
 		PadX:    vg.Points(24),
 		PadTop:  vg.Points(4),
 		PadLeft: vg.Points(4), PadRight: vg.Points(8), PadBottom: vg.Points(4),
@@ -173,10 +217,7 @@ func renderPanels(title string, axs []*axes) ([]byte, error) {
 		}
 		cs = plot.Align(grid, tiles, dc)
 	}
-	for i, p := range ps {
-		p.Draw(cs[0][i])
-	}
-	return encode(img)
+	return cs
 }
 
 // log10Ticks is logTicks for an axis drawn over log10 of the values: lo and
@@ -448,31 +489,49 @@ func (t boxThumb) Thumbnail(c *draw.Canvas) {
 
 // legendBox draws the legend of an axes inside its data area, on a white
 // box, at the place along the border (a corner first) that overlaps the
-// fewest drawn segments.
-type legendBox struct{ ax *axes }
+// fewest drawn segments. When outside is set (renderPanels found no
+// place free of data) it draws nothing: the legend goes under the axes.
+type legendBox struct {
+	ax      *axes
+	outside bool
+}
 
 // rect is an axis-aligned rectangle in canvas coordinates.
 type rect struct{ x0, y0, x1, y1 float64 }
 
-// Plot implements plot.Plotter.
-func (l *legendBox) Plot(c draw.Canvas, p *plot.Plot) {
-	sty := textStyle(9.5, draw.XLeft, draw.YCenter)
-	var (
-		thumbW = vg.Points(22)
-		gap    = vg.Points(5)
-		pad    = vg.Points(5)
-		inset  = vg.Points(6)
-		rowH   = sty.FontExtents().Height * 1.2
-	)
+// Legend geometry.
+const legendFontSize = 9.5
+
+var (
+	legendThumbW = vg.Points(22)
+	legendGap    = vg.Points(5)
+	legendPad    = vg.Points(5)
+	legendInset  = vg.Points(6)
+	legendColGap = vg.Points(12)
+)
+
+func legendStyle() text.Style { return textStyle(legendFontSize, draw.XLeft, draw.YCenter) }
+
+func legendRowH() vg.Length { return legendStyle().FontExtents().Height * 1.2 }
+
+// entryWidth is the width of one legend column: thumbnail, gap, the
+// longest name.
+func (l *legendBox) entryWidth() vg.Length {
+	sty := legendStyle()
 	var textW vg.Length
 	for _, e := range l.ax.legend {
 		textW = max(textW, sty.Width(e.name))
 	}
-	bw := 2*pad + thumbW + gap + textW
-	bh := 2*pad + rowH*vg.Length(len(l.ax.legend))
+	return legendThumbW + legendGap + textW
+}
 
-	left, right := c.Min.X+inset, c.Max.X-inset-bw
-	top, bottom := c.Max.Y-inset-bh, c.Min.Y+inset
+// place returns where a one-column legend box of size bw×bh would sit
+// inside the data canvas c, and how many drawn segments it would cover.
+func (l *legendBox) place(c draw.Canvas, p *plot.Plot) (at vg.Point, bw, bh vg.Length, score int) {
+	bw = 2*legendPad + l.entryWidth()
+	bh = 2*legendPad + legendRowH()*vg.Length(len(l.ax.legend))
+	left, right := c.Min.X+legendInset, c.Max.X-legendInset-bw
+	top, bottom := c.Max.Y-legendInset-bh, c.Min.Y+legendInset
 	// The corners first (the usual places, and preferred on ties), then
 	// the edges' midpoints and inner positions: a work-precision diagram
 	// crosses every corner but often leaves a band free.
@@ -481,34 +540,64 @@ func (l *legendBox) Plot(c draw.Canvas, p *plot.Plot) {
 		{0.25, 1}, {0.75, 1}, {0.25, 0}, {0.75, 0}, {0, 0.75}, {0, 0.25}, {1, 0.75}, {1, 0.25}} {
 		places = append(places, vg.Point{X: left + f[0]*(right-left), Y: bottom + f[1]*(top-bottom)})
 	}
-	best, bestScore := places[0], math.MaxInt
+	at, score = places[0], math.MaxInt
 	segs := l.segments(c, p)
-	for _, at := range places {
-		r := rect{float64(at.X), float64(at.Y), float64(at.X + bw), float64(at.Y + bh)}
-		score := 0
+	for _, pt := range places {
+		r := rect{float64(pt.X), float64(pt.Y), float64(pt.X + bw), float64(pt.Y + bh)}
+		n := 0
 		for _, s := range segs {
 			if hits(s, r) {
-				score++
+				n++
 			}
 		}
-		if score < bestScore {
-			best, bestScore = at, score
+		if n < score {
+			at, score = pt, n
 		}
 	}
+	return at, bw, bh, score
+}
 
-	box := []vg.Point{best, {X: best.X + bw, Y: best.Y}, {X: best.X + bw, Y: best.Y + bh}, {X: best.X, Y: best.Y + bh}}
+// Plot implements plot.Plotter.
+func (l *legendBox) Plot(c draw.Canvas, p *plot.Plot) {
+	if l.outside {
+		return
+	}
+	at, bw, bh, _ := l.place(c, p)
+	l.draw(c, at, bw, bh, 1)
+}
+
+// draw draws the legend in a box of size bw×bh with its lower-left
+// corner at at, its entries in cols columns filled top to bottom.
+func (l *legendBox) draw(c draw.Canvas, at vg.Point, bw, bh vg.Length, cols int) {
+	sty := legendStyle()
+	rowH := legendRowH()
+	rows := (len(l.ax.legend) + cols - 1) / cols
+	colW := l.entryWidth() + legendColGap
+	box := []vg.Point{at, {X: at.X + bw, Y: at.Y}, {X: at.X + bw, Y: at.Y + bh}, {X: at.X, Y: at.Y + bh}}
 	c.FillPolygon(color.NRGBA{R: 255, G: 255, B: 255, A: 230}, box)
-	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 150}, Width: vg.Points(0.5)}, append(box, best))
+	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 150}, Width: vg.Points(0.5)}, append(box, at))
 	for k, e := range l.ax.legend {
-		mid := best.Y + bh - pad - rowH*(vg.Length(k)+0.5)
-		x := best.X + pad
+		row, col := k%rows, k/rows
+		mid := at.Y + bh - legendPad - rowH*(vg.Length(row)+0.5)
+		x := at.X + legendPad + colW*vg.Length(col)
 		tc := &draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 			Min: vg.Point{X: x, Y: mid - rowH*0.35},
-			Max: vg.Point{X: x + thumbW, Y: mid + rowH*0.35},
+			Max: vg.Point{X: x + legendThumbW, Y: mid + rowH*0.35},
 		}}
 		e.thumb.Thumbnail(tc)
-		c.FillText(sty, vg.Point{X: x + thumbW + gap, Y: mid}, e.name)
+		c.FillText(sty, vg.Point{X: x + legendThumbW + legendGap, Y: mid}, e.name)
 	}
+}
+
+// under returns the size of the legend laid out in as many columns as
+// fit in width, to go under the axes.
+func (l *legendBox) under(width vg.Length) (bw, bh vg.Length, cols int) {
+	colW := l.entryWidth() + legendColGap
+	cols = max(1, min(len(l.ax.legend), int((width-2*legendPad+legendColGap)/colW)))
+	rows := (len(l.ax.legend) + cols - 1) / cols
+	bw = 2*legendPad + colW*vg.Length(cols) - legendColGap
+	bh = 2*legendPad + legendRowH()*vg.Length(rows)
+	return bw, bh, cols
 }
 
 // segment is a line segment in canvas coordinates.
