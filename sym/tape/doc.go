@@ -18,3 +18,5 @@
 // sym.Model — f, J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense J_y, and
 // ∂f/∂t — and Set.Problem wraps them as an ode.Problem.
 package tape
+
+//go:generate go run gen_fused.go

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/gencheck"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
@@ -52,4 +53,9 @@ func TestFusedMatchesPlain(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fused_gen.go is what gen_fused.go writes now.
+func TestFusedGenUpToDate(t *testing.T) {
+	gencheck.UpToDate(t, "fused_gen.go", "run", "gen_fused.go")
 }
