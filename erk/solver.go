@@ -58,7 +58,10 @@ type Solver struct {
 	stages  func(sv *Solver, t, h float64, p []float64, nd int)
 	generic bool
 	defer_  bool // FSAL with zero error weight on the last stage: evaluate it only once accepted
-	lastB   int  // last stage with b_i ≠ 0 (stages after it only feed the error)
+	// attemptEvals is the number of f evaluations of one step attempt:
+	// the stages after the first, less a deferred last one.
+	attemptEvals int
+	lastB        int // last stage with b_i ≠ 0 (stages after it only feed the error)
 
 	k     [][]float64 // stages, k[i] has length dim
 	kSave [][]float64 // stages of save-time re-steps
@@ -116,6 +119,10 @@ func New(cfg Config) (*Solver, error) {
 	sv.stages = kernelFor(tb)
 	sv.defer_ = sv.fsal && tb.E[s-1] == 0 && (tb.E3 == nil || tb.E3[s-1] == 0)
 	sv.lastB = sv.b[len(sv.b)-1].j
+	sv.attemptEvals = s - 1
+	if sv.defer_ {
+		sv.attemptEvals--
+	}
 	flat := make([]float64, 2*s*dim+5*dim)
 	sv.k, flat = split(flat, s, dim)
 	sv.kSave, flat = split(flat, s, dim)
@@ -319,15 +326,8 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 // sv.k and the proposed state into sv.y1, and returns the scaled error
 // norm. ok is false when the proposed state or the error is not finite.
 func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
-	dim, s, nd := sv.dim, sv.s, sv.cfg.NormDim
-	end := s
-	if sv.fsal {
-		end = s - 1
-	}
-	st.FEvals += end - 1
-	if sv.fsal && !sv.defer_ {
-		st.FEvals++
-	}
+	dim, nd := sv.dim, sv.cfg.NormDim
+	st.FEvals += sv.attemptEvals
 	if sv.stages != nil && !sv.generic {
 		sv.stages(sv, t, h, p, nd)
 	} else {
