@@ -1,6 +1,8 @@
 package tape
 
 import (
+	"runtime"
+
 	"github.com/gradsolve/gradsolve/sym"
 )
 
@@ -55,7 +57,21 @@ func (pg *Program) store(r []float64, outs []int32, dst []float64) {
 // EvalF evaluates a program of Dim outputs whose inputs are t, y and p
 // (f, ∂f/∂t) into out. r is a register file from NewRegisters.
 func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
-	// The body of exec, written out: one call less on the hottest path.
+	// The hottest path: a program that is one piece of machine code.
+	if pg.entry != 0 {
+		if len(r) < pg.nregs || len(y) < pg.layout.Dim || len(p) < pg.layout.NumParams || len(out) < len(pg.outs) {
+			pg.badLengths(r, y, p, out)
+		}
+		r[0] = t
+		jitCallF(pg.entry, data(r), data(y), data(p), data(out), data(out[pg.jit.split:]))
+		runtime.KeepAlive(pg.jit) // it owns the machine code
+		return
+	}
+	if pg.jit != nil {
+		pg.jitF(r, t, y, p, out)
+		return
+	}
+	// The body of exec, written out: one call less.
 	if len(r) < pg.nregs {
 		panic("tape: register file too small: use Program.NewRegisters")
 	}
@@ -68,9 +84,22 @@ func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
 	pg.store(r, pg.xouts, out)
 }
 
+// badLengths panics with a message naming the slice of EvalF that is
+// too short.
+func (pg *Program) badLengths(r, y, p, out []float64) {
+	l := pg.layout
+	checkLen("register file", r, pg.nregs)
+	checkLen("y", y, l.Dim)
+	checkLen("p", p, l.NumParams)
+	checkLen("output", out, len(pg.outs))
+}
+
 // EvalJVP evaluates a program whose inputs are t, y, p and the tangents
 // v (Dim) and w (NumParams) into out.
 func (pg *Program) EvalJVP(r []float64, t float64, y, p, v, w, out []float64) {
+	if pg.jitAll(r, t, y, p, v, w, nil, out, nil, false) {
+		return
+	}
 	pg.load(r, t, y, p)
 	l := pg.layout
 	copyShort(r[l.V():], v[:l.Dim])
@@ -83,6 +112,9 @@ func (pg *Program) EvalJVP(r []float64, t float64, y, p, v, w, out []float64) {
 // u (Dim), and whose outputs are Dim values into gy followed by
 // NumParams values into gp.
 func (pg *Program) EvalVJP(r []float64, t float64, y, p, u, gy, gp []float64) {
+	if pg.jitAll(r, t, y, p, nil, nil, u, gy, gp, true) {
+		return
+	}
 	pg.load(r, t, y, p)
 	l := pg.layout
 	copyShort(r[l.U():], u[:l.Dim])
@@ -95,6 +127,9 @@ func (pg *Program) EvalVJP(r []float64, t float64, y, p, u, gy, gp []float64) {
 // v and w and the cotangent u, and whose outputs are Dim values into gy
 // followed by NumParams values into gp.
 func (pg *Program) EvalJVPVJP(r []float64, t float64, y, p, v, w, u, gy, gp []float64) {
+	if pg.jitAll(r, t, y, p, v, w, u, gy, gp, true) {
+		return
+	}
 	pg.load(r, t, y, p)
 	l := pg.layout
 	copyShort(r[l.V():], v[:l.Dim])

@@ -3,6 +3,9 @@ package tape
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/ode"
 
 	"github.com/gradsolve/gradsolve/sym"
 )
@@ -51,7 +54,9 @@ type Program struct {
 	outs   []int32  // the register of each output in code
 	xouts  []int32  // the register of each output in xcode
 	nregs  int
-	uses   [6]bool // which input blocks the code reads: t, y, p, v, w, u
+	uses   [6]bool  // which input blocks the code reads: t, y, p, v, w, u
+	jit    *jitCode // the code as machine code, or nil (see jit.go)
+	entry  uintptr  // the machine code when it is one piece, else 0
 }
 
 // Layout returns the register layout.
@@ -76,6 +81,20 @@ func (pg *Program) NewRegisters() []float64 {
 	r := make([]float64, pg.nregs)
 	copy(r[pg.layout.NumInputs():], pg.consts)
 	return r
+}
+
+// NewFunc returns the program as an ode.Func, f(t, y, p, out), with a
+// register file of its own: for programs whose inputs are t, y and p,
+// for one goroutine. Where the program is machine code (see jit.go),
+// the function is that code itself, called by Go with no wrapper in
+// between; else it calls EvalF.
+func (pg *Program) NewFunc() ode.Func {
+	r := pg.NewRegisters()
+	if pg.jit != nil && pg.jit.fentry != 0 {
+		c := &jitFunc{code: pg.jit.fentry, r: &r[0], keep: pg.jit}
+		return *(*ode.Func)(unsafe.Pointer(&c))
+	}
+	return func(t float64, y, p, out []float64) { pg.EvalF(r, t, y, p, out) }
 }
 
 // Compile turns outputs of graph g into a program for a problem with dim
@@ -156,6 +175,9 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 	for i, o := range outs {
 		pg.outs[i] = plainRegs[o.ID()]
 		pg.xouts[i] = execRegs[o.ID()]
+	}
+	if pg.jit = compileJIT(pg); pg.jit != nil && len(pg.jit.segs) == 1 {
+		pg.entry = pg.jit.segs[0].entry
 	}
 	return pg, nil
 }

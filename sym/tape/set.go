@@ -78,15 +78,15 @@ func Build(m *sym.Model) (*Set, error) {
 // Programs returns evaluators of the five programs with a private
 // register file each: for one goroutine.
 func (s *Set) Programs() *ode.Programs {
-	rf, rj, rv, rjac, rt := s.F.NewRegisters(), s.JVP.NewRegisters(), s.VJP.NewRegisters(), s.JacY.NewRegisters(), s.DfDt.NewRegisters()
+	rj, rv := s.JVP.NewRegisters(), s.VJP.NewRegisters()
 	rjj, rjt := s.JVPJacY.NewRegisters(), s.JVPDfDt.NewRegisters()
 	rjv, rtv := s.JVPVJP.NewRegisters(), s.DfDtVJP.NewRegisters()
 	return &ode.Programs{
-		F:    func(t float64, y, p, dy []float64) { s.F.EvalF(rf, t, y, p, dy) },
+		F:    s.F.NewFunc(),
 		JVP:  func(t float64, y, p, v, w, out []float64) { s.JVP.EvalJVP(rj, t, y, p, v, w, out) },
 		VJP:  func(t float64, y, p, u, gy, gp []float64) { s.VJP.EvalVJP(rv, t, y, p, u, gy, gp) },
-		JacY: func(t float64, y, p, jac []float64) { s.JacY.EvalF(rjac, t, y, p, jac) },
-		DfDt: func(t float64, y, p, out []float64) { s.DfDt.EvalF(rt, t, y, p, out) },
+		JacY: s.JacY.NewFunc(),
+		DfDt: s.DfDt.NewFunc(),
 		JVPJacY: func(t float64, y, p, v, w, jac []float64) {
 			s.JVPJacY.EvalJVP(rjj, t, y, p, v, w, jac)
 		},
@@ -180,8 +180,5 @@ func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
 		}
 		s.sens[key] = pg
 	}
-	return func() ode.Func {
-		r := pg.NewRegisters()
-		return func(t float64, y, p, dy []float64) { pg.EvalF(r, t, y, p, dy) }
-	}, nil
+	return pg.NewFunc, nil
 }

@@ -1,0 +1,196 @@
+package tape
+
+import (
+	"os"
+	"runtime"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/sym"
+)
+
+// Machine code for the tape.
+//
+// Where the platform allows it (linux/amd64: see jit_linux_amd64.go),
+// Compile also translates a program into machine code at run time: the
+// arithmetic (− + − × ÷, √, |·|, select) becomes straight-line SSE2
+// code that keeps values in the vector registers and reads y, p and the
+// seeds straight from the caller's slices; the math functions (exp,
+// log, pow, …) and min/max stay Go calls, run between pieces of
+// machine code. Every operation is the IEEE operation the interpreter
+// performs, in the same order, so both give the same bits
+// (TestJITMatchesInterpreter). No Go compiler is involved: this is the
+// run-time route of a problem file, at close to the speed of generated
+// Go code. Elsewhere, or with GRADSOLVE_JIT=off in the environment,
+// programs run on the interpreter.
+
+// jitArgs holds the base address of every block the machine code reads
+// or writes, in the order the trampoline loads them into registers.
+type jitArgs struct {
+	r, y, p, v, w, u, out, out2 unsafe.Pointer
+}
+
+// jitCode is a program as machine code: pieces of machine code and, in
+// between, instructions run in Go.
+type jitCode struct {
+	segs []jitSeg
+	// split is the number of outputs written to jitArgs.out; the rest go
+	// to jitArgs.out2.
+	split int
+	// fentry, where not 0, is the program as a function called directly
+	// as an ode.Func closure (see jitFunc).
+	fentry uintptr
+}
+
+// jitFunc is the closure object of an ode.Func whose code is fentry:
+// Go calls a func value by loading the code address from the first word
+// of the object it points to, with the object's address in a register,
+// from which the code reads r.
+type jitFunc struct {
+	code uintptr
+	r    *float64 // the register file
+	keep *jitCode // owns the machine code
+}
+
+// jitSeg is an entry into machine code, or (entry 0) a run of
+// instructions evaluated in Go.
+type jitSeg struct {
+	entry uintptr
+	calls []callInstr
+}
+
+// callInstr is an instruction evaluated in Go between pieces of machine
+// code: R[d] = op(operands), each operand read from input block blk
+// (0 the register file, 1 y, 2 p, 3 v, 4 w, 5 u) at offset off.
+type callInstr struct {
+	op  sym.Op
+	d   int32
+	blk [3]uint8
+	off [3]int32
+}
+
+// jitEnabled says whether Compile translates programs into machine
+// code: GRADSOLVE_JIT=off (or 0, false) turns it off.
+var jitEnabled = func() bool {
+	switch os.Getenv("GRADSOLVE_JIT") {
+	case "off", "0", "false":
+		return false
+	}
+	return true
+}()
+
+// jitable reports whether the machine code computes op itself (the
+// others are Go calls).
+func jitable(op sym.Op) bool {
+	switch op {
+	case sym.OpNeg, sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv, sym.OpSqrt, sym.OpAbs, sym.OpSelect:
+		return true
+	}
+	return false
+}
+
+// location returns the block and offset of register k where the
+// machine code reads it: inputs in the caller's slices, everything else
+// in the register file.
+func (l Layout) location(k int32) (blk uint8, off int32) {
+	switch {
+	case k >= l.Y() && k < l.P():
+		return 1, k - l.Y()
+	case k >= l.P() && k < l.V():
+		return 2, k - l.P()
+	case k >= l.V() && k < l.W():
+		return 3, k - l.V()
+	case k >= l.W() && k < l.U():
+		return 4, k - l.W()
+	case k >= l.U() && k < l.NumInputs():
+		return 5, k - l.U()
+	}
+	return 0, k
+}
+
+// run executes the pieces of the program in order on the given blocks.
+func (j *jitCode) run(a *jitArgs, r, y, p, v, w, u []float64) {
+	in := [6][]float64{r, y, p, v, w, u}
+	for i := range j.segs {
+		s := &j.segs[i]
+		if s.entry != 0 {
+			jitCall(s.entry, a)
+			continue
+		}
+		for k := range s.calls {
+			c := &s.calls[k]
+			var x [3]float64
+			for o := range c.op.Arity() {
+				x[o] = in[c.blk[o]][c.off[o]]
+			}
+			r[c.d] = sym.Eval(c.op, x[0], x[1], x[2])
+		}
+	}
+	// The machine code is freed with j: keep j alive while it runs.
+	runtime.KeepAlive(j)
+}
+
+// data returns the address of a slice's first element (nil for an
+// empty slice, which the code then never reads).
+func data(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+
+// checkLen panics, as slicing would, when s is shorter than n.
+func checkLen(what string, s []float64, n int) {
+	if len(s) < n {
+		panic("tape: " + what + " too short")
+	}
+}
+
+// jitF runs machine code of several pieces for EvalF.
+func (pg *Program) jitF(r []float64, t float64, y, p, out []float64) {
+	j := pg.jit
+	pg.badLengths(r, y, p, out)
+	r[0] = t
+	// Field by field: a composite literal is built in a temporary and
+	// copied with wide loads that stall on the narrow stores.
+	var a jitArgs
+	a.r, a.y, a.p = data(r), data(y), data(p)
+	a.out, a.out2 = data(out), data(out[j.split:])
+	j.run(&a, r, y, p, nil, nil, nil)
+}
+
+// jitAll runs machine code for the evaluators with seeds, with the
+// outputs in out, or split between out and out2 (the gradients with
+// respect to y and p) when two is set; it reports false when the
+// program has none.
+func (pg *Program) jitAll(r []float64, t float64, y, p, v, w, u, out, out2 []float64, two bool) bool {
+	j := pg.jit
+	if j == nil {
+		return false
+	}
+	l := pg.layout
+	checkLen("register file", r, pg.nregs)
+	checkLen("y", y, l.Dim)
+	checkLen("p", p, l.NumParams)
+	if pg.uses[3] || pg.uses[4] {
+		checkLen("v", v, l.Dim)
+		checkLen("w", w, l.NumParams)
+	}
+	if pg.uses[5] {
+		checkLen("u", u, l.Dim)
+	}
+	if !two {
+		checkLen("output", out, len(pg.outs))
+		out2 = out[j.split:]
+	} else {
+		checkLen("output", out, j.split)
+		checkLen("output", out2, len(pg.outs)-j.split)
+	}
+	r[0] = t
+	// Field by field, as in jitF.
+	var a jitArgs
+	a.r, a.y, a.p = data(r), data(y), data(p)
+	a.v, a.w, a.u = data(v), data(w), data(u)
+	a.out, a.out2 = data(out), data(out2)
+	if len(j.segs) == 1 {
+		jitCall(j.segs[0].entry, &a)
+		runtime.KeepAlive(j)
+	} else {
+		j.run(&a, r, y, p, v, w, u)
+	}
+	return true
+}

@@ -1,0 +1,541 @@
+//go:build linux && amd64
+
+package tape
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/sym"
+)
+
+// jitCall runs the machine code at code with the base addresses of a
+// loaded into registers (jit_linux_amd64.s).
+//
+//go:noescape
+func jitCall(code uintptr, a *jitArgs)
+
+// jitCallF is jitCall for programs that read only t, y and p.
+//
+//go:noescape
+func jitCallF(code uintptr, r, y, p, out, out2 unsafe.Pointer)
+
+// The general registers used (x86-64 register numbers).
+const (
+	gpAX  = 0
+	gpCX  = 1
+	gpDX  = 2
+	gpSI  = 6
+	gpDI  = 7
+	gpR8  = 8
+	gpR9  = 9
+	gpR10 = 10
+	gpR11 = 11
+	gpR12 = 12
+)
+
+// trampolineBases holds the general register of each block's address
+// in code called through jitCall and jitCallF: register file, y, p, v,
+// w, u, out, out2.
+var trampolineBases = [8]byte{gpDI, gpSI, gpDX, gpR8, gpR9, gpR10, gpR11, gpCX}
+
+// funcBases holds them for code called directly as an ode.Func
+// closure (Go's register ABI, ABIInternal, on amd64: t in X0; y, p and
+// out as pointer, length, capacity in AX BX CX, DI SI R8, R9 R10 R11;
+// the closure in DX, replaced by its register file). All outputs go to
+// out.
+var funcBases = [8]byte{gpDX, gpAX, gpDI, 0, 0, 0, gpR9, gpR9}
+
+// The vector registers: values live in X0…X11; X12 is scratch, X13
+// holds the mask of |x| and X14 that of −x. X15 is left alone (Go's
+// zero register).
+const (
+	numSlots = 12
+	xTmp     = 12
+	xAbsMask = 13
+	xNegMask = 14
+)
+
+// never is the next use of a value nobody reads again.
+const never = math.MaxInt32
+
+// mem is a memory operand [base + disp].
+type mem struct {
+	base byte
+	disp int32
+}
+
+// x86 assembles x86-64 machine code.
+type x86 struct{ b []byte }
+
+// rex emits a REX prefix when one is needed: w for 64-bit operands,
+// reg the register of the ModRM reg field, rm that of the rm field.
+func (a *x86) rex(w bool, reg, rm byte) {
+	v := byte(0x40)
+	if w {
+		v |= 8
+	}
+	if reg&8 != 0 {
+		v |= 4
+	}
+	if rm&8 != 0 {
+		v |= 1
+	}
+	if v != 0x40 {
+		a.b = append(a.b, v)
+	}
+}
+
+// rr emits prefix [REX] 0F op with two register operands.
+func (a *x86) rr(prefix, op, dst, src byte) {
+	a.b = append(a.b, prefix)
+	a.rex(false, dst, src)
+	a.b = append(a.b, 0x0F, op, 0xC0|(dst&7)<<3|src&7)
+}
+
+// rm emits prefix [REX] 0F op with a register and a memory operand.
+func (a *x86) rm(prefix, op, reg byte, m mem) {
+	a.b = append(a.b, prefix)
+	a.rex(false, reg, m.base)
+	a.b = append(a.b, 0x0F, op)
+	mod := byte(0x80)
+	if m.disp >= -128 && m.disp <= 127 {
+		mod = 0x40
+	}
+	a.b = append(a.b, mod|(reg&7)<<3|m.base&7)
+	if m.base&7 == 4 {
+		a.b = append(a.b, 0x24) // SIB: base only
+	}
+	if mod == 0x40 {
+		a.b = append(a.b, byte(int8(m.disp)))
+	} else {
+		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
+	}
+}
+
+// The SSE2 instructions used (prefix, opcode).
+const (
+	pSD   = 0xF2 // scalar double
+	pPD   = 0x66 // packed double
+	opLd  = 0x10 // movsd x, m64
+	opSt  = 0x11 // movsd m64, x
+	opMov = 0x28 // movapd
+	opAdd = 0x58
+	opMul = 0x59
+	opSub = 0x5C
+	opDiv = 0x5E
+	opSqr = 0x51
+	opAnd = 0x54
+	opAnN = 0x55
+	opOr  = 0x56
+	opXor = 0x57
+	opCmp = 0xC2
+)
+
+// loadMask sets vector register x to the 64-bit pattern bits, through
+// R12 (free in both calling conventions; AX holds y in one).
+func (a *x86) loadMask(x byte, bits uint64) {
+	a.b = append(a.b, 0x49, 0xBC) // mov r12, imm64
+	a.b = binary.LittleEndian.AppendUint64(a.b, bits)
+	a.b = append(a.b, pPD) // movq x, r12
+	a.rex(true, x, gpR12)
+	a.b = append(a.b, 0x0F, 0x6E, 0xC0|(x&7)<<3|gpR12&7)
+}
+
+// slot is one vector register holding a value of the register file.
+type slot struct {
+	reg   int32 // the tape register whose value it holds, −1 for none
+	next  int32 // the next instruction reading that value, or never
+	dirty bool  // the register file does not have the value yet
+}
+
+// jitGen translates one program.
+type jitGen struct {
+	a     x86
+	pg    *Program
+	bases [8]byte // the general register of each block (see trampolineBases)
+	slots [numSlots]slot
+	where []int8 // slot of each tape register, −1 where none
+	// opNext[i][k] is the next instruction after i that reads the value
+	// operand k of instruction i reads; dstNext[i] that of the value
+	// instruction i writes (len(code) for outputs, never for none).
+	opNext  [][3]int32
+	dstNext []int32
+	// badJumps are the offsets of the rel32 fields of the length checks'
+	// jumps.
+	badJumps []int
+}
+
+// nextUses computes opNext and dstNext in one backward pass.
+func (g *jitGen) nextUses() {
+	code := g.pg.code
+	last := make([]int32, g.pg.nregs)
+	for i := range last {
+		last[i] = never
+	}
+	for _, o := range g.pg.outs {
+		last[o] = int32(len(code))
+	}
+	g.opNext = make([][3]int32, len(code))
+	g.dstNext = make([]int32, len(code))
+	for i := len(code) - 1; i >= 0; i-- {
+		in := code[i]
+		g.dstNext[i] = last[in.Dst]
+		last[in.Dst] = never
+		ops := [3]int32{in.A, in.B, in.C}
+		n := in.Op.Arity()
+		for k := range n {
+			g.opNext[i][k] = last[ops[k]]
+		}
+		for k := range n {
+			last[ops[k]] = int32(i)
+		}
+	}
+}
+
+// loc returns where register k is read and written in memory.
+func (g *jitGen) loc(k int32) mem {
+	blk, off := g.pg.layout.location(k)
+	return mem{g.bases[blk], off * 8}
+}
+
+func (g *jitGen) reset() {
+	for s := range g.slots {
+		g.slots[s] = slot{reg: -1}
+	}
+	for i := range g.where {
+		g.where[i] = -1
+	}
+}
+
+func (g *jitGen) drop(s int) {
+	if r := g.slots[s].reg; r >= 0 {
+		g.where[r] = -1
+	}
+	g.slots[s] = slot{reg: -1}
+}
+
+// alloc returns a free vector register, not one of pinned: an empty one,
+// else one whose value is dead, else the one read again the latest
+// (written back first if the register file lacks its value).
+func (g *jitGen) alloc(pinned ...int) int {
+	best, bestNext := -1, int32(-1)
+	for s := range g.slots {
+		if isPinned(s, pinned) {
+			continue
+		}
+		sl := g.slots[s]
+		if sl.reg < 0 {
+			return s
+		}
+		if sl.next > bestNext {
+			best, bestNext = s, sl.next
+		}
+	}
+	if sl := g.slots[best]; sl.dirty && sl.next != never {
+		g.a.rm(pSD, opSt, byte(best), g.loc(sl.reg))
+	}
+	g.drop(best)
+	return best
+}
+
+func isPinned(s int, pinned []int) bool {
+	for _, p := range pinned {
+		if p == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ensure returns a vector register holding register k, loading it if
+// needed, and records its next reader.
+func (g *jitGen) ensure(k, next int32, pinned ...int) int {
+	if s := g.where[k]; s >= 0 {
+		g.slots[s].next = next
+		return int(s)
+	}
+	s := g.alloc(pinned...)
+	g.a.rm(pSD, opLd, byte(s), g.loc(k))
+	g.slots[s] = slot{reg: k, next: next}
+	g.where[k] = int8(s)
+	return s
+}
+
+// touch records the next reader of register k if a vector register
+// holds it, and returns that register or −1.
+func (g *jitGen) touch(k, next int32) int {
+	s := int(g.where[k])
+	if s >= 0 {
+		g.slots[s].next = next
+	}
+	return s
+}
+
+// dest returns the vector register for a result computed from the value
+// in src: src itself when that value is dead after this instruction,
+// else a copy of it.
+func (g *jitGen) dest(src int, pinned ...int) int {
+	if g.slots[src].next == never {
+		g.drop(src)
+		return src
+	}
+	d := g.alloc(append(pinned, src)...)
+	g.a.rr(pPD, opMov, byte(d), byte(src))
+	return d
+}
+
+// bind records that vector register s holds the new value of register k.
+func (g *jitGen) bind(k int32, s int, next int32) {
+	if old := int(g.where[k]); old >= 0 && old != s {
+		g.drop(old)
+	}
+	g.slots[s] = slot{reg: k, next: next, dirty: true}
+	g.where[k] = int8(s)
+}
+
+// arithOpcode returns the SSE2 opcode of a scalar + − × ÷.
+func arithOpcode(op sym.Op) byte {
+	switch op {
+	case sym.OpAdd:
+		return opAdd
+	case sym.OpSub:
+		return opSub
+	case sym.OpMul:
+		return opMul
+	}
+	return opDiv
+}
+
+// instr translates instruction i.
+func (g *jitGen) instr(i int) {
+	in := g.pg.code[i]
+	nx := g.opNext[i]
+	var d int
+	switch in.Op {
+	case sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv:
+		op := arithOpcode(in.Op)
+		sa := g.ensure(in.A, nx[0])
+		sb := g.touch(in.B, nx[1])
+		d = g.dest(sa, sb)
+		if sb >= 0 {
+			g.a.rr(pSD, op, byte(d), byte(sb))
+		} else {
+			g.a.rm(pSD, op, byte(d), g.loc(in.B))
+		}
+	case sym.OpNeg, sym.OpAbs:
+		d = g.dest(g.ensure(in.A, nx[0]))
+		if in.Op == sym.OpNeg {
+			g.a.rr(pPD, opXor, byte(d), xNegMask)
+		} else {
+			g.a.rr(pPD, opAnd, byte(d), xAbsMask)
+		}
+	case sym.OpSqrt:
+		if sa := g.touch(in.A, nx[0]); sa >= 0 {
+			if g.slots[sa].next == never {
+				g.drop(sa)
+				d = sa
+			} else {
+				d = g.alloc(sa)
+			}
+			g.a.rr(pSD, opSqr, byte(d), byte(sa))
+		} else {
+			d = g.alloc()
+			g.a.rm(pSD, opSqr, byte(d), g.loc(in.A))
+		}
+	case sym.OpSelect:
+		// a > 0 ? b : c as a mask: tmp = (0 < a), d = (b & tmp) | (c &^ tmp).
+		sa := g.ensure(in.A, nx[0])
+		sb := g.ensure(in.B, nx[1], sa)
+		sc := g.ensure(in.C, nx[2], sa, sb)
+		if sb == sc { // both branches the same value
+			d = g.dest(sb, sa)
+			break
+		}
+		g.a.rr(pPD, opXor, xTmp, xTmp)
+		g.a.rr(pSD, opCmp, xTmp, byte(sa))
+		g.a.b = append(g.a.b, 1) // predicate: less than
+		d = g.dest(sb, sa, sc)
+		g.a.rr(pPD, opAnd, byte(d), xTmp)
+		g.a.rr(pPD, opAnN, xTmp, byte(sc))
+		g.a.rr(pPD, opOr, byte(d), xTmp)
+	default:
+		panic("tape: no machine code for " + in.Op.String())
+	}
+	g.bind(in.Dst, d, g.dstNext[i])
+}
+
+// segment translates code[lo:hi] (all machine-code operations) into a
+// function; the last one also writes the outputs.
+func (g *jitGen) segment(lo, hi int, last bool, split int) int {
+	start := len(g.a.b)
+	if g.bases == funcBases {
+		g.funcPrologue()
+	}
+	g.reset()
+	var neg, abs bool
+	for _, in := range g.pg.code[lo:hi] {
+		neg = neg || in.Op == sym.OpNeg
+		abs = abs || in.Op == sym.OpAbs
+	}
+	if neg {
+		g.a.loadMask(xNegMask, 1<<63)
+	}
+	if abs {
+		g.a.loadMask(xAbsMask, 1<<63-1)
+	}
+	for i := lo; i < hi; i++ {
+		g.instr(i)
+	}
+	if last {
+		for i, k := range g.pg.outs {
+			m := mem{g.bases[6], int32(8 * i)}
+			if i >= split {
+				m = mem{g.bases[7], int32(8 * (i - split))}
+			}
+			s := int(g.where[k])
+			if s < 0 {
+				s = xTmp
+				g.a.rm(pSD, opLd, xTmp, g.loc(k))
+			}
+			g.a.rm(pSD, opSt, byte(s), m)
+		}
+	} else {
+		for s, sl := range g.slots {
+			if sl.dirty && sl.next != never {
+				g.a.rm(pSD, opSt, byte(s), g.loc(sl.reg))
+			}
+		}
+	}
+	g.a.b = append(g.a.b, 0xC3) // ret
+	return start
+}
+
+// funcPrologue starts code called as an ode.Func: it checks the slice
+// lengths, jumping to jitBadArgs (which panics) when one is short, loads
+// the register file from the closure and stores t.
+func (g *jitGen) funcPrologue() {
+	l := g.pg.layout
+	a := &g.a
+	for _, c := range []struct {
+		rex, modrm byte
+		n          int
+	}{
+		{0x48, 0xFB, l.Dim},          // cmp rbx, Dim
+		{0x48, 0xFE, l.NumParams},    // cmp rsi, NumParams
+		{0x49, 0xFA, len(g.pg.outs)}, // cmp r10, outputs
+	} {
+		if c.n == 0 {
+			continue
+		}
+		a.b = append(a.b, c.rex, 0x81, c.modrm)
+		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(c.n))
+		a.b = append(a.b, 0x0F, 0x82) // jb bad
+		g.badJumps = append(g.badJumps, len(a.b))
+		a.b = append(a.b, 0, 0, 0, 0)
+	}
+	a.b = append(a.b, 0x48, 0x8B, 0x52, 0x08) // mov rdx, [rdx+8]
+	if g.pg.uses[0] {
+		a.rm(pSD, opSt, 0, mem{gpDX, 0}) // movsd [rdx], xmm0
+	}
+}
+
+// badArgsStub emits the target of the length checks: a tail jump to
+// jitBadArgs with the arguments untouched, so that it panics as if
+// called by the caller itself.
+func (g *jitGen) badArgsStub() {
+	a := &g.a
+	target := len(a.b)
+	for _, at := range g.badJumps {
+		binary.LittleEndian.PutUint32(a.b[at:], uint32(target-(at+4)))
+	}
+	a.b = append(a.b, 0x49, 0xBC) // mov r12, imm64
+	a.b = binary.LittleEndian.AppendUint64(a.b, uint64(reflect.ValueOf(jitBadArgs).Pointer()))
+	a.b = append(a.b, 0x41, 0xFF, 0xE4) // jmp r12
+}
+
+// jitBadArgs is where machine code called as an ode.Func goes when a
+// slice is shorter than the program needs.
+func jitBadArgs(_ float64, y, p, out []float64) {
+	panic(fmt.Sprintf("tape: f called with len(y) = %d, len(p) = %d, len(out) = %d: shorter than the program needs", len(y), len(p), len(out)))
+}
+
+// compileJIT translates pg into machine code, or returns nil when it
+// cannot (machine code turned off, or no executable memory).
+func compileJIT(pg *Program) *jitCode {
+	if !jitEnabled || int64(pg.nregs)*8 > math.MaxInt32 {
+		return nil
+	}
+	l := pg.layout
+	g := &jitGen{pg: pg, bases: trampolineBases, where: make([]int8, pg.nregs)}
+	g.nextUses()
+	split := min(l.Dim, len(pg.outs))
+	j := &jitCode{split: split}
+	// Pieces: maximal runs of machine-code operations, and runs of Go
+	// calls; the last piece is machine code (it writes the outputs).
+	var starts []int // offset of each machine-code piece in g.a.b
+	code := pg.code
+	for lo := 0; ; {
+		hi := lo
+		for hi < len(code) && jitable(code[hi].Op) {
+			hi++
+		}
+		if hi > lo || hi == len(code) {
+			starts = append(starts, g.segment(lo, hi, hi == len(code), split))
+			j.segs = append(j.segs, jitSeg{entry: 1}) // set below
+			if hi == len(code) {
+				break
+			}
+			lo = hi
+			continue
+		}
+		var calls []callInstr
+		for ; hi < len(code) && !jitable(code[hi].Op); hi++ {
+			in := code[hi]
+			c := callInstr{op: in.Op, d: in.Dst}
+			ops := [3]int32{in.A, in.B, in.C}
+			for k := range in.Op.Arity() {
+				c.blk[k], c.off[k] = l.location(ops[k])
+			}
+			calls = append(calls, c)
+		}
+		j.segs = append(j.segs, jitSeg{calls: calls})
+		lo = hi
+	}
+	// A program of one piece that reads no seeds can also be called
+	// directly as an ode.Func (see NewFunc).
+	fstart := -1
+	if len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
+		g.bases = funcBases
+		fstart = g.segment(0, len(code), true, len(pg.outs))
+		g.badArgsStub()
+	}
+	memory, err := syscall.Mmap(-1, 0, len(g.a.b), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil
+	}
+	copy(memory, g.a.b)
+	if err := syscall.Mprotect(memory, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
+		syscall.Munmap(memory)
+		return nil
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(memory)))
+	k := 0
+	for i := range j.segs {
+		if j.segs[i].entry != 0 {
+			j.segs[i].entry = base + uintptr(starts[k])
+			k++
+		}
+	}
+	if fstart >= 0 {
+		j.fentry = base + uintptr(fstart)
+	}
+	// The memory goes with j (run keeps j alive while the code runs).
+	runtime.AddCleanup(j, func(m []byte) { syscall.Munmap(m) }, memory)
+	return j
+}

@@ -1,0 +1,298 @@
+package tape
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/parse"
+)
+
+// interpreted returns a copy of pg that runs on the interpreter.
+func interpreted(pg *Program) *Program {
+	q := *pg
+	q.jit, q.entry = nil, 0
+	return &q
+}
+
+// programs returns every program of s with its name, the fused
+// sensitivity program of the first parameter and of the first initial
+// value included.
+func programs(t *testing.T, s *Set) map[string]*Program {
+	t.Helper()
+	all := map[string]*Program{
+		"f": s.F, "jvp": s.JVP, "vjp": s.VJP, "jac_y": s.JacY, "dfdt": s.DfDt,
+		"jvp_jac_y": s.JVPJacY, "jvp_dfdt": s.JVPDfDt, "jvp_vjp": s.JVPVJP, "dfdt_vjp": s.DfDtVJP,
+	}
+	cols := []int{-1}
+	if s.Model.NumParams() > 0 {
+		cols = append(cols, 0)
+	}
+	if _, err := s.SensF(cols); err != nil {
+		t.Fatal(err)
+	}
+	all["sens"] = s.sens[fmt.Sprint(cols)]
+	return all
+}
+
+// sameBits fails unless got and want agree bit for bit, or are both
+// NaN: when two NaN operands meet, which one propagates (and so the
+// result's sign and payload) is not part of IEEE 754, and Go's compiler
+// may swap the operands of the interpreter's commutative operations.
+func sameBits(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.IsNaN(got[i]) && math.IsNaN(want[i]) {
+			continue
+		}
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s[%d]: machine code %v (%#x), interpreter %v (%#x)", what, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+		}
+	}
+}
+
+// specials are inputs that exercise the corners of select, abs, sqrt,
+// min and max: signed zeros, infinities, NaN.
+var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -2.5}
+
+// checkJIT evaluates every program of s on machine code and on the
+// interpreter at random and special inputs and requires equal bits,
+// through every evaluator (EvalF, EvalJVP, EvalVJP, EvalJVPVJP) and
+// through NewFunc.
+func checkJIT(t *testing.T, s *Set, trials int, rng *rand.Rand) {
+	t.Helper()
+	m := s.Model
+	dim, np := m.Dim(), m.NumParams()
+	for name, pg := range programs(t, s) {
+		if pg.jit == nil {
+			t.Fatalf("%s: program %s has no machine code", m.Name, name)
+		}
+		ip := interpreted(pg)
+		l := pg.layout
+		vec := func(n int, special bool) []float64 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = rng.NormFloat64() * 2
+				if special && rng.IntN(3) == 0 {
+					x[i] = specials[rng.IntN(len(specials))]
+				}
+			}
+			return x
+		}
+		fn := pg.NewFunc()
+		r, ri := pg.NewRegisters(), ip.NewRegisters()
+		nout := len(pg.outs)
+		for k := range trials {
+			special := k%2 == 1
+			tt := rng.NormFloat64()
+			y, p := vec(l.Dim, special), vec(l.NumParams, special)
+			v, w, u := vec(l.Dim, special), vec(l.NumParams, special), vec(l.Dim, special)
+			got, want := make([]float64, nout), make([]float64, nout)
+			switch {
+			case pg.uses[5] && (pg.uses[3] || pg.uses[4]):
+				pg.EvalJVPVJP(r, tt, y, p, v, w, u, got[:dim], got[dim:])
+				ip.EvalJVPVJP(ri, tt, y, p, v, w, u, want[:dim], want[dim:])
+			case pg.uses[5]:
+				pg.EvalVJP(r, tt, y, p, u, got[:dim], got[dim:])
+				ip.EvalVJP(ri, tt, y, p, u, want[:dim], want[dim:])
+			case pg.uses[3] || pg.uses[4]:
+				pg.EvalJVP(r, tt, y, p, v, w, got)
+				ip.EvalJVP(ri, tt, y, p, v, w, want)
+			default:
+				pg.EvalF(r, tt, y, p, got)
+				ip.EvalF(ri, tt, y, p, want)
+				sameBits(t, m.Name+" "+name+" EvalF", got, want)
+				clear(got)
+				fn(tt, y, p, got)
+				sameBits(t, m.Name+" "+name+" NewFunc", got, want)
+			}
+			sameBits(t, m.Name+" "+name, got, want)
+			_ = np
+		}
+	}
+}
+
+// Machine code gives the interpreter's bits for every program of every
+// shipped example.
+func TestJITMatchesInterpreterExamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.ode"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v (%d files)", err, len(files))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, file := range files {
+		m, err := parse.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Build(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.F.jit == nil {
+			t.Skip("no machine code on this platform")
+		}
+		checkJIT(t, s, 40, rng)
+	}
+}
+
+// randomModel builds a model of dim states and m parameters whose right
+// hand sides are random expressions of n operations over every
+// operation kind, with long-lived intermediates so that more values are
+// live than there are vector registers.
+func randomModel(rng *rand.Rand, dim, m, n int) *sym.Model {
+	md := sym.NewModel("random")
+	var pool []sym.Expr
+	for i := range dim {
+		pool = append(pool, md.State(fmt.Sprint("y", i), 1))
+	}
+	for j := range m {
+		pool = append(pool, md.Param(fmt.Sprint("p", j), 1))
+	}
+	pool = append(pool, md.Time(), md.Const(0.75), md.Const(-3))
+	pick := func() sym.Expr { return pool[rng.IntN(len(pool))] }
+	for range n {
+		a, b, c := pick(), pick(), pick()
+		var e sym.Expr
+		switch rng.IntN(14) {
+		case 0, 1:
+			e = a.Add(b)
+		case 2, 3:
+			e = a.Sub(b)
+		case 4, 5:
+			e = a.Mul(b)
+		case 6:
+			e = a.Div(b.Mul(b).AddConst(1))
+		case 7:
+			e = a.Neg()
+		case 8:
+			e = sym.Sqrt(sym.Abs(a))
+		case 9:
+			e = sym.Abs(a)
+		case 10:
+			e = sym.Select(a, b, c)
+		case 11:
+			e = sym.Min(a, b)
+		case 12:
+			e = sym.Max(a, b)
+		case 13:
+			e = sym.Sin(a)
+		}
+		pool = append(pool, e)
+	}
+	for i := range dim {
+		// Each derivative sums a spread of the pool: many values stay live.
+		f := pool[len(pool)-1-i]
+		for k := 0; k < len(pool); k += 1 + rng.IntN(7) {
+			f = f.Add(pool[k])
+		}
+		md.Deriv(pool[i], f)
+	}
+	return md
+}
+
+// Machine code gives the interpreter's bits on random models that use
+// every operation, with register pressure beyond the 12 vector
+// registers and math functions between pieces of machine code.
+func TestJITMatchesInterpreterRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pressure, calls := 0, 0
+	defer func() {
+		if !t.Skipped() && (pressure == 0 || calls == 0) {
+			t.Errorf("%d programs with more live values than vector registers, %d with Go calls: the test no longer covers spills or pieces", pressure, calls)
+		}
+	}()
+	for trial := range 40 {
+		dim, m := 1+rng.IntN(6), rng.IntN(4)
+		md := randomModel(rng, dim, m, 10+rng.IntN(60))
+		s, err := Build(md)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if s.F.jit == nil {
+			t.Skip("no machine code on this platform")
+		}
+		checkJIT(t, s, 6, rng)
+		for _, pg := range programs(t, s) {
+			if maxLive(pg) > 12 { // the vector registers for values on amd64
+				pressure++
+			}
+			if len(pg.jit.segs) > 1 {
+				calls++
+			}
+		}
+	}
+}
+
+// maxLive returns the largest number of computed values of pg that are
+// live at once.
+func maxLive(pg *Program) int {
+	last := map[int32]int{} // the last reader of each value, by writer
+	writer := map[int32]int{}
+	for i, in := range pg.code {
+		ops := [3]int32{in.A, in.B, in.C}
+		for _, a := range ops[:in.Op.Arity()] {
+			if w, ok := writer[a]; ok {
+				last[int32(w)] = i
+			}
+		}
+		writer[in.Dst] = i
+	}
+	most := 0
+	for i := range pg.code {
+		live := 0
+		for w, l := range last {
+			if int(w) < i && l > i {
+				live++
+			}
+		}
+		most = max(most, live)
+	}
+	return most
+}
+
+// A short slice passed to a machine-code ode.Func panics with the
+// lengths, as EvalF does, instead of reading or writing past its end.
+func TestJITFuncShortSlices(t *testing.T) {
+	m := sym.NewModel("two")
+	x, y := m.State("x", 1), m.State("y", 2)
+	a := m.Param("a", 3)
+	m.Deriv(x, a.Mul(y))
+	m.Deriv(y, x.Neg())
+	s, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.F.jit == nil {
+		t.Skip("no machine code on this platform")
+	}
+	f := s.F.NewFunc()
+	ok := []float64{1, 2}
+	for _, c := range []struct {
+		name     string
+		y, p, dy []float64
+	}{
+		{"y", ok[:1], []float64{3}, make([]float64, 2)},
+		{"p", ok, nil, make([]float64, 2)},
+		{"out", ok, []float64{3}, make([]float64, 1)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				if !strings.Contains(msg, "shorter than the program needs") && !strings.Contains(msg, "too short") {
+					t.Errorf("panic %q, want one about the lengths", msg)
+				}
+			}()
+			f(0, c.y, c.p, c.dy)
+		})
+	}
+	dy := make([]float64, 2)
+	f(0, ok, []float64{3}, dy)
+	if dy[0] != 6 || dy[1] != -1 {
+		t.Errorf("f = %v, want [6 -1]", dy)
+	}
+}
