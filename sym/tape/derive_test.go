@@ -158,6 +158,12 @@ func TestEvalDoesNotAllocate(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { pr.F(0.3, y, p, out) }); a != 0 {
 		t.Errorf("Problem.F (pooled registers): %v allocations per call", a)
 	}
+	// Lorenz f is one piece of machine code where the platform has it,
+	// called as the ode.Func itself.
+	lf, lp := mustBuild(t, lorenzModel()).Programs().F, []float64{10, 28, 8.0 / 3}
+	if a := testing.AllocsPerRun(100, func() { lf(0.3, y, lp, out) }); a != 0 {
+		t.Errorf("Lorenz f: %v allocations per call", a)
+	}
 }
 
 // A dense neural-network right-hand side with thousands of weights
