@@ -3,6 +3,7 @@ package tape
 import (
 	"runtime"
 
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
@@ -63,7 +64,7 @@ func (pg *Program) EvalF(r []float64, t float64, y, p, out []float64) {
 			pg.badLengths(r, y, p, out)
 		}
 		r[0] = t
-		jitCallF(pg.entry, data(r), data(y), data(p), data(out), data(out[pg.jit.split:]))
+		jit.Call5(pg.entry, data(r), data(y), data(p), data(out), data(out[pg.jit.split:]))
 		runtime.KeepAlive(pg.jit) // it owns the machine code
 		return
 	}

@@ -1,16 +1,16 @@
 package tape
 
 import (
-	"os"
 	"runtime"
 	"unsafe"
 
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
 // Machine code for the tape.
 //
-// Where the platform allows it (linux/amd64: see jit_linux_amd64.go),
+// Where the platform allows it (linux/amd64: see jitgen.go and package internal/jit),
 // Compile also translates a program into machine code at run time: the
 // arithmetic (− + − × ÷, √, |·|, select) becomes straight-line SSE2
 // code that keeps values in the vector registers and reads y, p and the
@@ -24,10 +24,9 @@ import (
 // programs run on the interpreter.
 
 // jitArgs holds the base address of every block the machine code reads
-// or writes, in the order the trampoline loads them into registers.
-type jitArgs struct {
-	r, y, p, v, w, u, out, out2 unsafe.Pointer
-}
+// or writes, in the order jit.Call loads them into registers: register
+// file, y, p, v, w, u, out, out2.
+type jitArgs = [8]unsafe.Pointer
 
 // jitCode is a program as machine code: pieces of machine code and, in
 // between, instructions run in Go.
@@ -39,6 +38,7 @@ type jitCode struct {
 	// fentry, where not 0, is the program as a function called directly
 	// as an ode.Func closure (see jitFunc).
 	fentry uintptr
+	code   *jit.Code // owns the machine code
 }
 
 // jitFunc is the closure object of an ode.Func whose code is fentry:
@@ -67,16 +67,6 @@ type callInstr struct {
 	blk [3]uint8
 	off [3]int32
 }
-
-// jitEnabled says whether Compile translates programs into machine
-// code: GRADSOLVE_JIT=off (or 0, false) turns it off.
-var jitEnabled = func() bool {
-	switch os.Getenv("GRADSOLVE_JIT") {
-	case "off", "0", "false":
-		return false
-	}
-	return true
-}()
 
 // jitable reports whether the machine code computes op itself (the
 // others are Go calls).
@@ -113,7 +103,7 @@ func (j *jitCode) run(a *jitArgs, r, y, p, v, w, u []float64) {
 	for i := range j.segs {
 		s := &j.segs[i]
 		if s.entry != 0 {
-			jitCall(s.entry, a)
+			jit.Call(s.entry, a)
 			continue
 		}
 		for k := range s.calls {
@@ -148,8 +138,8 @@ func (pg *Program) jitF(r []float64, t float64, y, p, out []float64) {
 	// Field by field: a composite literal is built in a temporary and
 	// copied with wide loads that stall on the narrow stores.
 	var a jitArgs
-	a.r, a.y, a.p = data(r), data(y), data(p)
-	a.out, a.out2 = data(out), data(out[j.split:])
+	a[0], a[1], a[2] = data(r), data(y), data(p)
+	a[6], a[7] = data(out), data(out[j.split:])
 	j.run(&a, r, y, p, nil, nil, nil)
 }
 
@@ -183,11 +173,11 @@ func (pg *Program) jitAll(r []float64, t float64, y, p, v, w, u, out, out2 []flo
 	r[0] = t
 	// Field by field, as in jitF.
 	var a jitArgs
-	a.r, a.y, a.p = data(r), data(y), data(p)
-	a.v, a.w, a.u = data(v), data(w), data(u)
-	a.out, a.out2 = data(out), data(out2)
+	a[0], a[1], a[2] = data(r), data(y), data(p)
+	a[3], a[4], a[5] = data(v), data(w), data(u)
+	a[6], a[7] = data(out), data(out2)
 	if len(j.segs) == 1 {
-		jitCall(j.segs[0].entry, &a)
+		jit.Call(j.segs[0].entry, &a)
 		runtime.KeepAlive(j)
 	} else {
 		j.run(&a, r, y, p, v, w, u)

@@ -1,5 +1,3 @@
-//go:build linux && amd64
-
 package tape
 
 import (
@@ -7,41 +5,28 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
-	"syscall"
-	"unsafe"
 
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
-// jitCall runs the machine code at code with the base addresses of a
-// loaded into registers (jit_linux_amd64.s).
-//
-//go:noescape
-func jitCall(code uintptr, a *jitArgs)
-
-// jitCallF is jitCall for programs that read only t, y and p.
-//
-//go:noescape
-func jitCallF(code uintptr, r, y, p, out, out2 unsafe.Pointer)
-
-// The general registers used (x86-64 register numbers).
+// The general registers that hold the blocks' addresses (see
+// trampolineBases and funcBases).
 const (
-	gpAX  = 0
-	gpCX  = 1
-	gpDX  = 2
-	gpSI  = 6
-	gpDI  = 7
-	gpR8  = 8
-	gpR9  = 9
-	gpR10 = 10
-	gpR11 = 11
-	gpR12 = 12
+	gpAX  = jit.AX
+	gpCX  = jit.CX
+	gpDX  = jit.DX
+	gpSI  = jit.SI
+	gpDI  = jit.DI
+	gpR8  = jit.R8
+	gpR9  = jit.R9
+	gpR10 = jit.R10
+	gpR11 = jit.R11
 )
 
 // trampolineBases holds the general register of each block's address
-// in code called through jitCall and jitCallF: register file, y, p, v,
-// w, u, out, out2.
+// in code called through jit.Call and jit.Call5: register file, y, p,
+// v, w, u, out, out2.
 var trampolineBases = [8]byte{gpDI, gpSI, gpDX, gpR8, gpR9, gpR10, gpR11, gpCX}
 
 // funcBases holds them for code called directly as an ode.Func
@@ -64,87 +49,11 @@ const (
 // never is the next use of a value nobody reads again.
 const never = math.MaxInt32
 
-// mem is a memory operand [base + disp].
-type mem struct {
-	base byte
-	disp int32
-}
-
-// x86 assembles x86-64 machine code.
-type x86 struct{ b []byte }
-
-// rex emits a REX prefix when one is needed: w for 64-bit operands,
-// reg the register of the ModRM reg field, rm that of the rm field.
-func (a *x86) rex(w bool, reg, rm byte) {
-	v := byte(0x40)
-	if w {
-		v |= 8
-	}
-	if reg&8 != 0 {
-		v |= 4
-	}
-	if rm&8 != 0 {
-		v |= 1
-	}
-	if v != 0x40 {
-		a.b = append(a.b, v)
-	}
-}
-
-// rr emits prefix [REX] 0F op with two register operands.
-func (a *x86) rr(prefix, op, dst, src byte) {
-	a.b = append(a.b, prefix)
-	a.rex(false, dst, src)
-	a.b = append(a.b, 0x0F, op, 0xC0|(dst&7)<<3|src&7)
-}
-
-// rm emits prefix [REX] 0F op with a register and a memory operand.
-func (a *x86) rm(prefix, op, reg byte, m mem) {
-	a.b = append(a.b, prefix)
-	a.rex(false, reg, m.base)
-	a.b = append(a.b, 0x0F, op)
-	mod := byte(0x80)
-	if m.disp >= -128 && m.disp <= 127 {
-		mod = 0x40
-	}
-	a.b = append(a.b, mod|(reg&7)<<3|m.base&7)
-	if m.base&7 == 4 {
-		a.b = append(a.b, 0x24) // SIB: base only
-	}
-	if mod == 0x40 {
-		a.b = append(a.b, byte(int8(m.disp)))
-	} else {
-		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
-	}
-}
-
-// The SSE2 instructions used (prefix, opcode).
-const (
-	pSD   = 0xF2 // scalar double
-	pPD   = 0x66 // packed double
-	opLd  = 0x10 // movsd x, m64
-	opSt  = 0x11 // movsd m64, x
-	opMov = 0x28 // movapd
-	opAdd = 0x58
-	opMul = 0x59
-	opSub = 0x5C
-	opDiv = 0x5E
-	opSqr = 0x51
-	opAnd = 0x54
-	opAnN = 0x55
-	opOr  = 0x56
-	opXor = 0x57
-	opCmp = 0xC2
-)
-
 // loadMask sets vector register x to the 64-bit pattern bits, through
 // R12 (free in both calling conventions; AX holds y in one).
-func (a *x86) loadMask(x byte, bits uint64) {
-	a.b = append(a.b, 0x49, 0xBC) // mov r12, imm64
-	a.b = binary.LittleEndian.AppendUint64(a.b, bits)
-	a.b = append(a.b, pPD) // movq x, r12
-	a.rex(true, x, gpR12)
-	a.b = append(a.b, 0x0F, 0x6E, 0xC0|(x&7)<<3|gpR12&7)
+func loadMask(a *jit.Asm, x byte, bits uint64) {
+	a.MovImm64(jit.R12, bits)
+	a.MovqToX(x, jit.R12)
 }
 
 // slot is one vector register holding a value of the register file.
@@ -156,7 +65,7 @@ type slot struct {
 
 // jitGen translates one program.
 type jitGen struct {
-	a     x86
+	a     jit.Asm
 	pg    *Program
 	bases [8]byte // the general register of each block (see trampolineBases)
 	slots [numSlots]slot
@@ -199,9 +108,9 @@ func (g *jitGen) nextUses() {
 }
 
 // loc returns where register k is read and written in memory.
-func (g *jitGen) loc(k int32) mem {
+func (g *jitGen) loc(k int32) jit.Mem {
 	blk, off := g.pg.layout.location(k)
-	return mem{g.bases[blk], off * 8}
+	return jit.Mem{Base: g.bases[blk], Disp: off * 8}
 }
 
 func (g *jitGen) reset() {
@@ -238,7 +147,7 @@ func (g *jitGen) alloc(pinned ...int) int {
 		}
 	}
 	if sl := g.slots[best]; sl.dirty && sl.next != never {
-		g.a.rm(pSD, opSt, byte(best), g.loc(sl.reg))
+		g.a.SSEMem(jit.PSD, jit.OpSt, byte(best), g.loc(sl.reg))
 	}
 	g.drop(best)
 	return best
@@ -261,7 +170,7 @@ func (g *jitGen) ensure(k, next int32, pinned ...int) int {
 		return int(s)
 	}
 	s := g.alloc(pinned...)
-	g.a.rm(pSD, opLd, byte(s), g.loc(k))
+	g.a.SSEMem(jit.PSD, jit.OpLoad, byte(s), g.loc(k))
 	g.slots[s] = slot{reg: k, next: next}
 	g.where[k] = int8(s)
 	return s
@@ -286,7 +195,7 @@ func (g *jitGen) dest(src int, pinned ...int) int {
 		return src
 	}
 	d := g.alloc(append(pinned, src)...)
-	g.a.rr(pPD, opMov, byte(d), byte(src))
+	g.a.SSE(jit.PPD, jit.OpMov, byte(d), byte(src))
 	return d
 }
 
@@ -303,13 +212,13 @@ func (g *jitGen) bind(k int32, s int, next int32) {
 func arithOpcode(op sym.Op) byte {
 	switch op {
 	case sym.OpAdd:
-		return opAdd
+		return jit.OpAdd
 	case sym.OpSub:
-		return opSub
+		return jit.OpSub
 	case sym.OpMul:
-		return opMul
+		return jit.OpMul
 	}
-	return opDiv
+	return jit.OpDiv
 }
 
 // instr translates instruction i.
@@ -324,16 +233,16 @@ func (g *jitGen) instr(i int) {
 		sb := g.touch(in.B, nx[1])
 		d = g.dest(sa, sb)
 		if sb >= 0 {
-			g.a.rr(pSD, op, byte(d), byte(sb))
+			g.a.SSE(jit.PSD, op, byte(d), byte(sb))
 		} else {
-			g.a.rm(pSD, op, byte(d), g.loc(in.B))
+			g.a.SSEMem(jit.PSD, op, byte(d), g.loc(in.B))
 		}
 	case sym.OpNeg, sym.OpAbs:
 		d = g.dest(g.ensure(in.A, nx[0]))
 		if in.Op == sym.OpNeg {
-			g.a.rr(pPD, opXor, byte(d), xNegMask)
+			g.a.SSE(jit.PPD, jit.OpXor, byte(d), xNegMask)
 		} else {
-			g.a.rr(pPD, opAnd, byte(d), xAbsMask)
+			g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xAbsMask)
 		}
 	case sym.OpSqrt:
 		if sa := g.touch(in.A, nx[0]); sa >= 0 {
@@ -343,10 +252,10 @@ func (g *jitGen) instr(i int) {
 			} else {
 				d = g.alloc(sa)
 			}
-			g.a.rr(pSD, opSqr, byte(d), byte(sa))
+			g.a.SSE(jit.PSD, jit.OpSqrt, byte(d), byte(sa))
 		} else {
 			d = g.alloc()
-			g.a.rm(pSD, opSqr, byte(d), g.loc(in.A))
+			g.a.SSEMem(jit.PSD, jit.OpSqrt, byte(d), g.loc(in.A))
 		}
 	case sym.OpSelect:
 		// a > 0 ? b : c as a mask: tmp = (0 < a), d = (b & tmp) | (c &^ tmp).
@@ -357,13 +266,13 @@ func (g *jitGen) instr(i int) {
 			d = g.dest(sb, sa)
 			break
 		}
-		g.a.rr(pPD, opXor, xTmp, xTmp)
-		g.a.rr(pSD, opCmp, xTmp, byte(sa))
-		g.a.b = append(g.a.b, 1) // predicate: less than
+		g.a.SSE(jit.PPD, jit.OpXor, xTmp, xTmp)
+		g.a.SSE(jit.PSD, jit.OpCmp, xTmp, byte(sa))
+		g.a.B = append(g.a.B, 1) // predicate: less than
 		d = g.dest(sb, sa, sc)
-		g.a.rr(pPD, opAnd, byte(d), xTmp)
-		g.a.rr(pPD, opAnN, xTmp, byte(sc))
-		g.a.rr(pPD, opOr, byte(d), xTmp)
+		g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xTmp)
+		g.a.SSE(jit.PPD, jit.OpAndN, xTmp, byte(sc))
+		g.a.SSE(jit.PPD, jit.OpOr, byte(d), xTmp)
 	default:
 		panic("tape: no machine code for " + in.Op.String())
 	}
@@ -373,7 +282,7 @@ func (g *jitGen) instr(i int) {
 // segment translates code[lo:hi] (all machine-code operations) into a
 // function; the last one also writes the outputs.
 func (g *jitGen) segment(lo, hi int, last bool, split int) int {
-	start := len(g.a.b)
+	start := len(g.a.B)
 	if g.bases == funcBases {
 		g.funcPrologue()
 	}
@@ -384,35 +293,35 @@ func (g *jitGen) segment(lo, hi int, last bool, split int) int {
 		abs = abs || in.Op == sym.OpAbs
 	}
 	if neg {
-		g.a.loadMask(xNegMask, 1<<63)
+		loadMask(&g.a, xNegMask, 1<<63)
 	}
 	if abs {
-		g.a.loadMask(xAbsMask, 1<<63-1)
+		loadMask(&g.a, xAbsMask, 1<<63-1)
 	}
 	for i := lo; i < hi; i++ {
 		g.instr(i)
 	}
 	if last {
 		for i, k := range g.pg.outs {
-			m := mem{g.bases[6], int32(8 * i)}
+			m := jit.Mem{Base: g.bases[6], Disp: int32(8 * i)}
 			if i >= split {
-				m = mem{g.bases[7], int32(8 * (i - split))}
+				m = jit.Mem{Base: g.bases[7], Disp: int32(8 * (i - split))}
 			}
 			s := int(g.where[k])
 			if s < 0 {
 				s = xTmp
-				g.a.rm(pSD, opLd, xTmp, g.loc(k))
+				g.a.SSEMem(jit.PSD, jit.OpLoad, xTmp, g.loc(k))
 			}
-			g.a.rm(pSD, opSt, byte(s), m)
+			g.a.SSEMem(jit.PSD, jit.OpSt, byte(s), m)
 		}
 	} else {
 		for s, sl := range g.slots {
 			if sl.dirty && sl.next != never {
-				g.a.rm(pSD, opSt, byte(s), g.loc(sl.reg))
+				g.a.SSEMem(jit.PSD, jit.OpSt, byte(s), g.loc(sl.reg))
 			}
 		}
 	}
-	g.a.b = append(g.a.b, 0xC3) // ret
+	g.a.Ret()
 	return start
 }
 
@@ -433,15 +342,15 @@ func (g *jitGen) funcPrologue() {
 		if c.n == 0 {
 			continue
 		}
-		a.b = append(a.b, c.rex, 0x81, c.modrm)
-		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(c.n))
-		a.b = append(a.b, 0x0F, 0x82) // jb bad
-		g.badJumps = append(g.badJumps, len(a.b))
-		a.b = append(a.b, 0, 0, 0, 0)
+		a.B = append(a.B, c.rex, 0x81, c.modrm)
+		a.B = binary.LittleEndian.AppendUint32(a.B, uint32(c.n))
+		a.B = append(a.B, 0x0F, 0x82) // jb bad
+		g.badJumps = append(g.badJumps, len(a.B))
+		a.B = append(a.B, 0, 0, 0, 0)
 	}
-	a.b = append(a.b, 0x48, 0x8B, 0x52, 0x08) // mov rdx, [rdx+8]
+	a.B = append(a.B, 0x48, 0x8B, 0x52, 0x08) // mov rdx, [rdx+8]
 	if g.pg.uses[0] {
-		a.rm(pSD, opSt, 0, mem{gpDX, 0}) // movsd [rdx], xmm0
+		a.SSEMem(jit.PSD, jit.OpSt, 0, jit.Mem{Base: gpDX}) // movsd [rdx], xmm0
 	}
 }
 
@@ -450,13 +359,12 @@ func (g *jitGen) funcPrologue() {
 // called by the caller itself.
 func (g *jitGen) badArgsStub() {
 	a := &g.a
-	target := len(a.b)
+	target := len(a.B)
 	for _, at := range g.badJumps {
-		binary.LittleEndian.PutUint32(a.b[at:], uint32(target-(at+4)))
+		binary.LittleEndian.PutUint32(a.B[at:], uint32(target-(at+4)))
 	}
-	a.b = append(a.b, 0x49, 0xBC) // mov r12, imm64
-	a.b = binary.LittleEndian.AppendUint64(a.b, uint64(reflect.ValueOf(jitBadArgs).Pointer()))
-	a.b = append(a.b, 0x41, 0xFF, 0xE4) // jmp r12
+	a.MovImm64(jit.R12, uint64(reflect.ValueOf(jitBadArgs).Pointer()))
+	a.JmpReg(jit.R12)
 }
 
 // jitBadArgs is where machine code called as an ode.Func goes when a
@@ -468,7 +376,7 @@ func jitBadArgs(_ float64, y, p, out []float64) {
 // compileJIT translates pg into machine code, or returns nil when it
 // cannot (machine code turned off, or no executable memory).
 func compileJIT(pg *Program) *jitCode {
-	if !jitEnabled || int64(pg.nregs)*8 > math.MaxInt32 {
+	if !jit.Enabled() || int64(pg.nregs)*8 > math.MaxInt32 {
 		return nil
 	}
 	l := pg.layout
@@ -478,7 +386,7 @@ func compileJIT(pg *Program) *jitCode {
 	j := &jitCode{split: split}
 	// Pieces: maximal runs of machine-code operations, and runs of Go
 	// calls; the last piece is machine code (it writes the outputs).
-	var starts []int // offset of each machine-code piece in g.a.b
+	var starts []int // offset of each machine-code piece in g.a.B
 	code := pg.code
 	for lo := 0; ; {
 		hi := lo
@@ -515,27 +423,19 @@ func compileJIT(pg *Program) *jitCode {
 		fstart = g.segment(0, len(code), true, len(pg.outs))
 		g.badArgsStub()
 	}
-	memory, err := syscall.Mmap(-1, 0, len(g.a.b), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		return nil
+	var err error
+	if j.code, err = jit.NewCode(g.a.B); err != nil {
+		return nil // no executable memory: the interpreter it is
 	}
-	copy(memory, g.a.b)
-	if err := syscall.Mprotect(memory, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
-		syscall.Munmap(memory)
-		return nil
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(memory)))
 	k := 0
 	for i := range j.segs {
 		if j.segs[i].entry != 0 {
-			j.segs[i].entry = base + uintptr(starts[k])
+			j.segs[i].entry = j.code.Addr(starts[k])
 			k++
 		}
 	}
 	if fstart >= 0 {
-		j.fentry = base + uintptr(fstart)
+		j.fentry = j.code.Addr(fstart)
 	}
-	// The memory goes with j (run keeps j alive while the code runs).
-	runtime.AddCleanup(j, func(m []byte) { syscall.Munmap(m) }, memory)
 	return j
 }

@@ -1,0 +1,178 @@
+package jit
+
+import "encoding/binary"
+
+// The general and vector registers by their x86-64 numbers.
+const (
+	AX  = 0
+	CX  = 1
+	DX  = 2
+	BX  = 3
+	SP  = 4
+	BP  = 5
+	SI  = 6
+	DI  = 7
+	R8  = 8
+	R9  = 9
+	R10 = 10
+	R11 = 11
+	R12 = 12
+	R13 = 13
+	R14 = 14
+	R15 = 15
+)
+
+// Mem is a memory operand [Base + Disp].
+type Mem struct {
+	Base byte
+	Disp int32
+}
+
+// Asm appends x86-64 machine code to B.
+type Asm struct{ B []byte }
+
+// The legacy SSE prefixes and opcodes (after 0F) used.
+const (
+	PSD    = 0xF2 // scalar double
+	PPD    = 0x66 // packed double
+	OpLoad = 0x10 // movsd x, m64 / movupd
+	OpSt   = 0x11 // movsd m64, x / movupd
+	OpMov  = 0x28 // movapd x, x
+	OpAdd  = 0x58
+	OpMul  = 0x59
+	OpSub  = 0x5C
+	OpDiv  = 0x5E
+	OpSqrt = 0x51
+	OpAnd  = 0x54
+	OpAndN = 0x55
+	OpOr   = 0x56
+	OpXor  = 0x57
+	OpCmp  = 0xC2
+)
+
+// rex emits a REX prefix when one is needed: w for 64-bit operands, reg
+// the register of the ModRM reg field, rm that of the rm field.
+func (a *Asm) rex(w bool, reg, rm byte) {
+	v := byte(0x40)
+	if w {
+		v |= 8
+	}
+	if reg&8 != 0 {
+		v |= 4
+	}
+	if rm&8 != 0 {
+		v |= 1
+	}
+	if v != 0x40 {
+		a.B = append(a.B, v)
+	}
+}
+
+// modrmMem emits the ModRM byte (and SIB, displacement) of reg with
+// memory operand m, with an 8-bit displacement where it fits.
+func (a *Asm) modrmMem(reg byte, m Mem) {
+	mod := byte(0x80)
+	if m.Disp >= -128 && m.Disp <= 127 {
+		mod = 0x40
+	}
+	a.B = append(a.B, mod|(reg&7)<<3|m.Base&7)
+	if m.Base&7 == SP {
+		a.B = append(a.B, 0x24) // SIB: base only
+	}
+	if mod == 0x40 {
+		a.B = append(a.B, byte(int8(m.Disp)))
+	} else {
+		a.B = binary.LittleEndian.AppendUint32(a.B, uint32(m.Disp))
+	}
+}
+
+// SSE emits prefix [REX] 0F op with two vector register operands.
+func (a *Asm) SSE(prefix, op, dst, src byte) {
+	a.B = append(a.B, prefix)
+	a.rex(false, dst, src)
+	a.B = append(a.B, 0x0F, op, 0xC0|(dst&7)<<3|src&7)
+}
+
+// SSEMem emits prefix [REX] 0F op with a vector register and a memory
+// operand.
+func (a *Asm) SSEMem(prefix, op, reg byte, m Mem) {
+	a.B = append(a.B, prefix)
+	a.rex(false, reg, m.Base)
+	a.B = append(a.B, 0x0F, op)
+	a.modrmMem(reg, m)
+}
+
+// MovImm64 emits mov r, imm64.
+func (a *Asm) MovImm64(r byte, v uint64) {
+	a.rex(true, 0, r)
+	a.B = append(a.B, 0xB8+r&7)
+	a.B = binary.LittleEndian.AppendUint64(a.B, v)
+}
+
+// MovqToX emits movq x, r (a general register's 64 bits into the low
+// half of a vector register).
+func (a *Asm) MovqToX(x, r byte) {
+	a.B = append(a.B, PPD)
+	a.rex(true, x, r)
+	a.B = append(a.B, 0x0F, 0x6E, 0xC0|(x&7)<<3|r&7)
+}
+
+// Load64 emits mov r, [m].
+func (a *Asm) Load64(r byte, m Mem) {
+	a.rex(true, r, m.Base)
+	a.B = append(a.B, 0x8B)
+	a.modrmMem(r, m)
+}
+
+// JmpReg emits jmp r.
+func (a *Asm) JmpReg(r byte) {
+	a.rex(false, 0, r)
+	a.B = append(a.B, 0xFF, 0xE0|r&7)
+}
+
+// Ret emits ret.
+func (a *Asm) Ret() { a.B = append(a.B, 0xC3) }
+
+// The VEX forms used: the implied prefix (pp) and opcode map.
+const (
+	VexPP66 = 1 // 66: packed double
+	VexPPF2 = 3 // F2: scalar double
+	Map0F   = 1
+	Map0F38 = 2
+)
+
+// vex emits a three-byte VEX prefix: reg and rm as in ModRM, v the
+// extra source register (vvvv), l256 for 256-bit operands.
+func (a *Asm) vex(pp, mmmmm byte, l256 bool, reg, v, rm byte) {
+	b1 := mmmmm
+	if reg&8 == 0 {
+		b1 |= 0x80 // R̄
+	}
+	b1 |= 0x40 // X̄: no index register
+	if rm&8 == 0 {
+		b1 |= 0x20 // B̄
+	}
+	b2 := (^v&15)<<3 | pp
+	if l256 {
+		b2 |= 4
+	}
+	a.B = append(a.B, 0xC4, b1, b2)
+}
+
+// VRR emits a VEX instruction dst = op(src1, src2) on vector registers.
+func (a *Asm) VRR(pp, mmmmm byte, l256 bool, op, dst, src1, src2 byte) {
+	a.vex(pp, mmmmm, l256, dst, src1, src2)
+	a.B = append(a.B, op, 0xC0|(dst&7)<<3|src2&7)
+}
+
+// VRM emits a VEX instruction dst = op(src1, [m]); src1 is 0 for the
+// forms that have none (loads, stores, broadcasts).
+func (a *Asm) VRM(pp, mmmmm byte, l256 bool, op, dst, src1 byte, m Mem) {
+	a.vex(pp, mmmmm, l256, dst, src1, m.Base)
+	a.B = append(a.B, op)
+	a.modrmMem(dst, m)
+}
+
+// Vzeroupper emits vzeroupper, which ends AVX code before a return to
+// code that uses the legacy SSE encodings.
+func (a *Asm) Vzeroupper() { a.B = append(a.B, 0xC5, 0xF8, 0x77) }

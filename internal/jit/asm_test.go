@@ -1,0 +1,101 @@
+package jit
+
+import (
+	"bytes"
+	"testing"
+	"unsafe"
+)
+
+// Each encoding against the bytes GNU objdump reads back as the
+// instruction in the comment.
+func TestEncodings(t *testing.T) {
+	for _, c := range []struct {
+		asm  string
+		emit func(a *Asm)
+		want []byte
+	}{
+		{"movsd 0x8(%rsi),%xmm0", func(a *Asm) { a.SSEMem(PSD, OpLoad, 0, Mem{SI, 8}) }, []byte{0xf2, 0x0f, 0x10, 0x46, 0x08}},
+		{"movsd 0x140(%rdi),%xmm0", func(a *Asm) { a.SSEMem(PSD, OpLoad, 0, Mem{DI, 0x140}) }, []byte{0xf2, 0x0f, 0x10, 0x87, 0x40, 0x01, 0x00, 0x00}},
+		{"movsd 0x8(%rsp),%xmm1", func(a *Asm) { a.SSEMem(PSD, OpLoad, 1, Mem{SP, 8}) }, []byte{0xf2, 0x0f, 0x10, 0x4c, 0x24, 0x08}},
+		{"movsd %xmm2,0x0(%r11)", func(a *Asm) { a.SSEMem(PSD, OpSt, 2, Mem{R11, 0}) }, []byte{0xf2, 0x41, 0x0f, 0x11, 0x53, 0x00}},
+		{"mulsd 0x10(%rdx),%xmm9", func(a *Asm) { a.SSEMem(PSD, OpMul, 9, Mem{DX, 16}) }, []byte{0xf2, 0x44, 0x0f, 0x59, 0x4a, 0x10}},
+		{"movapd %xmm0,%xmm1", func(a *Asm) { a.SSE(PPD, OpMov, 1, 0) }, []byte{0x66, 0x0f, 0x28, 0xc8}},
+		{"xorpd %xmm14,%xmm1", func(a *Asm) { a.SSE(PPD, OpXor, 1, 14) }, []byte{0x66, 0x41, 0x0f, 0x57, 0xce}},
+		{"movabs $0x8000000000000000,%r12", func(a *Asm) { a.MovImm64(R12, 1<<63) }, []byte{0x49, 0xbc, 0, 0, 0, 0, 0, 0, 0, 0x80}},
+		{"movq %r12,%xmm14", func(a *Asm) { a.MovqToX(14, R12) }, []byte{0x66, 0x4d, 0x0f, 0x6e, 0xf4}},
+		{"mov 0x8(%rdx),%rax", func(a *Asm) { a.Load64(AX, Mem{DX, 8}) }, []byte{0x48, 0x8b, 0x42, 0x08}},
+		{"jmp *%r12", func(a *Asm) { a.JmpReg(R12) }, []byte{0x41, 0xff, 0xe4}},
+		{"vbroadcastsd 0x0(%r11),%ymm14", func(a *Asm) { a.VRM(VexPP66, Map0F38, true, 0x19, 14, 0, Mem{R11, 0}) }, []byte{0xc4, 0x42, 0x7d, 0x19, 0x73, 0x00}},
+		{"vmulpd 0x0(%rdi),%ymm2,%ymm0", func(a *Asm) { a.VRM(VexPP66, Map0F, true, OpMul, 0, 2, Mem{DI, 0}) }, []byte{0xc4, 0xe1, 0x6d, 0x59, 0x47, 0x00}},
+		{"vaddpd %ymm1,%ymm0,%ymm0", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpAdd, 0, 0, 1) }, []byte{0xc4, 0xe1, 0x7d, 0x58, 0xc1}},
+		{"vmulsd 0x20(%rdi),%xmm2,%xmm0", func(a *Asm) { a.VRM(VexPPF2, Map0F, false, OpMul, 0, 2, Mem{DI, 0x20}) }, []byte{0xc4, 0xe1, 0x6b, 0x59, 0x47, 0x20}},
+		{"vmovupd %ymm0,0x0(%rdx)", func(a *Asm) { a.VRM(VexPP66, Map0F, true, OpSt, 0, 0, Mem{DX, 0}) }, []byte{0xc4, 0xe1, 0x7d, 0x11, 0x42, 0x00}},
+		{"vzeroupper", func(a *Asm) { a.Vzeroupper() }, []byte{0xc5, 0xf8, 0x77}},
+		{"ret", func(a *Asm) { a.Ret() }, []byte{0xc3}},
+	} {
+		var a Asm
+		c.emit(&a)
+		if !bytes.Equal(a.B, c.want) {
+			t.Errorf("%s: % x, want % x", c.asm, a.B, c.want)
+		}
+	}
+}
+
+func ptr(x []float64) unsafe.Pointer { return unsafe.Pointer(&x[0]) }
+
+// Code runs through both trampolines with the registers they document,
+// and AVX code where HasAVX says so.
+func TestCall(t *testing.T) {
+	if !Enabled() {
+		t.Skip("no machine code here")
+	}
+	// out = y + p, from SI, DX into R11.
+	var a Asm
+	a.SSEMem(PSD, OpLoad, 0, Mem{SI, 0})
+	a.SSEMem(PSD, OpAdd, 0, Mem{DX, 0})
+	a.SSEMem(PSD, OpSt, 0, Mem{R11, 0})
+	a.Ret()
+	// out2 = r·y·p from DI, SI, DX into CX (Call5: a0 DI, a1 SI, a2 DX, a3 R11, a4 CX).
+	second := len(a.B)
+	a.SSEMem(PSD, OpLoad, 1, Mem{DI, 0})
+	a.SSEMem(PSD, OpMul, 1, Mem{SI, 0})
+	a.SSEMem(PSD, OpMul, 1, Mem{DX, 0})
+	a.SSEMem(PSD, OpSt, 1, Mem{CX, 0})
+	a.SSEMem(PSD, OpSt, 1, Mem{R11, 0})
+	a.Ret()
+	code, err := NewCode(a.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, y, p, out, out2 := []float64{2}, []float64{3}, []float64{5}, []float64{0}, []float64{0}
+	args := [8]unsafe.Pointer{ptr(r), ptr(y), ptr(p), nil, nil, nil, ptr(out), ptr(out2)}
+	Call(code.Addr(0), &args)
+	if out[0] != 8 {
+		t.Errorf("Call: y + p = %v, want 8", out[0])
+	}
+	Call5(code.Addr(second), ptr(r), ptr(y), ptr(p), ptr(out), ptr(out2))
+	if out[0] != 30 || out2[0] != 30 {
+		t.Errorf("Call5: r·y·p = %v, %v, want 30", out[0], out2[0])
+	}
+	if !HasAVX() {
+		return
+	}
+	// Four copies of y into out4 (DI, SI from Call's arguments).
+	var v Asm
+	v.VRM(VexPP66, Map0F38, true, 0x19, 0, 0, Mem{SI, 0})
+	v.VRM(VexPP66, Map0F, true, OpSt, 0, 0, Mem{R11, 0})
+	v.Vzeroupper()
+	v.Ret()
+	vc, err := NewCode(v.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out4 := make([]float64, 4)
+	args[6] = ptr(out4)
+	Call(vc.Addr(0), &args)
+	for i, x := range out4 {
+		if x != 3 {
+			t.Errorf("AVX broadcast: out[%d] = %v, want 3", i, x)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+//go:build linux && amd64
+
+package jit
+
+import (
+	"runtime"
+	"syscall"
+	"unsafe"
+)
+
+const supported = true
+
+// Code is machine code in executable memory, unmapped when the Code is
+// collected: a caller keeps it alive (runtime.KeepAlive) until the code
+// has returned.
+type Code struct {
+	base uintptr
+}
+
+// NewCode copies b into fresh pages and makes them executable (and no
+// longer writable).
+func NewCode(b []byte) (*Code, error) {
+	mem, err := syscall.Mmap(-1, 0, max(len(b), 1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, err
+	}
+	copy(mem, b)
+	if err := syscall.Mprotect(mem, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
+		syscall.Munmap(mem)
+		return nil, err
+	}
+	c := &Code{base: uintptr(unsafe.Pointer(unsafe.SliceData(mem)))}
+	runtime.AddCleanup(c, func(m []byte) { syscall.Munmap(m) }, mem)
+	return c, nil
+}
+
+// Addr returns the address of the byte at offset off.
+func (c *Code) Addr(off int) uintptr { return c.base + uintptr(off) }
+
+// Call calls the code at entry with the eight addresses of args in DI,
+// SI, DX, R8, R9, R10, R11 and CX. The code may use AX, R12 and the
+// vector registers X0–X14 (Y0–Y14) besides, and no stack beyond its
+// return address; it must leave the upper halves of the Y registers
+// zero (vzeroupper).
+//
+//go:noescape
+func Call(entry uintptr, args *[8]unsafe.Pointer)
+
+// Call5 calls the code at entry with a0…a4 in DI, SI, DX, R11 and CX,
+// under the same rules as Call.
+//
+//go:noescape
+func Call5(entry uintptr, a0, a1, a2, a3, a4 unsafe.Pointer)
+
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+func xgetbv() (eax, edx uint32)
+
+// avx: CPUID says AVX and OSXSAVE, and the system saves the Y registers
+// (XCR0 bits 1 and 2).
+var avx = func() bool {
+	_, _, c, _ := cpuid(1, 0)
+	if c&(1<<27) == 0 || c&(1<<28) == 0 {
+		return false
+	}
+	lo, _ := xgetbv()
+	return lo&6 == 6
+}()

@@ -1,0 +1,31 @@
+//go:build !(linux && amd64)
+
+package jit
+
+import (
+	"errors"
+	"unsafe"
+)
+
+const (
+	supported = false
+	avx       = false
+)
+
+// Code is machine code in executable memory; there is none on this
+// platform.
+type Code struct{}
+
+// NewCode fails: this platform runs no machine code of ours.
+func NewCode([]byte) (*Code, error) { return nil, errors.New("jit: no machine code on this platform") }
+
+// Addr is never called on this platform.
+func (c *Code) Addr(int) uintptr { return 0 }
+
+// Call is never called on this platform.
+func Call(uintptr, *[8]unsafe.Pointer) { panic("jit: no machine code on this platform") }
+
+// Call5 is never called on this platform.
+func Call5(uintptr, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer) {
+	panic("jit: no machine code on this platform")
+}
