@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/method"
@@ -70,6 +71,12 @@ type Solver struct {
 	yt    []float64 // stage input
 	ev    []float64 // error vector (DOP853: 5th-order part)
 	ev3   []float64 // DOP853: 3rd-order part
+
+	// jit is the stage sums as machine code (jitstages.go), or nil;
+	// jargs the addresses its code reads, h the step size it reads.
+	jit   *jitStages
+	jargs [8]unsafe.Pointer
+	h     float64
 }
 
 // New validates cfg and returns a Solver with its work arrays allocated.
@@ -127,6 +134,10 @@ func New(cfg Config) (*Solver, error) {
 	sv.k, flat = split(flat, s, dim)
 	sv.kSave, flat = split(flat, s, dim)
 	sv.y, sv.y1, sv.yt, sv.ev, sv.ev3 = flat[:dim], flat[dim:2*dim], flat[2*dim:3*dim], flat[3*dim:4*dim], flat[4*dim:5*dim]
+	if sv.jit = stagesJITFor(sv, tb); sv.jit != nil {
+		sv.setJITArgs()
+		sv.stages = (*Solver).stagesJIT
+	}
 	return sv, nil
 }
 

@@ -1,0 +1,162 @@
+package erk
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/systems"
+)
+
+// sameOrNaN reports whether a and b agree bit for bit, or are both NaN
+// (which NaN comes out when two meet is not part of IEEE 754).
+func sameOrNaN(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+}
+
+// The stage sums as machine code give the generic loops' numbers to the
+// bit, for every explicit method, on systems of every width modulo four
+// (four-, two- and one-lane code), with the error norm over the leading
+// components only, backward spans, save times and a trajectory that
+// fails.
+func TestJITStagesMatchGeneric(t *testing.T) {
+	if !jit.HasAVX() {
+		t.Skip("no AVX machine code here")
+	}
+	blowUp := func(_ float64, y, _, dy []float64) {
+		dy[0] = y[0] * y[0] // y' = y², y(0)=1: infinite at t = 1
+		for i := 1; i < len(y); i++ {
+			dy[i] = -y[i]
+		}
+	}
+	type tcase struct {
+		name         string
+		f            ode.Func
+		dim, normDim int
+		tr           Trajectory
+	}
+	var cases []tcase
+	for _, n := range []int{1, 2, 3, 5, 8, 9, 10, 11, 18, 19} {
+		if n >= 4 {
+			l96, err := systems.Lorenz96(n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases = append(cases,
+				tcase{fmt.Sprint("lorenz96 n=", n), l96.F, n, 0, Trajectory{T0: 0, T1: 2, Y0: l96.Y0, P: l96.P, Save: []float64{0.5, 2}}},
+				tcase{fmt.Sprint("lorenz96 backwards n=", n), l96.F, n, 0, Trajectory{T0: 1, T1: -0.5, Y0: l96.Y0, P: l96.P, Save: []float64{0.25}}},
+				tcase{fmt.Sprint("lorenz96 leading norm n=", n), l96.F, n, 3, Trajectory{T0: 0, T1: 1, Y0: l96.Y0, P: l96.P}},
+			)
+		}
+		y0 := make([]float64, n)
+		for i := range y0 {
+			y0[i] = 1
+		}
+		cases = append(cases, tcase{fmt.Sprint("blow-up n=", n), blowUp, n, 0, Trajectory{T0: 0, T1: 2, Y0: y0}})
+	}
+	for _, tb := range method.All() {
+		for _, c := range cases {
+			run := func(machine bool) *Output {
+				sv, err := New(Config{Tableau: tb, F: c.f, Dim: c.dim, NormDim: c.normDim, RTol: fill(1e-7, c.dim), ATol: fill(1e-9, c.dim),
+					MaxSteps: 20000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if machine {
+					// Small systems too: the threshold is about speed.
+					if sv.jit = buildJITStages(sv, tb); sv.jit == nil {
+						t.Fatal("no machine code")
+					}
+					sv.setJITArgs()
+					sv.stages = (*Solver).stagesJIT
+				} else {
+					sv.generic = true
+				}
+				out := &Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &Mesh{KeepStages: true}}
+				sv.Solve(&c.tr, out, nil)
+				return out
+			}
+			gen, mc := run(false), run(true)
+			if gen.Status != mc.Status || gen.Stats != mc.Stats || !sameOrNaN(gen.T, mc.T) || !sameOrNaN(gen.H, mc.H) || len(gen.Mesh.K) != len(mc.Mesh.K) {
+				t.Errorf("%s %s: generic %v %+v t=%v, machine code %v %+v t=%v", tb.Name, c.name, gen.Status, gen.Stats, gen.T, mc.Status, mc.Stats, mc.T)
+				continue
+			}
+			if c.name[:4] == "blow" && gen.Status == ode.Success {
+				t.Errorf("%s %s: y' = y² through t = 2 succeeded", tb.Name, c.name)
+			}
+			for _, v := range []struct {
+				what string
+				a, b []float64
+			}{{"Y", gen.Y, mc.Y}, {"Saved", gen.Saved, mc.Saved}, {"mesh T", gen.Mesh.T, mc.Mesh.T}, {"mesh Y", gen.Mesh.Y, mc.Mesh.Y}, {"mesh K", gen.Mesh.K, mc.Mesh.K}} {
+				for i := range v.a {
+					if !sameOrNaN(v.a[i], v.b[i]) {
+						t.Errorf("%s %s: %s[%d]: generic %v, machine code %v", tb.Name, c.name, v.what, i, v.a[i], v.b[i])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// A solver of a large enough system gets the machine code where there
+// is AVX, and one of a small system the generated Go kernel.
+func TestJITStagesChosen(t *testing.T) {
+	for _, n := range []int{4, jitMinDim, 18} {
+		l96, _ := systems.Lorenz96(n, 0)
+		sv, err := New(Config{Tableau: method.Vern7, F: l96.F, Dim: n, RTol: fill(1e-6, n), ATol: fill(1e-6, n), MaxSteps: 10,
+			Controller: control.DefaultPI(7, method.Vern7.QMin, method.Vern7.QMax)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := jit.HasAVX() && n >= jitMinDim; (sv.jit != nil) != want {
+			t.Errorf("n = %d: machine code %v, want %v", n, sv.jit != nil, want)
+		}
+	}
+}
+
+// BenchmarkJITStages solves Lorenz-96 systems of several sizes with
+// Vern7 on the generated Go kernels and on the machine-code sums, in one
+// run (compare ns/op per size).
+func BenchmarkJITStages(b *testing.B) {
+	if !jit.HasAVX() {
+		b.Skip("no AVX machine code here")
+	}
+	_ = context.Background
+	for _, n := range []int{4, 6, 8, 12, 18, 36} {
+		l96, _ := systems.Lorenz96(n, 0)
+		for _, machine := range []bool{false, true} {
+			name := fmt.Sprintf("n=%d/go", n)
+			if machine {
+				name = fmt.Sprintf("n=%d/jit", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				tb := method.Vern7
+				sv, err := New(Config{Tableau: tb, F: l96.F, Dim: n, RTol: fill(1e-8, n), ATol: fill(1e-8, n),
+					MaxSteps: 100000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sv.jit, sv.stages = nil, kernelFor(tb)
+				if machine {
+					sv.jit = buildJITStages(sv, tb)
+					sv.setJITArgs()
+					sv.stages = (*Solver).stagesJIT
+				}
+				tr := &Trajectory{T0: 0, T1: 5, Y0: l96.Y0, P: l96.P}
+				out := &Output{Y: make([]float64, n)}
+				att := 0
+				for range b.N {
+					sv.Solve(tr, out, nil)
+					att += out.Stats.Attempts()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(att), "ns/attempt")
+			})
+		}
+	}
+}
