@@ -159,3 +159,24 @@ func TestExp2Edges(t *testing.T) {
 		}
 	}
 }
+
+// MaxAbs agrees with math.Max(|x|, |y|) bit for bit on special and
+// random values, except for its documented NaN where one is infinite
+// and the other NaN.
+func TestMaxAbs(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 2.5, -3e300, 5e-324, math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN()}
+	for i := range 200 {
+		vals = append(vals, math.Ldexp(float64(i%7)-3.3, i%40-20))
+	}
+	for _, x := range vals {
+		for _, y := range vals {
+			got, want := MaxAbs(x, y), math.Max(math.Abs(x), math.Abs(y))
+			if (math.IsInf(x, 0) && math.IsNaN(y)) || (math.IsNaN(x) && math.IsInf(y, 0)) {
+				want = math.NaN()
+			}
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("MaxAbs(%v, %v) = %v, math.Max %v", x, y, got, want)
+			}
+		}
+	}
+}

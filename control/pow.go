@@ -103,3 +103,18 @@ func frexp(x float64) (m float64, e int) {
 	}
 	return math.Float64frombits(b&^(0x7ff<<52) | 1022<<52), be - 1022
 }
+
+// MaxAbs returns max(|x|, |y|), NaN if either is NaN, in a form the
+// compiler inlines: math.Max is an assembly call on amd64, and the
+// error norms of erk and ros take this maximum once per component and
+// step. It gives math.Max(|x|, |y|)'s bits except when one argument is
+// infinite and the other NaN (math.Max says +Inf, MaxAbs NaN); the
+// norms reject such a step either way, because the proposal is not
+// finite.
+func MaxAbs(x, y float64) float64 {
+	a, b := math.Abs(x), math.Abs(y)
+	if b > a || b != b {
+		return b
+	}
+	return a
+}

@@ -353,14 +353,14 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 	}
 	if sv.e3 == nil {
 		for d := range ev {
-			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
+			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
 			r := float64(h*ev[d]) / sc
 			sum5 += float64(r * r)
 			fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
 		}
 	} else {
 		for d := range ev {
-			sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(y1[d])))
+			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
 			r := float64(h*ev[d]) / sc
 			r3 := float64(h*ev3[d]) / sc
 			sum5 += float64(r * r)

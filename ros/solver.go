@@ -355,7 +355,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
 	var sum float64
 	for d, e := range sv.ev {
-		sc := atol[d] + float64(rtol[d]*math.Max(math.Abs(y[d]), math.Abs(ynew[d])))
+		sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], ynew[d]))
 		r := e / sc
 		sum += float64(r * r)
 	}
