@@ -302,6 +302,9 @@ func testModels() []genModel {
 		{m: edgeModel(), prefix: "Edge", draw: func(r *rand.Rand) (float64, []float64, []float64) {
 			return r.NormFloat64(), norm(r, 2, 1e3), nil
 		}, extra: [][]float64{{0, math.Inf(1), 0}}},
+		{m: manyParamsModel(), prefix: "Many", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return r.Float64(), norm(r, 2, 1), norm(r, 10, 1)
+		}},
 	}
 }
 

@@ -93,6 +93,21 @@ func edgeModel() *sym.Model {
 	return m
 }
 
+// manyParamsModel has more parameters than emitgo specializes the
+// sensitivity columns for, so <Prefix>Sens takes the general form.
+func manyParamsModel() *sym.Model {
+	m := sym.NewModel("many")
+	x, y := m.State("x", 1), m.State("y", 0.5)
+	var p []sym.Expr
+	for j := range 10 {
+		p = append(p, m.Param(fmt.Sprint("k", j), 0.1*float64(j+1)))
+	}
+	m.Deriv(x, p[0].Mul(y).Sub(p[1].Mul(x).Mul(x)).Add(p[2]).Add(p[3].Mul(sym.Sin(p[4].Mul(y)))))
+	m.Deriv(y, p[5].Mul(x).Sub(p[6].Mul(y)).Add(p[7].Mul(x).Mul(y)).Sub(p[8].Div(p[9].Add(x.Mul(x)))))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
 func mustBuild(t testing.TB, m *sym.Model) *tape.Set {
 	t.Helper()
 	s, err := tape.Build(m)
