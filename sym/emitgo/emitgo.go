@@ -594,8 +594,7 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 	}
 
 	w := &g.body
-	w.WriteByte('\n')
-	writeComment(w, g.prefix+"Sens", []string{
+	g.sensOpen(w, e, "ws [][]float64", []string{
 		fmt.Sprintf("writes f(t, y, p) into dy[:%d] and, for each column c, the", d),
 		"right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,",
 		"",
@@ -609,19 +608,10 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 		"",
 		runs(len(code), pg.Name),
 	})
-	fmt.Fprintf(w, "func %sSens(t float64, y, p []float64, ws [][]float64, dy []float64) {\n", g.prefix)
-	for b := blockY; b <= blockP; b++ {
-		if size := [numBlocks]int{blockY: d, blockP: m}[b]; e.read[b] && size > 0 {
-			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], size-1)
-		}
-	}
-	fmt.Fprintf(w, "\t_ = dy[%d]\n\n", d-1)
 	w.Write(once.Bytes())
 	e.unused(w, primal)
 	w.Write(storeF.Bytes())
-	fmt.Fprintf(w, "\tfor c, w := range ws {\n")
-	fmt.Fprintf(w, "\t\tv, out := y[%d*(1+c):%d*(2+c)], dy[%d*(1+c):%d*(2+c)]\n", d, d, d, d)
-	fmt.Fprintf(w, "\t\t_, _ = v[%d], out[%d]\n", d-1, d-1)
+	g.sensLoop(w, "w", "ws")
 	if m > 0 {
 		fmt.Fprintf(w, "\t\t_ = w[%d]\n", m-1)
 	} else {
@@ -632,18 +622,51 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 	w.Write(storeS.Bytes())
 	w.WriteString("\t}\n}\n")
 
+	g.sensSource(w, "ws", "\tws := make([][]float64, len(paramCols))\n\tfor c, j := range paramCols {\n",
+		fmt.Sprintf("\t\tws[c] = make([]float64, %d)\n\t\tif j >= 0 {\n\t\t\tws[c][j] = 1\n\t\t}\n", m))
+	return nil
+}
+
+// sensOpen writes the doc comment and the head of <Prefix>Sens, whose
+// columns come in the parameter cols: the signature and the bounds
+// hints.
+func (g *gen) sensOpen(w *bytes.Buffer, e *emitter, cols string, doc []string) {
+	w.WriteByte('\n')
+	writeComment(w, g.prefix+"Sens", doc)
+	fmt.Fprintf(w, "func %sSens(t float64, y, p []float64, %s, dy []float64) {\n", g.prefix, cols)
+	for b := blockY; b <= blockP; b++ {
+		if size := [numBlocks]int{blockY: g.dim, blockP: g.np}[b]; e.read[b] && size > 0 {
+			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], size-1)
+		}
+	}
+	fmt.Fprintf(w, "\t_ = dy[%d]\n\n", g.dim-1)
+}
+
+// sensLoop opens the loop over the columns of <Prefix>Sens: elem ranges
+// over list, v and out are the column's blocks of y and dy.
+func (g *gen) sensLoop(w *bytes.Buffer, elem, list string) {
+	d := g.dim
+	fmt.Fprintf(w, "\tfor c, %s := range %s {\n", elem, list)
+	fmt.Fprintf(w, "\t\tv, out := y[%d*(1+c):%d*(2+c)], dy[%d*(1+c):%d*(2+c)]\n", d, d, d, d)
+	fmt.Fprintf(w, "\t\t_, _ = v[%d], out[%d]\n", d-1, d-1)
+}
+
+// sensSource writes <Prefix>SensF: open starts the loop over the columns
+// (c, j) that builds arg, the last argument of <Prefix>Sens; each column's
+// parameter j is checked, then body runs.
+func (g *gen) sensSource(w *bytes.Buffer, arg, open, body string) {
 	fmt.Fprintf(w, "\n// %sSensF returns a source of %sSens for ode.Problem.SensF: each\n", g.prefix, g.prefix)
 	w.WriteString("// entry of paramCols is the parameter of a column, or −1 for an initial\n")
 	w.WriteString("// value. The function it makes keeps no state and may be shared.\n")
 	fmt.Fprintf(w, "func %sSensF(paramCols []int) (func() ode.Func, error) {\n", g.prefix)
-	w.WriteString("\tws := make([][]float64, len(paramCols))\n\tfor c, j := range paramCols {\n")
-	msg := strconv.Quote(fmt.Sprintf("%s: sensitivity column %%d: parameter %%d, but the model has %d", strings.ReplaceAll(g.m.Name, "%", "%%"), m))
-	fmt.Fprintf(w, "\t\tif j >= %d {\n\t\t\treturn nil, fmt.Errorf(%s, c, j)\n\t\t}\n", m, msg)
-	fmt.Fprintf(w, "\t\tws[c] = make([]float64, %d)\n\t\tif j >= 0 {\n\t\t\tws[c][j] = 1\n\t\t}\n\t}\n", m)
-	fmt.Fprintf(w, "\tf := func(t float64, y, p, dy []float64) { %sSens(t, y, p, ws, dy) }\n", g.prefix)
+	w.WriteString(open)
+	msg := strconv.Quote(fmt.Sprintf("%s: sensitivity column %%d: parameter %%d, but the model has %d", strings.ReplaceAll(g.m.Name, "%", "%%"), g.np))
+	fmt.Fprintf(w, "\t\tif j >= %d {\n\t\t\treturn nil, fmt.Errorf(%s, c, j)\n\t\t}\n", g.np, msg)
+	w.WriteString(body)
+	w.WriteString("\t}\n")
+	fmt.Fprintf(w, "\tf := func(t float64, y, p, dy []float64) { %sSens(t, y, p, %s, dy) }\n", g.prefix, arg)
 	w.WriteString("\treturn func() ode.Func { return f }, nil\n}\n")
 	g.usesFmt = true
-	return nil
 }
 
 // sensKinds emits <Prefix>Sens for a model of at most maxSpecialized
@@ -772,8 +795,7 @@ func (g *gen) sensKinds(pg *tape.Program) error {
 	}
 
 	w := &g.body
-	w.WriteByte('\n')
-	writeComment(w, g.prefix+"Sens", []string{
+	g.sensOpen(w, e, "cols []int", []string{
 		fmt.Sprintf("writes f(t, y, p) into dy[:%d] and, for each column c, the", d),
 		"right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,",
 		"",
@@ -787,35 +809,15 @@ func (g *gen) sensKinds(pg *tape.Program) error {
 		"",
 		runs(len(code), pg.Name),
 	})
-	fmt.Fprintf(w, "func %sSens(t float64, y, p []float64, cols []int, dy []float64) {\n", g.prefix)
-	for b := blockY; b <= blockP; b++ {
-		if size := [numBlocks]int{blockY: d, blockP: m}[b]; e.read[b] && size > 0 {
-			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], size-1)
-		}
-	}
-	fmt.Fprintf(w, "\t_ = dy[%d]\n\n", d-1)
 	w.Write(once.Bytes())
-	w.WriteString("\tfor c, j := range cols {\n")
-	fmt.Fprintf(w, "\t\tv, out := y[%d*(1+c):%d*(2+c)], dy[%d*(1+c):%d*(2+c)]\n", d, d, d, d)
-	fmt.Fprintf(w, "\t\t_, _ = v[%d], out[%d]\n", d-1, d-1)
+	g.sensLoop(w, "j", "cols")
 	w.WriteString("\t\tswitch j {\n")
 	for q := range nk {
 		fmt.Fprintf(w, "\t\tcase %d:\n", q-1)
 		w.Write(blocks[q].Bytes())
 	}
 	w.WriteString("\t\t}\n\t}\n}\n")
-
-	fmt.Fprintf(w, "\n// %sSensF returns a source of %sSens for ode.Problem.SensF: each\n", g.prefix, g.prefix)
-	w.WriteString("// entry of paramCols is the parameter of a column, or −1 for an initial\n")
-	w.WriteString("// value. The function it makes keeps no state and may be shared.\n")
-	fmt.Fprintf(w, "func %sSensF(paramCols []int) (func() ode.Func, error) {\n", g.prefix)
-	w.WriteString("\tcols := append([]int(nil), paramCols...)\n\tfor c, j := range cols {\n")
-	msg := strconv.Quote(fmt.Sprintf("%s: sensitivity column %%d: parameter %%d, but the model has %d", strings.ReplaceAll(g.m.Name, "%", "%%"), m))
-	fmt.Fprintf(w, "\t\tif j >= %d {\n\t\t\treturn nil, fmt.Errorf(%s, c, j)\n\t\t}\n", m, msg)
-	w.WriteString("\t\tcols[c] = max(j, -1)\n\t}\n")
-	fmt.Fprintf(w, "\tf := func(t float64, y, p, dy []float64) { %sSens(t, y, p, cols, dy) }\n", g.prefix)
-	w.WriteString("\treturn func() ode.Func { return f }, nil\n}\n")
-	g.usesFmt = true
+	g.sensSource(w, "cols", "\tcols := append([]int(nil), paramCols...)\n\tfor c, j := range cols {\n", "\t\tcols[c] = max(j, -1)\n")
 	return nil
 }
 
