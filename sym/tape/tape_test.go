@@ -10,18 +10,9 @@ import (
 	"github.com/gradsolve/gradsolve/systems"
 )
 
-// lorenzModel builds the Lorenz system with the parameter order of
-// systems.Lorenz (σ, ρ, β) and the same expression trees as its Go code.
-func lorenzModel() *sym.Model {
-	m := sym.NewModel("lorenz")
-	x, y, z := m.State("x", 1), m.State("y", 0), m.State("z", 0)
-	sigma, rho, beta := m.Param("sigma", 10), m.Param("rho", 28), m.Param("beta", 8.0/3)
-	m.Deriv(x, sigma.Mul(y.Sub(x)))
-	m.Deriv(y, x.Mul(rho.Sub(z)).Sub(y))
-	m.Deriv(z, x.Mul(y).Sub(beta.Mul(z)))
-	m.T0, m.T1 = 0, 1
-	return m
-}
+// lorenzModel builds the Lorenz system (tape.LorenzModel, from the
+// package's own tests).
+func lorenzModel() *sym.Model { return tape.LorenzModel() }
 
 func mustBuild(t testing.TB, m *sym.Model) *tape.Set {
 	t.Helper()
