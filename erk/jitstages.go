@@ -63,6 +63,10 @@ const (
 type jitStages struct {
 	code  *jit.Code
 	coefs []float64 // the coefficients the code reads, by index
+	// fused: the right-hand side is machine code too (jit.ClosureOf),
+	// called from the code, and a whole attempt is one call (entries'
+	// attempt).
+	fused bool
 	// The entries of the code for the stages in their places (0), and
 	// with k_0 and k_{s−1} swapped, as an FSAL step leaves them (1).
 	entries [2]jitEntries
@@ -73,9 +77,10 @@ type jitStages struct {
 
 // jitEntries are the functions of one arrangement of the stages.
 type jitEntries struct {
-	inputs []uintptr // the code of stage input i+1 (i = 0…end−2)
-	tail   uintptr   // y1, then ev and ev3 unless f is evaluated in between
-	errs   uintptr   // ev and ev3 after f(t+h, y1) (FSAL not deferred), else 0
+	inputs  []uintptr // the code of stage input i+1 (i = 0…end−2)
+	tail    uintptr   // y1, then ev and ev3 unless f is evaluated in between
+	errs    uintptr   // ev and ev3 after f(t+h, y1) (FSAL not deferred), else 0
+	attempt uintptr   // fused: all of it, the calls of f included
 }
 
 var (
@@ -86,28 +91,31 @@ var (
 type jitKey struct {
 	tb      *method.Tableau
 	dim, nd int
+	fused   bool
 }
 
 // stagesJITFor returns sv's stage sums as machine code, or nil where
-// there is none (no AVX, machine code turned off, a small system).
+// there is none (no AVX, machine code turned off, a small system); the
+// attempt is fused where the right-hand side is machine code.
 func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
 	if !jit.HasAVX() || sv.dim < jitMinDim {
 		return nil
 	}
-	return buildJITStages(sv, tb)
+	_, fused := jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
+	return buildJITStages(sv, tb, fused)
 }
 
 // buildJITStages generates (or finds in the cache) the code for sv's
-// tableau, dimension and error-norm dimension.
-func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
-	key := jitKey{tb, sv.dim, sv.cfg.NormDim}
+// tableau, dimension and error-norm dimension, fused or not.
+func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
+	key := jitKey{tb, sv.dim, sv.cfg.NormDim, fused}
 	tab := kernelgen.Explicit(tb)
 	jitMu.Lock()
 	defer jitMu.Unlock()
 	if js := jitCache[key]; js != nil && kernelgen.Same(js.tab, tab) {
 		return js
 	}
-	js := &jitStages{nd: sv.cfg.NormDim, tab: tab}
+	js := &jitStages{nd: sv.cfg.NormDim, tab: tab, fused: fused}
 	s := sv.s
 	js.end = s
 	if sv.fsal {
@@ -115,8 +123,8 @@ func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
 	}
 	g := &stageGen{dim: sv.dim, slot: make([]int, s)}
 	type offsets struct {
-		inputs     []int
-		tail, errs int
+		inputs              []int
+		tail, errs, attempt int
 	}
 	var offs [2]offsets
 	for v := range offs {
@@ -127,6 +135,10 @@ func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
 			g.slot[0], g.slot[s-1] = s-1, 0
 		}
 		o := &offs[v]
+		if fused {
+			o.attempt = g.fusedAttempt(sv, js.end, js.nd)
+			continue
+		}
 		for i := 1; i < js.end; i++ {
 			o.inputs = append(o.inputs, len(g.a.B))
 			g.begin()
@@ -159,6 +171,10 @@ func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
 	js.code, js.coefs = code, g.coefs
 	for v, o := range offs {
 		e := &js.entries[v]
+		if fused {
+			e.attempt = code.Addr(o.attempt)
+			continue
+		}
 		for _, off := range o.inputs {
 			e.inputs = append(e.inputs, code.Addr(off))
 		}
@@ -188,25 +204,119 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 	}
 	a[1], a[3] = unsafe.Pointer(unsafe.SliceData(sv.y)), unsafe.Pointer(unsafe.SliceData(sv.y1))
 	sv.h = h
+	if js.fused {
+		// Solve evaluated f(t0, y0, p) in Go first, so a p too short
+		// for f panicked there and cannot reach the machine code.
+		sv.t, sv.plen = t, len(p)
+		a[argP] = unsafe.Pointer(unsafe.SliceData(p))
+		jit.Call16(e.attempt, a)
+		runtime.KeepAlive(js)
+		return
+	}
 	for i := 1; i < js.end; i++ {
-		jit.Call(e.inputs[i-1], a)
+		jit.Call16(e.inputs[i-1], a)
 		f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
 	}
-	jit.Call(e.tail, a)
+	jit.Call16(e.tail, a)
 	if e.errs != 0 {
 		f(t+h, sv.y1, p, k[sv.s-1])
-		jit.Call(e.errs, a)
+		jit.Call16(e.errs, a)
 	}
 	runtime.KeepAlive(js) // it owns the code
 }
+
+// The addresses after the eight registers' in Solver.jargs, read by the
+// fused attempt through R13: t, p, len(p) and f's closure object.
+const (
+	argT       = 8
+	argP       = 9
+	argPLen    = 10
+	argClosure = 11
+)
 
 // setJITArgs points the code's registers at sv's arrays: the stages'
 // block starts where New put k_0.
 func (sv *Solver) setJITArgs() {
 	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
-	sv.jargs = [8]unsafe.Pointer{
+	sv.jargs = [16]unsafe.Pointer{
 		ptr(sv.k[0]), ptr(sv.y), ptr(sv.yt), ptr(sv.y1), ptr(sv.ev), ptr(sv.ev3),
 		unsafe.Pointer(&sv.h), ptr(sv.jit.coefs),
+	}
+	if sv.jit.fused {
+		sv.jargs[argT] = unsafe.Pointer(&sv.t)
+		sv.jargs[argPLen] = unsafe.Pointer(&sv.plen)
+		sv.jargs[argClosure], _ = jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
+	}
+}
+
+// argRegs are the registers the trampoline loads from the first eight
+// addresses of Solver.jargs.
+var argRegs = [8]byte{regK, regY, regYT, regY1, regEV, regEV3, regH, regCoefs}
+
+// fusedAttempt writes one function for a whole attempt whose right-hand
+// side is machine code (see jit.ClosureOf): each stage's sum, then a
+// call of f's code, as genericStages does them. Solver.jargs stays in
+// R13, which f's code leaves alone. It returns the function's offset.
+func (g *stageGen) fusedAttempt(sv *Solver, end, nd int) int {
+	a := &g.a
+	start := len(a.B)
+	a.MovRR(jit.R13, jit.BX)
+	s := sv.s
+	for i := 1; i < end; i++ {
+		g.begin()
+		g.sum(regYT, sv.rows[i], sv.dim, true)
+		g.callF(sv.c[i], false, 2, g.slot[i])
+	}
+	g.begin()
+	if sv.fsal {
+		g.sum(regY1, sv.rows[s-1], sv.dim, true)
+	} else {
+		g.sum(regY1, sv.b, sv.dim, true)
+	}
+	if sv.fsal && !sv.defer_ {
+		g.callF(1, true, 3, g.slot[s-1])
+		g.begin()
+	}
+	g.sum(regEV, sv.e, nd, false)
+	if sv.e3 != nil {
+		g.sum(regEV3, sv.e3, nd, false)
+	}
+	g.finish()
+	return start
+}
+
+// callF writes a call of f's code in Go's register convention:
+// f(t + float64(c·h), in, p, k) with in Solver.jargs[in] (yt or y1) and
+// k the stage in place slot; last means t + h. Then it reloads the
+// registers f's code changed.
+func (g *stageGen) callF(c float64, last bool, in int, slot int) {
+	a := &g.a
+	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
+	a.Vzeroupper() // f's code uses the legacy SSE encodings
+	// X0 = t + float64(c·h), from memory: t at argT, h at regH's address.
+	a.Load64(jit.R12, arg(argT))
+	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, 0, 0, jit.Mem{Base: jit.R12})
+	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, yTmp, 0, jit.Mem{Base: regH})
+	if !last {
+		i := len(g.coefs)
+		g.coefs = append(g.coefs, c)
+		a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpMul, yTmp, yTmp, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
+	}
+	a.VRR(jit.VexPPF2, jit.Map0F, false, jit.OpAdd, 0, 0, yTmp)
+	// y: AX (pointer), BX (length); p: DI, SI; out: R9, R10; DX the closure.
+	n := uint64(g.dim)
+	a.Load64(jit.AX, arg(in))
+	a.MovImm64(jit.BX, n)
+	a.Load64(jit.DI, arg(argP))
+	a.Load64(jit.SI, arg(argPLen))
+	a.Load64(jit.SI, jit.Mem{Base: jit.SI})
+	a.Load64(jit.R9, arg(0))
+	a.Lea(jit.R9, jit.Mem{Base: jit.R9, Disp: int32(8 * slot * g.dim)})
+	a.MovImm64(jit.R10, n)
+	a.Load64(jit.DX, arg(argClosure))
+	a.CallMem(jit.Mem{Base: jit.DX})
+	for i, r := range argRegs {
+		a.Load64(r, arg(i))
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
@@ -69,7 +72,7 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 				}
 				if machine {
 					// Small systems too: the threshold is about speed.
-					if sv.jit = buildJITStages(sv, tb); sv.jit == nil {
+					if sv.jit = buildJITStages(sv, tb, false); sv.jit == nil {
 						t.Fatal("no machine code")
 					}
 					sv.setJITArgs()
@@ -97,6 +100,89 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 					if !sameOrNaN(v.a[i], v.b[i]) {
 						t.Errorf("%s %s: %s[%d]: generic %v, machine code %v", tb.Name, c.name, v.what, i, v.a[i], v.b[i])
 						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// lorenz96Tape builds Lorenz-96 with n components as formulas, through
+// the tape: its f is machine code that the fused attempt calls.
+func lorenz96Tape(t *testing.T, n int) ode.Func {
+	t.Helper()
+	m := sym.NewModel("l96")
+	x := make([]sym.Expr, n)
+	for i := range x {
+		x[i] = m.State(fmt.Sprint("x", i), 8+0.01*float64(i))
+	}
+	forcing := m.Param("F", 8)
+	for i := range x {
+		dx := x[(i+1)%n].Sub(x[(i+n-2)%n]).Mul(x[(i+n-1)%n]).Sub(x[i]).Add(forcing)
+		m.Deriv(x[i], dx.Add(m.Time().MulConst(0.01))) // non-autonomous: stage times count
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Programs().F
+}
+
+// With a right-hand side that is itself machine code, a whole attempt
+// runs as one call (the stage sums and the calls of f in machine code),
+// with the bits of the generic loops: every method, widths 6 to 19,
+// partial norms, backward spans and save times.
+func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
+	if !jit.HasAVX() {
+		t.Skip("no AVX machine code here")
+	}
+	for _, n := range []int{6, 7, 8, 11, 18, 19} {
+		f := lorenz96Tape(t, n)
+		if _, ok := jit.ClosureOf(unsafe.Pointer(&f)); !ok {
+			t.Fatal("the tape's f is not recognised as machine code")
+		}
+		y0 := make([]float64, n)
+		for i := range y0 {
+			y0[i] = 8 + 0.01*float64(i)
+		}
+		p := []float64{8}
+		for _, tb := range method.All() {
+			for _, tr := range []struct {
+				normDim int
+				tr      Trajectory
+			}{
+				{0, Trajectory{T0: 0, T1: 1.5, Y0: y0, P: p, Save: []float64{0.5, 1.5}}},
+				{0, Trajectory{T0: 1, T1: -0.5, Y0: y0, P: p, Save: []float64{0.25}}},
+				{3, Trajectory{T0: 0, T1: 1, Y0: y0, P: p}},
+			} {
+				run := func(generic bool) *Output {
+					sv, err := New(Config{Tableau: tb, F: f, Dim: n, NormDim: tr.normDim, RTol: fill(1e-7, n), ATol: fill(1e-9, n),
+						MaxSteps: 20000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !generic && (sv.jit == nil || !sv.jit.fused) {
+						t.Fatalf("n = %d %s: no fused attempt", n, tb.Name)
+					}
+					sv.generic = generic
+					out := &Output{Y: make([]float64, n), Saved: make([]float64, len(tr.tr.Save)*n), Mesh: &Mesh{KeepStages: true}}
+					sv.Solve(&tr.tr, out, nil)
+					return out
+				}
+				gen, mc := run(true), run(false)
+				if gen.Status != mc.Status || gen.Stats != mc.Stats || !sameOrNaN(gen.T, mc.T) {
+					t.Errorf("n = %d %s: generic %v %+v, fused %v %+v", n, tb.Name, gen.Status, gen.Stats, mc.Status, mc.Stats)
+					continue
+				}
+				for _, v := range []struct {
+					what string
+					a, b []float64
+				}{{"Y", gen.Y, mc.Y}, {"Saved", gen.Saved, mc.Saved}, {"mesh Y", gen.Mesh.Y, mc.Mesh.Y}, {"mesh K", gen.Mesh.K, mc.Mesh.K}} {
+					for i := range v.a {
+						if !sameOrNaN(v.a[i], v.b[i]) {
+							t.Errorf("n = %d %s: %s[%d]: generic %v, fused %v", n, tb.Name, v.what, i, v.a[i], v.b[i])
+							break
+						}
 					}
 				}
 			}
@@ -144,7 +230,7 @@ func BenchmarkJITStages(b *testing.B) {
 				}
 				sv.jit, sv.stages = nil, kernelFor(tb)
 				if machine {
-					sv.jit = buildJITStages(sv, tb)
+					sv.jit = buildJITStages(sv, tb, false)
 					sv.setJITArgs()
 					sv.stages = (*Solver).stagesJIT
 				}

@@ -73,10 +73,12 @@ type Solver struct {
 	ev3   []float64 // DOP853: 3rd-order part
 
 	// jit is the stage sums as machine code (jitstages.go), or nil;
-	// jargs the addresses its code reads, h the step size it reads.
+	// jargs the addresses its code reads; h, t and plen the step size,
+	// time and len(p) it reads.
 	jit   *jitStages
-	jargs [8]unsafe.Pointer
-	h     float64
+	jargs [16]unsafe.Pointer
+	h, t  float64
+	plen  int
 }
 
 // New validates cfg and returns a Solver with its work arrays allocated.

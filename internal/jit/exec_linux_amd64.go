@@ -14,7 +14,8 @@ const supported = true
 // collected: a caller keeps it alive (runtime.KeepAlive) until the code
 // has returned.
 type Code struct {
-	base uintptr
+	base  uintptr
+	funcs *[]uintptr // entries marked by MarkFunc, forgotten with the memory
 }
 
 // NewCode copies b into fresh pages and makes them executable (and no
@@ -29,9 +30,29 @@ func NewCode(b []byte) (*Code, error) {
 		syscall.Munmap(mem)
 		return nil, err
 	}
-	c := &Code{base: uintptr(unsafe.Pointer(unsafe.SliceData(mem)))}
-	runtime.AddCleanup(c, func(m []byte) { syscall.Munmap(m) }, mem)
+	c := &Code{base: uintptr(unsafe.Pointer(unsafe.SliceData(mem))), funcs: new([]uintptr)}
+	runtime.AddCleanup(c, func(r release) {
+		for _, e := range *r.funcs {
+			funcs.Delete(e)
+		}
+		syscall.Munmap(r.mem)
+	}, release{mem, c.funcs})
 	return c, nil
+}
+
+// MarkFunc records the code at offset off as a func value's code (see
+// funcs.go) and returns its address. The mark goes with the memory.
+func (c *Code) MarkFunc(off int) uintptr {
+	e := c.Addr(off)
+	funcs.Store(e, struct{}{})
+	*c.funcs = append(*c.funcs, e)
+	return e
+}
+
+// release is what a Code's cleanup frees.
+type release struct {
+	mem   []byte
+	funcs *[]uintptr
 }
 
 // Addr returns the address of the byte at offset off.
@@ -51,6 +72,12 @@ func Call(entry uintptr, args *[8]unsafe.Pointer)
 //
 //go:noescape
 func Call5(entry uintptr, a0, a1, a2, a3, a4 unsafe.Pointer)
+
+// Call16 is Call for code that needs more than eight addresses: it
+// loads the first eight as Call does and leaves args itself in BX.
+//
+//go:noescape
+func Call16(entry uintptr, args *[16]unsafe.Pointer)
 
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv() (eax, edx uint32)

@@ -435,7 +435,7 @@ func compileJIT(pg *Program) *jitCode {
 		}
 	}
 	if fstart >= 0 {
-		j.fentry = j.code.Addr(fstart)
+		j.fentry = j.code.MarkFunc(fstart)
 	}
 	return j
 }
