@@ -1,6 +1,7 @@
 package erk
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -162,6 +163,8 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 		if sv.e3 != nil {
 			g.sum(regEV3, sv.e3, js.nd, false)
 		}
+		g.a.MovRR(jit.R13, jit.BX)
+		g.norm(js.nd, sv.e3 != nil)
 		g.finish()
 	}
 	code, err := jit.NewCode(g.a.B)
@@ -211,6 +214,7 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 		a[argP] = unsafe.Pointer(unsafe.SliceData(p))
 		jit.Call16(e.attempt, a)
 		runtime.KeepAlive(js)
+		sv.squared = true
 		return
 	}
 	for i := 1; i < js.end; i++ {
@@ -223,6 +227,7 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 		jit.Call16(e.errs, a)
 	}
 	runtime.KeepAlive(js) // it owns the code
+	sv.squared = true
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
@@ -232,6 +237,8 @@ const (
 	argP       = 9
 	argPLen    = 10
 	argClosure = 11
+	argRTol    = 12 // and the norm's tolerances (every mode)
+	argATol    = 13
 )
 
 // setJITArgs points the code's registers at sv's arrays: the stages'
@@ -242,6 +249,7 @@ func (sv *Solver) setJITArgs() {
 		ptr(sv.k[0]), ptr(sv.y), ptr(sv.yt), ptr(sv.y1), ptr(sv.ev), ptr(sv.ev3),
 		unsafe.Pointer(&sv.h), ptr(sv.jit.coefs),
 	}
+	sv.jargs[argRTol], sv.jargs[argATol] = ptr(sv.cfg.RTol), ptr(sv.cfg.ATol)
 	if sv.jit.fused {
 		sv.jargs[argT] = unsafe.Pointer(&sv.t)
 		sv.jargs[argPLen] = unsafe.Pointer(&sv.plen)
@@ -281,9 +289,69 @@ func (g *stageGen) fusedAttempt(sv *Solver, end, nd int) int {
 	if sv.e3 != nil {
 		g.sum(regEV3, sv.e3, nd, false)
 	}
+	g.norm(nd, sv.e3 != nil)
 	g.finish()
 	return start
 }
+
+// norm writes the per-component part of attempt's error norm over the
+// first nd components, in place of the error vectors: ev[d] becomes
+// r², r = (h·ev[d]) / (atol[d] + rtol[d]·max(|y[d]|, |y1[d]|)), and
+// ev3[d] likewise when e3 is set. attempt then sums them in order. R13
+// holds Solver.jargs. max is vmaxpd(|y|, |y1|), which is
+// control.MaxAbs(y, y1) wherever |y| is not NaN; where it is, y1 is NaN
+// too (y1 = y + h·…) and both give NaN.
+func (g *stageGen) norm(nd int, e3 bool) {
+	a := &g.a
+	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
+	a.Load64(jit.R12, arg(argRTol))
+	a.Load64(jit.AX, arg(argATol))
+	i := len(g.coefs)
+	g.coefs = append(g.coefs, math.Float64frombits(1<<63-1)) // |x| mask
+	a.VRM(jit.VexPP66, jit.Map0F38, true, 0x19, yExtra, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
+	const (
+		yM  = 1 // max(|y|, |y1|), then the scale
+		yR  = 2 // |y1|, then r for ev
+		yR3 = 3 // loads, then r for ev3
+	)
+	for d := 0; d < nd; {
+		lanes, pp, wide := 4, byte(jit.VexPP66), true
+		switch {
+		case nd-d >= 4:
+		case nd-d >= 2:
+			lanes, wide = 2, false
+		default:
+			lanes, pp, wide = 1, jit.VexPPF2, false
+		}
+		at := func(base byte) jit.Mem { return jit.Mem{Base: base, Disp: int32(8 * d)} }
+		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yM, 0, at(regY))
+		a.VRR(jit.VexPP66, jit.Map0F, wide, jit.OpAnd, yM, yM, yExtra) // |y|
+		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yR, 0, at(regY1))
+		a.VRR(jit.VexPP66, jit.Map0F, wide, jit.OpAnd, yR, yR, yExtra) // |y1|
+		a.VRR(pp, jit.Map0F, wide, opMax, yM, yM, yR)
+		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yR3, 0, at(jit.R12))
+		a.VRR(pp, jit.Map0F, wide, jit.OpMul, yM, yR3, yM) // rtol·max
+		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yR3, 0, at(jit.AX))
+		a.VRR(pp, jit.Map0F, wide, jit.OpAdd, yM, yR3, yM) // atol + rtol·max
+		for _, v := range []struct {
+			on  bool
+			reg byte
+			dst byte
+		}{{true, yR, regEV}, {e3, yR3, regEV3}} {
+			if !v.on {
+				continue
+			}
+			a.VRM(pp, jit.Map0F, wide, jit.OpMul, v.reg, yH, at(v.dst)) // h·ev
+			a.VRR(pp, jit.Map0F, wide, jit.OpDiv, v.reg, v.reg, yM)     // r
+			a.VRR(pp, jit.Map0F, wide, jit.OpMul, v.reg, v.reg, v.reg)  // r·r
+			a.VRM(pp, jit.Map0F, wide, jit.OpSt, v.reg, 0, at(v.dst))
+		}
+		d += lanes
+	}
+}
+
+// opMax is the opcode of maxpd/maxsd.
+const opMax = 0x5F
 
 // callF writes a call of f's code in Go's register convention:
 // f(t + float64(c·h), in, p, k) with in Solver.jargs[in] (yt or y1) and

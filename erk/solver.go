@@ -79,6 +79,9 @@ type Solver struct {
 	jargs [16]unsafe.Pointer
 	h, t  float64
 	plen  int
+	// squared: the stages left the terms of the error norm in ev and
+	// ev3 (see stageGen.norm).
+	squared bool
 }
 
 // New validates cfg and returns a Solver with its work arrays allocated.
@@ -341,6 +344,7 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
 	dim, nd := sv.dim, sv.cfg.NormDim
 	st.FEvals += sv.attemptEvals
+	sv.squared = false
 	if sv.stages != nil && !sv.generic {
 		sv.stages(sv, t, h, p, nd)
 	} else {
@@ -353,14 +357,26 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 	for _, v := range y1[nd:] {
 		fin += v - v // components outside the norm must still be finite
 	}
-	if sv.e3 == nil {
+	switch {
+	case sv.squared:
+		// The machine code left r² in ev and ev3 (stageGen.norm).
+		for d := range ev {
+			sum5 += ev[d]
+			fin += y1[d] - y1[d]
+		}
+		if sv.e3 != nil {
+			for _, r2 := range ev3 {
+				sum3 += r2
+			}
+		}
+	case sv.e3 == nil:
 		for d := range ev {
 			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
 			r := float64(h*ev[d]) / sc
 			sum5 += float64(r * r)
 			fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
 		}
-	} else {
+	default:
 		for d := range ev {
 			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
 			r := float64(h*ev[d]) / sc
