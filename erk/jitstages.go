@@ -26,12 +26,14 @@ import (
 // sensitivity columns a Vern7 step costs about 30% less than with the
 // generated Go kernels, which do one component per instruction.
 
-// jitMinDim is the smallest system whose stage sums run as machine code.
-// BenchmarkJITStages (Vern7 on Lorenz-96, ns per attempt, Go kernels
-// against machine code, this 2-core AMD EPYC) gave 395/381 at 4
-// components, 491/404 at 6, 1053/751 at 18 and 1870/1216 at 36; on
-// the 6-component halo orbit Vern7 and DP8 gain 0–10% (BenchmarkHalo).
-// Below 6 the calls between sums eat the gain.
+// jitMinDim is the smallest system whose stage sums run as machine code
+// when f is Go code. BenchmarkJITStages (Vern7 on Lorenz-96, ns per
+// attempt, Go kernels against machine code, this 2-core AMD EPYC) gave
+// 395/381 at 4 components, 491/404 at 6, 1053/751 at 18 and 1870/1216
+// at 36; on the 6-component halo orbit Vern7 and DP8 gain 0–10%
+// (BenchmarkHalo). Below 6 the calls between sums eat the gain. When f
+// is machine code too the attempt is one call, which pays at any size:
+// Lorenz from its problem file, Vern7 and DP8, 6% fewer ns per attempt.
 const jitMinDim = 6
 
 // The general registers of the code (loaded by jit.Call from
@@ -99,10 +101,13 @@ type jitKey struct {
 // there is none (no AVX, machine code turned off, a small system); the
 // attempt is fused where the right-hand side is machine code.
 func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
-	if !jit.HasAVX() || sv.dim < jitMinDim {
+	if !jit.HasAVX() {
 		return nil
 	}
 	_, fused := jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
+	if sv.dim < jitMinDim && !fused {
+		return nil
+	}
 	return buildJITStages(sv, tb, fused)
 }
 

@@ -130,13 +130,13 @@ func lorenz96Tape(t *testing.T, n int) ode.Func {
 
 // With a right-hand side that is itself machine code, a whole attempt
 // runs as one call (the stage sums and the calls of f in machine code),
-// with the bits of the generic loops: every method, widths 6 to 19,
+// with the bits of the generic loops: every method, widths 3 to 19,
 // partial norms, backward spans and save times.
 func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
 	if !jit.HasAVX() {
 		t.Skip("no AVX machine code here")
 	}
-	for _, n := range []int{6, 7, 8, 11, 18, 19} {
+	for _, n := range []int{3, 4, 5, 6, 7, 8, 11, 18, 19} {
 		f := lorenz96Tape(t, n)
 		if _, ok := jit.ClosureOf(unsafe.Pointer(&f)); !ok {
 			t.Fatal("the tape's f is not recognised as machine code")
