@@ -319,15 +319,7 @@ func (g *stageGen) norm(nd int, e3 bool) {
 		yR  = 2 // |y1|, then r for ev
 		yR3 = 3 // loads, then r for ev3
 	)
-	for d := 0; d < nd; {
-		lanes, pp, wide := 4, byte(jit.VexPP66), true
-		switch {
-		case nd-d >= 4:
-		case nd-d >= 2:
-			lanes, wide = 2, false
-		default:
-			lanes, pp, wide = 1, jit.VexPPF2, false
-		}
+	chunks(nd, func(d int, pp byte, wide bool) {
 		at := func(base byte) jit.Mem { return jit.Mem{Base: base, Disp: int32(8 * d)} }
 		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yM, 0, at(regY))
 		a.VRR(jit.VexPP66, jit.Map0F, wide, jit.OpAnd, yM, yM, yExtra) // |y|
@@ -351,7 +343,25 @@ func (g *stageGen) norm(nd int, e3 bool) {
 			a.VRR(pp, jit.Map0F, wide, jit.OpMul, v.reg, v.reg, v.reg)  // r·r
 			a.VRM(pp, jit.Map0F, wide, jit.OpSt, v.reg, 0, at(v.dst))
 		}
-		d += lanes
+	})
+}
+
+// chunks calls emit for the components d of [0, n) four at a time
+// (256-bit packed: pp 66, wide), then two (128-bit packed), then one
+// (scalar: pp F2): the lanes of the code for component d onwards.
+func chunks(n int, emit func(d int, pp byte, wide bool)) {
+	for d := 0; d < n; {
+		switch {
+		case n-d >= 4:
+			emit(d, jit.VexPP66, true)
+			d += 4
+		case n-d >= 2:
+			emit(d, jit.VexPP66, false)
+			d += 2
+		default:
+			emit(d, jit.VexPPF2, false)
+			d++
+		}
 	}
 }
 
@@ -427,16 +437,7 @@ func (g *stageGen) sum(dst byte, row []coef, n int, input bool) {
 	for t := range min(len(row), numCoefRegs) {
 		a.VRM(jit.VexPP66, jit.Map0F38, true, 0x19, byte(yCoef0+t), 0, coefMem(t))
 	}
-	for d := 0; d < n; {
-		// Lanes: 4 (256-bit packed), 2 (128-bit packed) or 1 (scalar).
-		lanes, pp, wide := 4, byte(jit.VexPP66), true
-		switch {
-		case n-d >= 4:
-		case n-d >= 2:
-			lanes, wide = 2, false
-		default:
-			lanes, pp, wide = 1, jit.VexPPF2, false
-		}
+	chunks(n, func(d int, pp byte, wide bool) {
 		off := int32(8 * d)
 		for t, c := range row {
 			cr := byte(yCoef0 + t)
@@ -458,6 +459,5 @@ func (g *stageGen) sum(dst byte, row []coef, n int, input bool) {
 			a.VRR(pp, jit.Map0F, wide, jit.OpAdd, yAcc, yTmp, yAcc)                         // acc = y + acc
 		}
 		a.VRM(pp, jit.Map0F, wide, jit.OpSt, yAcc, 0, jit.Mem{Base: dst, Disp: off})
-		d += lanes
-	}
+	})
 }
