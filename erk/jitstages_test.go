@@ -16,6 +16,19 @@ import (
 	"github.com/gradsolve/gradsolve/systems"
 )
 
+// requireMachineCode skips the test where no AVX machine code can run:
+// no AVX, another platform, GRADSOLVE_JIT=off, or a system that refuses
+// executable memory (where the solvers fall back to the Go kernels).
+func requireMachineCode(t *testing.T) {
+	t.Helper()
+	if !jit.HasAVX() {
+		t.Skip("no AVX machine code here")
+	}
+	if _, err := jit.NewCode([]byte{0xC3}); err != nil {
+		t.Skipf("no executable memory: %v", err)
+	}
+}
+
 // sameOrNaN reports whether a and b agree bit for bit, or are both NaN
 // (which NaN comes out when two meet is not part of IEEE 754).
 func sameOrNaN(a, b float64) bool {
@@ -28,9 +41,7 @@ func sameOrNaN(a, b float64) bool {
 // components only, backward spans, save times and a trajectory that
 // fails.
 func TestJITStagesMatchGeneric(t *testing.T) {
-	if !jit.HasAVX() {
-		t.Skip("no AVX machine code here")
-	}
+	requireMachineCode(t)
 	blowUp := func(_ float64, y, _, dy []float64) {
 		dy[0] = y[0] * y[0] // y' = y², y(0)=1: infinite at t = 1
 		for i := 1; i < len(y); i++ {
@@ -133,9 +144,7 @@ func lorenz96Tape(t *testing.T, n int) ode.Func {
 // with the bits of the generic loops: every method, widths 3 to 19,
 // partial norms, backward spans and save times.
 func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
-	if !jit.HasAVX() {
-		t.Skip("no AVX machine code here")
-	}
+	requireMachineCode(t)
 	for _, n := range []int{3, 4, 5, 6, 7, 8, 11, 18, 19} {
 		f := lorenz96Tape(t, n)
 		if _, ok := jit.ClosureOf(unsafe.Pointer(&f)); !ok {
@@ -193,6 +202,7 @@ func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
 // A solver of a large enough system gets the machine code where there
 // is AVX, and one of a small system the generated Go kernel.
 func TestJITStagesChosen(t *testing.T) {
+	requireMachineCode(t)
 	for _, n := range []int{4, jitMinDim, 18} {
 		l96, _ := systems.Lorenz96(n, 0)
 		sv, err := New(Config{Tableau: method.Vern7, F: l96.F, Dim: n, RTol: fill(1e-6, n), ATol: fill(1e-6, n), MaxSteps: 10,
@@ -200,7 +210,7 @@ func TestJITStagesChosen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := jit.HasAVX() && n >= jitMinDim; (sv.jit != nil) != want {
+		if want := n >= jitMinDim; (sv.jit != nil) != want {
 			t.Errorf("n = %d: machine code %v, want %v", n, sv.jit != nil, want)
 		}
 	}

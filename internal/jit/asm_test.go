@@ -70,7 +70,7 @@ func TestCall(t *testing.T) {
 	a.Ret()
 	code, err := NewCode(a.B)
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("no executable memory (the packages fall back to Go): %v", err)
 	}
 	r, y, p, out, out2 := []float64{2}, []float64{3}, []float64{5}, []float64{0}, []float64{0}
 	args := [8]unsafe.Pointer{ptr(r), ptr(y), ptr(p), nil, nil, nil, ptr(out), ptr(out2)}
