@@ -3,6 +3,8 @@ package erk
 import (
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -73,9 +75,8 @@ type jitStages struct {
 	// The entries of the code for the stages in their places (0), and
 	// with k_0 and k_{s−1} swapped, as an FSAL step leaves them (1).
 	entries [2]jitEntries
-	end     int       // stages whose input is yt: 1…end−1
-	nd      int       // the components of the error vectors
-	tab     []float64 // kernelgen.Explicit of the tableau, to check a cached entry
+	end     int // stages whose input is yt: 1…end−1
+	nd      int // the components of the error vectors
 }
 
 // jitEntries are the functions of one arrangement of the stages.
@@ -91,8 +92,11 @@ var (
 	jitCache = map[jitKey]*jitStages{}
 )
 
+// jitKey identifies generated code: the tableau by the bits of all its
+// coefficients (kernelgen.Explicit), so that equal tableaux share code
+// and a changed one gets its own.
 type jitKey struct {
-	tb      *method.Tableau
+	tab     string
 	dim, nd int
 	fused   bool
 }
@@ -114,14 +118,18 @@ func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
 // buildJITStages generates (or finds in the cache) the code for sv's
 // tableau, dimension and error-norm dimension, fused or not.
 func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
-	key := jitKey{tb, sv.dim, sv.cfg.NormDim, fused}
-	tab := kernelgen.Explicit(tb)
+	var tab strings.Builder
+	for _, c := range kernelgen.Explicit(tb) {
+		tab.WriteString(strconv.FormatUint(math.Float64bits(c), 16))
+		tab.WriteByte(' ')
+	}
+	key := jitKey{tab.String(), sv.dim, sv.cfg.NormDim, fused}
 	jitMu.Lock()
 	defer jitMu.Unlock()
-	if js := jitCache[key]; js != nil && kernelgen.Same(js.tab, tab) {
+	if js := jitCache[key]; js != nil {
 		return js
 	}
-	js := &jitStages{nd: sv.cfg.NormDim, tab: tab, fused: fused}
+	js := &jitStages{nd: sv.cfg.NormDim, fused: fused}
 	s := sv.s
 	js.end = s
 	if sv.fsal {

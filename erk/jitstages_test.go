@@ -256,3 +256,29 @@ func BenchmarkJITStages(b *testing.B) {
 		}
 	}
 }
+
+// Generated code is cached by the tableau's coefficients: a copy of a
+// tableau shares its code, one with a coefficient changed gets its own.
+func TestJITStagesCache(t *testing.T) {
+	requireMachineCode(t)
+	l96, _ := systems.Lorenz96(8, 0)
+	build := func(tb *method.Tableau) *jitStages {
+		sv, err := New(Config{Tableau: tb, F: l96.F, Dim: 8, RTol: fill(1e-6, 8), ATol: fill(1e-6, 8), MaxSteps: 10,
+			Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sv.jit
+	}
+	same := *method.Vern7
+	changed := *method.Vern7
+	changed.B = append([]float64(nil), method.Vern7.B...)
+	changed.B[0] = math.Nextafter(changed.B[0], 1)
+	a, b, c := build(method.Vern7), build(&same), build(&changed)
+	if a == nil || a != b {
+		t.Errorf("a copy of Vern7 got other code (%p, %p)", a, b)
+	}
+	if c == a {
+		t.Error("Vern7 with b₁ one ulp off shares Vern7's code")
+	}
+}
