@@ -296,3 +296,25 @@ func TestJITFuncShortSlices(t *testing.T) {
 		t.Errorf("f = %v, want [6 -1]", dy)
 	}
 }
+
+// FuzzJITMatchesInterpreter builds a random model from the fuzzer's
+// seed and sizes and requires the machine code to give the
+// interpreter's bits on every program (go test -fuzz
+// FuzzJITMatchesInterpreter ./sym/tape; plain go test runs the seeds).
+func FuzzJITMatchesInterpreter(f *testing.F) {
+	for _, seed := range [][4]uint64{{1, 2, 3, 40}, {7, 1, 0, 90}, {11, 6, 2, 15}, {5, 4, 3, 120}} {
+		f.Add(seed[0], uint8(seed[1]), uint8(seed[2]), uint8(seed[3]))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, dim, np, ops uint8) {
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		md := randomModel(rng, 1+int(dim%8), int(np%5), 1+int(ops%160))
+		s, err := Build(md)
+		if err != nil {
+			t.Skip(err) // a random model may fold to an invalid constant
+		}
+		if s.F.jit == nil {
+			t.Skip("no machine code on this platform")
+		}
+		checkJIT(t, s, 4, rng)
+	})
+}
