@@ -59,10 +59,11 @@ type release struct {
 func (c *Code) Addr(off int) uintptr { return c.base + uintptr(off) }
 
 // Call calls the code at entry with the eight addresses of args in DI,
-// SI, DX, R8, R9, R10, R11 and CX. The code may use AX, R12 and the
-// vector registers X0–X14 (Y0–Y14) besides, and no stack beyond its
-// return address; it must leave the upper halves of the Y registers
-// zero (vzeroupper).
+// SI, DX, R8, R9, R10, R11 and CX, and args itself in BX. Besides
+// those, the code may change AX, R12, R13 and the vector registers
+// (Go's zero register X15 included: Go re-zeroes it after a call to
+// assembly); it uses no stack beyond its return address, and it must
+// leave the upper halves of the Y registers zero (vzeroupper).
 //
 //go:noescape
 func Call(entry uintptr, args *[8]unsafe.Pointer)

@@ -18,19 +18,9 @@ TEXT ·Call(SB), NOSPLIT, $0-16
 	RET
 
 // func Call16(entry uintptr, args *[16]unsafe.Pointer)
+// Call's frame and arguments are the same: Call leaves args in BX.
 TEXT ·Call16(SB), NOSPLIT, $0-16
-	MOVQ args+8(FP), BX
-	MOVQ 0(BX), DI
-	MOVQ 8(BX), SI
-	MOVQ 16(BX), DX
-	MOVQ 24(BX), R8
-	MOVQ 32(BX), R9
-	MOVQ 40(BX), R10
-	MOVQ 48(BX), R11
-	MOVQ 56(BX), CX
-	MOVQ entry+0(FP), AX
-	CALL AX
-	RET
+	JMP ·Call(SB)
 
 // func Call5(entry uintptr, a0, a1, a2, a3, a4 unsafe.Pointer)
 TEXT ·Call5(SB), NOSPLIT, $0-48
