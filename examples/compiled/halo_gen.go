@@ -669,16 +669,16 @@ func HaloDfDtVJP(t float64, y, p, u, gy, gp []float64) {
 // HaloSens writes f(t, y, p) into dy[:6] and, for each column c, the
 // right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,
 //
-//	J_y·S_c + ∂f/∂θ_c,
+//	J_y·S_c + J_p·ws[c],
 //
-// into dy[6·(1+c) : 6·(2+c)], with S_c = y[6·(1+c) : 6·(2+c)]; cols[c] is
-// the parameter θ_c (0…2), or −1 for an initial value (no ∂f/∂θ_c
-// term). Each kind of column has its own code with the unit direction
-// built in; the terms that f and several kinds share are computed once.
-// The results equal F and one JVP per column bit for bit.
+// into dy[6·(1+c) : 6·(2+c)], with S_c = y[6·(1+c) : 6·(2+c)] and ws[c]
+// the direction of θ_c in parameter space (3 values: a unit vector for a
+// parameter, zero for an initial value). The terms of f and of the
+// derivatives that do not involve S_c or ws[c] are computed once for all
+// columns. The results equal F and one JVP per column bit for bit.
 //
-// It runs the 75 instructions of the tape program "sens".
-func HaloSens(t float64, y, p []float64, cols []int, dy []float64) {
+// It runs the 54 instructions of the tape program "f_jvp".
+func HaloSens(t float64, y, p []float64, ws [][]float64, dy []float64) {
 	_ = y[5]
 	_ = p[2]
 	_ = dy[5]
@@ -698,139 +698,61 @@ func HaloSens(t float64, y, p []float64, cols []int, dy []float64) {
 	s12 := float64(y[0] * s11)
 	s13 := float64(y[1] * s11)
 	s14 := float64(s1 * s11)
+	s15 := 1 / s8
 	s16 := s11 / s8
 	s17 := -s16
 	s18 := 1 / s0
+	s19 := s1 / s0
+	s20 := -s19
 	dy[0] = y[3]
 	dy[1] = y[4]
 	dy[2] = y[5]
 	dy[3] = s12
 	dy[4] = s13
 	dy[5] = s14
-	for c, j := range cols {
+	for c, w := range ws {
 		v, out := y[6*(1+c):6*(2+c)], dy[6*(1+c):6*(2+c)]
 		_, _ = v[5], out[5]
-		switch j {
-		case -1:
-			s21 := float64(s18 * v[2])
-			s22 := float64(y[0] * v[0])
-			s23 := s22 + s22
-			s24 := float64(y[1] * v[1])
-			s25 := s24 + s24
-			s26 := float64(s1 * v[2])
-			s27 := float64(s11 * v[0])
-			s28 := float64(s11 * v[1])
-			s29 := s23 + s25
-			s30 := float64(y[2] * s21)
-			s31 := s26 + s30
-			s32 := s29 + s31
-			s33 := float64(s17 * s32)
-			s34 := float64(y[0] * s33)
-			s35 := s27 + s34
-			s36 := float64(y[1] * s33)
-			s37 := s28 + s36
-			s38 := float64(s11 * s21)
-			s39 := float64(s1 * s33)
-			s40 := s38 + s39
-			out[0] = v[3]
-			out[1] = v[4]
-			out[2] = v[5]
-			out[3] = s35
-			out[4] = s37
-			out[5] = s40
-		case 0:
-			s15 := 1 / s8
-			s21 := float64(s18 * v[2])
-			s22 := float64(y[0] * v[0])
-			s23 := s22 + s22
-			s24 := float64(y[1] * v[1])
-			s25 := s24 + s24
-			s26 := float64(s1 * v[2])
-			s27 := float64(s11 * v[0])
-			s28 := float64(s11 * v[1])
-			s29 := s23 + s25
-			s30 := float64(y[2] * s21)
-			s31 := s26 + s30
-			s32 := s29 + s31
-			s33 := float64(s17 * s32)
-			s38 := float64(s11 * s21)
-			s41 := s9 + s9
-			s42 := float64(s15 * s41)
-			s43 := s33 + s42
-			s44 := float64(y[0] * s43)
-			s45 := s27 + s44
-			s46 := float64(y[1] * s43)
-			s47 := s28 + s46
-			s48 := float64(s1 * s43)
-			s49 := s38 + s48
-			out[0] = v[3]
-			out[1] = v[4]
-			out[2] = v[5]
-			out[3] = s45
-			out[4] = s47
-			out[5] = s49
-		case 1:
-			s19 := s1 / s0
-			s20 := -s19
-			s21 := float64(s18 * v[2])
-			s22 := float64(y[0] * v[0])
-			s23 := s22 + s22
-			s24 := float64(y[1] * v[1])
-			s25 := s24 + s24
-			s26 := float64(s1 * v[2])
-			s27 := float64(s11 * v[0])
-			s28 := float64(s11 * v[1])
-			s29 := s23 + s25
-			s50 := p[1] + p[1]
-			s51 := float64(s20 * s50)
-			s52 := s21 + s51
-			s53 := float64(y[2] * s52)
-			s54 := s26 + s53
-			s55 := s29 + s54
-			s56 := float64(s17 * s55)
-			s57 := float64(y[0] * s56)
-			s58 := s27 + s57
-			s59 := float64(y[1] * s56)
-			s60 := s28 + s59
-			s61 := float64(s11 * s52)
-			s62 := float64(s1 * s56)
-			s63 := s61 + s62
-			out[0] = v[3]
-			out[1] = v[4]
-			out[2] = v[5]
-			out[3] = s58
-			out[4] = s60
-			out[5] = s63
-		case 2:
-			s21 := float64(s18 * v[2])
-			s22 := float64(y[0] * v[0])
-			s23 := s22 + s22
-			s24 := float64(y[1] * v[1])
-			s25 := s24 + s24
-			s26 := float64(s1 * v[2])
-			s27 := float64(s11 * v[0])
-			s28 := float64(s11 * v[1])
-			s30 := float64(y[2] * s21)
-			s31 := s26 + s30
-			s38 := float64(s11 * s21)
-			s64 := p[2] + p[2]
-			s65 := s23 + s64
-			s66 := s25 + s65
-			s67 := s31 + s66
-			s68 := float64(s17 * s67)
-			s69 := float64(y[0] * s68)
-			s70 := s27 + s69
-			s71 := float64(y[1] * s68)
-			s72 := s28 + s71
-			s73 := float64(s1 * s68)
-			s74 := s38 + s73
-			out[0] = v[3]
-			out[1] = v[4]
-			out[2] = v[5]
-			out[3] = s70
-			out[4] = s72
-			out[5] = s74
-		}
+		_ = w[2]
+		s21 := float64(p[1] * w[1])
+		s22 := s21 + s21
+		s23 := float64(s18 * v[2])
+		s24 := float64(s20 * s22)
+		s25 := s23 + s24
+		s26 := float64(p[2] * w[2])
+		s27 := s26 + s26
+		s28 := float64(y[0] * v[0])
+		s29 := s28 + s28
+		s30 := s27 + s29
+		s31 := float64(y[1] * v[1])
+		s32 := s31 + s31
+		s33 := s30 + s32
+		s34 := float64(s1 * v[2])
+		s35 := float64(y[2] * s25)
+		s36 := s34 + s35
+		s37 := s33 + s36
+		s38 := -w[0]
+		s39 := float64(s9 * w[0])
+		s40 := float64(p[0] * s38)
+		s41 := s39 + s40
+		s42 := float64(s15 * s41)
+		s43 := float64(s17 * s37)
+		s44 := s42 + s43
+		s45 := float64(s11 * v[0])
+		s46 := float64(y[0] * s44)
+		s47 := s45 + s46
+		s48 := float64(s11 * v[1])
+		s49 := float64(y[1] * s44)
+		s50 := s48 + s49
+		s51 := float64(s11 * s25)
+		s52 := float64(s1 * s44)
+		s53 := s51 + s52
+		out[0] = v[3]
+		out[1] = v[4]
+		out[2] = v[5]
+		out[3] = s47
+		out[4] = s50
+		out[5] = s53
 	}
 }
 
@@ -838,14 +760,17 @@ func HaloSens(t float64, y, p []float64, cols []int, dy []float64) {
 // entry of paramCols is the parameter of a column, or −1 for an initial
 // value. The function it makes keeps no state and may be shared.
 func HaloSensF(paramCols []int) (func() ode.Func, error) {
-	cols := append([]int(nil), paramCols...)
-	for c, j := range cols {
+	ws := make([][]float64, len(paramCols))
+	for c, j := range paramCols {
 		if j >= 3 {
 			return nil, fmt.Errorf("halo: sensitivity column %d: parameter %d, but the model has 3", c, j)
 		}
-		cols[c] = max(j, -1)
+		ws[c] = make([]float64, 3)
+		if j >= 0 {
+			ws[c][j] = 1
+		}
 	}
-	f := func(t float64, y, p, dy []float64) { HaloSens(t, y, p, cols, dy) }
+	f := func(t float64, y, p, dy []float64) { HaloSens(t, y, p, ws, dy) }
 	return func() ode.Func { return f }, nil
 }
 

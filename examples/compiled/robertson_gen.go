@@ -308,16 +308,16 @@ func RobertsonDfDtVJP(t float64, y, p, u, gy, gp []float64) {
 // RobertsonSens writes f(t, y, p) into dy[:3] and, for each column c, the
 // right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,
 //
-//	J_y·S_c + ∂f/∂θ_c,
+//	J_y·S_c + J_p·ws[c],
 //
-// into dy[3·(1+c) : 3·(2+c)], with S_c = y[3·(1+c) : 3·(2+c)]; cols[c] is
-// the parameter θ_c (0…2), or −1 for an initial value (no ∂f/∂θ_c
-// term). Each kind of column has its own code with the unit direction
-// built in; the terms that f and several kinds share are computed once.
-// The results equal F and one JVP per column bit for bit.
+// into dy[3·(1+c) : 3·(2+c)], with S_c = y[3·(1+c) : 3·(2+c)] and ws[c]
+// the direction of θ_c in parameter space (3 values: a unit vector for a
+// parameter, zero for an initial value). The terms of f and of the
+// derivatives that do not involve S_c or ws[c] are computed once for all
+// columns. The results equal F and one JVP per column bit for bit.
 //
-// It runs the 40 instructions of the tape program "sens".
-func RobertsonSens(t float64, y, p []float64, cols []int, dy []float64) {
+// It runs the 33 instructions of the tape program "f_jvp".
+func RobertsonSens(t float64, y, p []float64, ws [][]float64, dy []float64) {
 	_ = y[2]
 	_ = p[2]
 	_ = dy[2]
@@ -335,88 +335,36 @@ func RobertsonSens(t float64, y, p []float64, cols []int, dy []float64) {
 	dy[0] = s4
 	dy[1] = s9
 	dy[2] = s8
-	for c, j := range cols {
+	for c, w := range ws {
 		v, out := y[3*(1+c):3*(2+c)], dy[3*(1+c):3*(2+c)]
 		_, _ = v[2], out[2]
-		switch j {
-		case -1:
-			s10 := float64(s0 * v[0])
-			s11 := float64(p[2] * v[1])
-			s12 := float64(s2 * v[2])
-			s13 := float64(p[0] * v[0])
-			s14 := float64(y[1] * v[1])
-			s15 := s14 + s14
-			s16 := float64(p[1] * s15)
-			s17 := float64(y[2] * s11)
-			s18 := s12 + s17
-			s19 := s10 + s18
-			s20 := -s18
-			s21 := s13 + s20
-			s22 := -s16
-			s23 := s21 + s22
-			out[0] = s19
-			out[1] = s23
-			out[2] = s16
-		case 0:
-			s10 := float64(s0 * v[0])
-			s11 := float64(p[2] * v[1])
-			s12 := float64(s2 * v[2])
-			s13 := float64(p[0] * v[0])
-			s14 := float64(y[1] * v[1])
-			s15 := s14 + s14
-			s16 := float64(p[1] * s15)
-			s17 := float64(y[2] * s11)
-			s18 := s12 + s17
-			s20 := -s18
-			s22 := -s16
-			s24 := -y[0]
-			s25 := s10 + s24
-			s26 := s18 + s25
-			s27 := y[0] + s13
-			s28 := s20 + s27
-			s29 := s22 + s28
-			out[0] = s26
-			out[1] = s29
-			out[2] = s16
-		case 1:
-			s10 := float64(s0 * v[0])
-			s11 := float64(p[2] * v[1])
-			s12 := float64(s2 * v[2])
-			s13 := float64(p[0] * v[0])
-			s14 := float64(y[1] * v[1])
-			s15 := s14 + s14
-			s16 := float64(p[1] * s15)
-			s17 := float64(y[2] * s11)
-			s18 := s12 + s17
-			s19 := s10 + s18
-			s20 := -s18
-			s21 := s13 + s20
-			s30 := s7 + s16
-			s31 := -s30
-			s32 := s21 + s31
-			out[0] = s19
-			out[1] = s32
-			out[2] = s30
-		case 2:
-			s10 := float64(s0 * v[0])
-			s11 := float64(p[2] * v[1])
-			s12 := float64(s2 * v[2])
-			s13 := float64(p[0] * v[0])
-			s14 := float64(y[1] * v[1])
-			s15 := s14 + s14
-			s16 := float64(p[1] * s15)
-			s22 := -s16
-			s33 := y[1] + s11
-			s34 := float64(y[2] * s33)
-			s35 := s12 + s34
-			s36 := s10 + s35
-			s37 := -s35
-			s38 := s13 + s37
-			s39 := s22 + s38
-			out[0] = s36
-			out[1] = s39
-			out[2] = s16
-		}
+		_ = w[2]
+		s10 := -w[0]
+		s11 := float64(s0 * v[0])
+		s12 := float64(y[0] * s10)
+		s13 := s11 + s12
+		s14 := float64(y[1] * w[2])
+		s15 := float64(p[2] * v[1])
+		s16 := s14 + s15
+		s17 := float64(s2 * v[2])
+		s18 := float64(y[2] * s16)
+		s19 := s17 + s18
+		s20 := s13 + s19
+		s21 := float64(y[0] * w[0])
+		s22 := float64(p[0] * v[0])
+		s23 := s21 + s22
+		s24 := -s19
+		s25 := s23 + s24
+		s26 := float64(y[1] * v[1])
+		s27 := s26 + s26
+		s28 := float64(s7 * w[1])
+		s29 := float64(p[1] * s27)
+		s30 := s28 + s29
+		s31 := -s30
+		s32 := s25 + s31
+		out[0] = s20
+		out[1] = s32
+		out[2] = s30
 	}
 }
 
@@ -424,14 +372,17 @@ func RobertsonSens(t float64, y, p []float64, cols []int, dy []float64) {
 // entry of paramCols is the parameter of a column, or −1 for an initial
 // value. The function it makes keeps no state and may be shared.
 func RobertsonSensF(paramCols []int) (func() ode.Func, error) {
-	cols := append([]int(nil), paramCols...)
-	for c, j := range cols {
+	ws := make([][]float64, len(paramCols))
+	for c, j := range paramCols {
 		if j >= 3 {
 			return nil, fmt.Errorf("robertson: sensitivity column %d: parameter %d, but the model has 3", c, j)
 		}
-		cols[c] = max(j, -1)
+		ws[c] = make([]float64, 3)
+		if j >= 0 {
+			ws[c][j] = 1
+		}
 	}
-	f := func(t float64, y, p, dy []float64) { RobertsonSens(t, y, p, cols, dy) }
+	f := func(t float64, y, p, dy []float64) { RobertsonSens(t, y, p, ws, dy) }
 	return func() ode.Func { return f }, nil
 }
 

@@ -25,7 +25,6 @@ import (
 	"go/format"
 	"go/token"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -97,17 +96,9 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 			return nil, fmt.Errorf("emitgo: model %q: %s: %w", s.Model.Name, f.pg.Name, err)
 		}
 	}
-	var err error
-	if g.np <= maxSpecialized {
-		var sp *tape.Program
-		if sp, err = sensKindsProgram(s); err == nil {
-			err = g.sensKinds(sp)
-		}
-	} else {
-		var fj *tape.Program
-		if fj, err = fJVPProgram(s); err == nil {
-			err = g.sensFunction(fj)
-		}
+	fj, err := fJVPProgram(s)
+	if err == nil {
+		err = g.sensFunction(fj)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("emitgo: model %q: sensitivities: %w", s.Model.Name, err)
@@ -459,40 +450,6 @@ func fJVPProgram(s *tape.Set) (*tape.Program, error) {
 	return tape.Compile("f_jvp", s.Model.Graph(), append(append([]sym.Expr(nil), f...), sym.Tangent(f)...), s.Model.Dim(), s.Model.NumParams())
 }
 
-// maxSpecialized is the most parameters a model may have for its
-// <Prefix>Sens to hold one block of code per kind of column (see
-// sensKinds): each block repeats J_y·v, so the file grows with the
-// number of parameters. Larger models get the general form
-// (sensFunction), with the parameter direction as an input.
-const maxSpecialized = 8
-
-// sensKindsProgram compiles f, then J_y·v + ∂f/∂p_j for every kind of
-// sensitivity column, v the seed and the unit direction built in: kind
-// 0 an initial value (no parameter term), kind 1+j parameter j. It is
-// tape.Set.SensF's derivation with the columns' states as seeds.
-func sensKindsProgram(s *tape.Set) (*tape.Program, error) {
-	f, err := s.Model.F()
-	if err != nil {
-		return nil, err
-	}
-	g := s.Model.Graph()
-	d, m := s.Model.Dim(), s.Model.NumParams()
-	v := make([]sym.Expr, d)
-	for i := range v {
-		v[i] = g.Seed(sym.SeedV, i)
-	}
-	outs := append([]sym.Expr(nil), f...)
-	for kind := range m + 1 {
-		var w []sym.Expr
-		if kind > 0 {
-			w = make([]sym.Expr, m)
-			w[kind-1] = g.Const(1)
-		}
-		outs = append(outs, sym.TangentAlong(f, v, w)...)
-	}
-	return tape.Compile("sens", g, outs, d, m)
-}
-
 // function emits one generated function.
 func (g *gen) function(f fn) error {
 	pg := f.pg
@@ -594,7 +551,8 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 	}
 
 	w := &g.body
-	g.sensOpen(w, e, "ws [][]float64", []string{
+	w.WriteByte('\n')
+	writeComment(w, g.prefix+"Sens", []string{
 		fmt.Sprintf("writes f(t, y, p) into dy[:%d] and, for each column c, the", d),
 		"right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,",
 		"",
@@ -608,10 +566,19 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 		"",
 		runs(len(code), pg.Name),
 	})
+	fmt.Fprintf(w, "func %sSens(t float64, y, p []float64, ws [][]float64, dy []float64) {\n", g.prefix)
+	for b := blockY; b <= blockP; b++ {
+		if size := [numBlocks]int{blockY: d, blockP: m}[b]; e.read[b] && size > 0 {
+			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], size-1)
+		}
+	}
+	fmt.Fprintf(w, "\t_ = dy[%d]\n\n", d-1)
 	w.Write(once.Bytes())
 	e.unused(w, primal)
 	w.Write(storeF.Bytes())
-	g.sensLoop(w, "w", "ws")
+	fmt.Fprintf(w, "\tfor c, w := range ws {\n")
+	fmt.Fprintf(w, "\t\tv, out := y[%d*(1+c):%d*(2+c)], dy[%d*(1+c):%d*(2+c)]\n", d, d, d, d)
+	fmt.Fprintf(w, "\t\t_, _ = v[%d], out[%d]\n", d-1, d-1)
 	if m > 0 {
 		fmt.Fprintf(w, "\t\t_ = w[%d]\n", m-1)
 	} else {
@@ -622,202 +589,17 @@ func (g *gen) sensFunction(pg *tape.Program) error {
 	w.Write(storeS.Bytes())
 	w.WriteString("\t}\n}\n")
 
-	g.sensSource(w, "ws", "\tws := make([][]float64, len(paramCols))\n\tfor c, j := range paramCols {\n",
-		fmt.Sprintf("\t\tws[c] = make([]float64, %d)\n\t\tif j >= 0 {\n\t\t\tws[c][j] = 1\n\t\t}\n", m))
-	return nil
-}
-
-// sensOpen writes the doc comment and the head of <Prefix>Sens, whose
-// columns come in the parameter cols: the signature and the bounds
-// hints.
-func (g *gen) sensOpen(w *bytes.Buffer, e *emitter, cols string, doc []string) {
-	w.WriteByte('\n')
-	writeComment(w, g.prefix+"Sens", doc)
-	fmt.Fprintf(w, "func %sSens(t float64, y, p []float64, %s, dy []float64) {\n", g.prefix, cols)
-	for b := blockY; b <= blockP; b++ {
-		if size := [numBlocks]int{blockY: g.dim, blockP: g.np}[b]; e.read[b] && size > 0 {
-			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], size-1)
-		}
-	}
-	fmt.Fprintf(w, "\t_ = dy[%d]\n\n", g.dim-1)
-}
-
-// sensLoop opens the loop over the columns of <Prefix>Sens: elem ranges
-// over list, v and out are the column's blocks of y and dy.
-func (g *gen) sensLoop(w *bytes.Buffer, elem, list string) {
-	d := g.dim
-	fmt.Fprintf(w, "\tfor c, %s := range %s {\n", elem, list)
-	fmt.Fprintf(w, "\t\tv, out := y[%d*(1+c):%d*(2+c)], dy[%d*(1+c):%d*(2+c)]\n", d, d, d, d)
-	fmt.Fprintf(w, "\t\t_, _ = v[%d], out[%d]\n", d-1, d-1)
-}
-
-// sensSource writes <Prefix>SensF: open starts the loop over the columns
-// (c, j) that builds arg, the last argument of <Prefix>Sens; each column's
-// parameter j is checked, then body runs.
-func (g *gen) sensSource(w *bytes.Buffer, arg, open, body string) {
 	fmt.Fprintf(w, "\n// %sSensF returns a source of %sSens for ode.Problem.SensF: each\n", g.prefix, g.prefix)
 	w.WriteString("// entry of paramCols is the parameter of a column, or −1 for an initial\n")
 	w.WriteString("// value. The function it makes keeps no state and may be shared.\n")
 	fmt.Fprintf(w, "func %sSensF(paramCols []int) (func() ode.Func, error) {\n", g.prefix)
-	w.WriteString(open)
-	msg := strconv.Quote(fmt.Sprintf("%s: sensitivity column %%d: parameter %%d, but the model has %d", strings.ReplaceAll(g.m.Name, "%", "%%"), g.np))
-	fmt.Fprintf(w, "\t\tif j >= %d {\n\t\t\treturn nil, fmt.Errorf(%s, c, j)\n\t\t}\n", g.np, msg)
-	w.WriteString(body)
-	w.WriteString("\t}\n")
-	fmt.Fprintf(w, "\tf := func(t float64, y, p, dy []float64) { %sSens(t, y, p, %s, dy) }\n", g.prefix, arg)
+	w.WriteString("\tws := make([][]float64, len(paramCols))\n\tfor c, j := range paramCols {\n")
+	msg := strconv.Quote(fmt.Sprintf("%s: sensitivity column %%d: parameter %%d, but the model has %d", strings.ReplaceAll(g.m.Name, "%", "%%"), m))
+	fmt.Fprintf(w, "\t\tif j >= %d {\n\t\t\treturn nil, fmt.Errorf(%s, c, j)\n\t\t}\n", m, msg)
+	fmt.Fprintf(w, "\t\tws[c] = make([]float64, %d)\n\t\tif j >= 0 {\n\t\t\tws[c][j] = 1\n\t\t}\n\t}\n", m)
+	fmt.Fprintf(w, "\tf := func(t float64, y, p, dy []float64) { %sSens(t, y, p, ws, dy) }\n", g.prefix)
 	w.WriteString("\treturn func() ode.Func { return f }, nil\n}\n")
 	g.usesFmt = true
-}
-
-// sensKinds emits <Prefix>Sens for a model of at most maxSpecialized
-// parameters from pg (sensKindsProgram): f's instructions and those
-// several kinds of column share run once; then per column the block of
-// its kind, with v the column's block of the augmented state. The unit
-// directions are built in, so a column computes only its own terms:
-// the same values as tape.Set.SensF, and as F and one JVP per column,
-// bit for bit (the folded terms are exact products by 1 and sums with
-// 0).
-func (g *gen) sensKinds(pg *tape.Program) error {
-	d, m := g.dim, g.np
-	nk := m + 1
-	code, outs := pg.Code(), pg.Outputs()
-	if len(outs) != d*(1+nk) {
-		return fmt.Errorf("%d outputs, want %d", len(outs), d*(1+nk))
-	}
-	lay := pg.Layout()
-	nFixed := lay.NumInputs() + int32(len(pg.Consts()))
-	seedV, seedU := lay.V(), lay.U()
-	// The instruction whose result each operand and output reads
-	// (registers are reused, so by program order), or −1 for inputs and
-	// constants.
-	last := map[int32]int{}
-	writer := func(r int32) int {
-		if k, ok := last[r]; ok && r >= nFixed {
-			return k
-		}
-		return -1
-	}
-	wr := make([][3]int, len(code))
-	seed := make([]bool, len(code)) // depends on v
-	for k, in := range code {
-		ops := [3]int32{in.A, in.B, in.C}
-		for a := range in.Op.Arity() {
-			wr[k][a] = writer(ops[a])
-			seed[k] = seed[k] || (ops[a] >= seedV && ops[a] < seedU) || (wr[k][a] >= 0 && seed[wr[k][a]])
-		}
-		last[in.Dst] = k
-	}
-	outW := make([]int, len(outs))
-	for i, o := range outs {
-		outW[i] = writer(o)
-	}
-	// need[k]: bit 0 if f reads k, bit 1+q if a column of kind q does.
-	need := make([]uint32, len(code))
-	for i, w := range outW {
-		if w >= 0 {
-			need[w] |= 1 << (i / d)
-		}
-	}
-	for k := len(code) - 1; k >= 0; k-- {
-		for a := range code[k].Op.Arity() {
-			if w := wr[k][a]; w >= 0 {
-				need[w] |= need[k]
-			}
-		}
-	}
-	// Shared: read by f, or free of v and read by several kinds.
-	shared := make([]bool, len(code))
-	for k := range code {
-		shared[k] = need[k]&1 != 0 || !seed[k] && bits.OnesCount32(need[k]) > 1
-	}
-	e := g.newEmitter(pg, g.prefix+"Sens", [numBlocks]string{blockT: "t", blockY: "y", blockP: "p", blockV: "v"})
-	// emit writes the instructions of one scope, each operand resolved
-	// to its writer, then the stores, then "_ = s<k>" for the results
-	// nothing in the scope reads.
-	emit := func(w *bytes.Buffer, in func(k int) bool, stores func() error) error {
-		clear(e.used)
-		for k := range code {
-			if !in(k) {
-				continue
-			}
-			ops := [3]int32{code[k].A, code[k].B, code[k].C}
-			for a := range code[k].Op.Arity() {
-				if wk := wr[k][a]; wk >= 0 {
-					e.value[ops[a]] = wk
-				}
-			}
-			if err := e.instr(w, k); err != nil {
-				return err
-			}
-		}
-		return stores()
-	}
-	// storeGroup writes output group q (0 f, 1+kind) into name.
-	storeGroup := func(w *bytes.Buffer, q int, name string) error {
-		for i := d * q; i < d*(q+1); i++ {
-			if outW[i] >= 0 {
-				e.value[outs[i]] = outW[i]
-			}
-		}
-		return e.stores(w, name, outs[d*q:d*(q+1)])
-	}
-	var once bytes.Buffer
-	if err := emit(&once, func(k int) bool { return shared[k] }, func() error { return storeGroup(&once, 0, "dy") }); err != nil {
-		return err
-	}
-	// A shared value read only inside the columns' blocks is used there;
-	// mark what the blocks read before deciding what is unused.
-	var blocks []bytes.Buffer
-	usedOnce := append([]bool(nil), e.used...)
-	for q := range nk {
-		bit := uint32(1) << (1 + q)
-		var blk bytes.Buffer
-		inBlock := func(k int) bool { return !shared[k] && need[k]&bit != 0 }
-		if err := emit(&blk, inBlock, func() error { return storeGroup(&blk, 1+q, "out") }); err != nil {
-			return err
-		}
-		for k := range code {
-			if shared[k] && e.used[k] {
-				usedOnce[k] = true
-			}
-		}
-		for k := range code {
-			if inBlock(k) && !e.used[k] {
-				fmt.Fprintf(&blk, "\t\t\t_ = s%d\n", k)
-			}
-		}
-		blocks = append(blocks, blk)
-	}
-	for k := range code {
-		if shared[k] && !usedOnce[k] {
-			fmt.Fprintf(&once, "\t_ = s%d\n", k)
-		}
-	}
-
-	w := &g.body
-	g.sensOpen(w, e, "cols []int", []string{
-		fmt.Sprintf("writes f(t, y, p) into dy[:%d] and, for each column c, the", d),
-		"right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,",
-		"",
-		"\tJ_y·S_c + ∂f/∂θ_c,",
-		"",
-		fmt.Sprintf("into dy[%d·(1+c) : %d·(2+c)], with S_c = y[%d·(1+c) : %d·(2+c)]; cols[c] is", d, d, d, d),
-		fmt.Sprintf("the parameter θ_c (0…%d), or −1 for an initial value (no ∂f/∂θ_c", m-1),
-		"term). Each kind of column has its own code with the unit direction",
-		"built in; the terms that f and several kinds share are computed once.",
-		"The results equal F and one JVP per column bit for bit.",
-		"",
-		runs(len(code), pg.Name),
-	})
-	w.Write(once.Bytes())
-	g.sensLoop(w, "j", "cols")
-	w.WriteString("\t\tswitch j {\n")
-	for q := range nk {
-		fmt.Fprintf(w, "\t\tcase %d:\n", q-1)
-		w.Write(blocks[q].Bytes())
-	}
-	w.WriteString("\t\t}\n\t}\n}\n")
-	g.sensSource(w, "cols", "\tcols := append([]int(nil), paramCols...)\n\tfor c, j := range cols {\n", "\t\tcols[c] = max(j, -1)\n")
 	return nil
 }
 

@@ -264,16 +264,16 @@ func GenLorenzDfDtVJP(t float64, y, p, u, gy, gp []float64) {
 // GenLorenzSens writes f(t, y, p) into dy[:3] and, for each column c, the
 // right-hand side of the forward sensitivity S_c = ∂y/∂θ_c,
 //
-//	J_y·S_c + ∂f/∂θ_c,
+//	J_y·S_c + J_p·ws[c],
 //
-// into dy[3·(1+c) : 3·(2+c)], with S_c = y[3·(1+c) : 3·(2+c)]; cols[c] is
-// the parameter θ_c (0…2), or −1 for an initial value (no ∂f/∂θ_c
-// term). Each kind of column has its own code with the unit direction
-// built in; the terms that f and several kinds share are computed once.
-// The results equal F and one JVP per column bit for bit.
+// into dy[3·(1+c) : 3·(2+c)], with S_c = y[3·(1+c) : 3·(2+c)] and ws[c]
+// the direction of θ_c in parameter space (3 values: a unit vector for a
+// parameter, zero for an initial value). The terms of f and of the
+// derivatives that do not involve S_c or ws[c] are computed once for all
+// columns. The results equal F and one JVP per column bit for bit.
 //
-// It runs the 31 instructions of the tape program "sens".
-func GenLorenzSens(t float64, y, p []float64, cols []int, dy []float64) {
+// It runs the 28 instructions of the tape program "f_jvp".
+func GenLorenzSens(t float64, y, p []float64, ws [][]float64, dy []float64) {
 	_ = y[2]
 	_ = p[2]
 	_ = dy[2]
@@ -289,90 +289,33 @@ func GenLorenzSens(t float64, y, p []float64, cols []int, dy []float64) {
 	dy[0] = s1
 	dy[1] = s4
 	dy[2] = s7
-	for c, j := range cols {
+	for c, w := range ws {
 		v, out := y[3*(1+c):3*(2+c)], dy[3*(1+c):3*(2+c)]
 		_, _ = v[2], out[2]
-		switch j {
-		case -1:
-			s8 := -v[0]
-			s9 := v[1] + s8
-			s10 := float64(p[0] * s9)
-			s11 := -v[2]
-			s12 := float64(s2 * v[0])
-			s13 := -v[1]
-			s14 := float64(y[1] * v[0])
-			s15 := float64(y[0] * v[1])
-			s16 := s14 + s15
-			s17 := float64(p[2] * v[2])
-			s18 := float64(y[0] * s11)
-			s19 := s12 + s18
-			s20 := s13 + s19
-			s21 := -s17
-			s22 := s16 + s21
-			out[0] = s10
-			out[1] = s20
-			out[2] = s22
-		case 0:
-			s8 := -v[0]
-			s9 := v[1] + s8
-			s10 := float64(p[0] * s9)
-			s11 := -v[2]
-			s12 := float64(s2 * v[0])
-			s13 := -v[1]
-			s14 := float64(y[1] * v[0])
-			s15 := float64(y[0] * v[1])
-			s16 := s14 + s15
-			s17 := float64(p[2] * v[2])
-			s18 := float64(y[0] * s11)
-			s19 := s12 + s18
-			s20 := s13 + s19
-			s21 := -s17
-			s22 := s16 + s21
-			s23 := s0 + s10
-			out[0] = s23
-			out[1] = s20
-			out[2] = s22
-		case 1:
-			s8 := -v[0]
-			s9 := v[1] + s8
-			s10 := float64(p[0] * s9)
-			s11 := -v[2]
-			s12 := float64(s2 * v[0])
-			s13 := -v[1]
-			s14 := float64(y[1] * v[0])
-			s15 := float64(y[0] * v[1])
-			s16 := s14 + s15
-			s17 := float64(p[2] * v[2])
-			s21 := -s17
-			s22 := s16 + s21
-			s24 := 1 + s11
-			s25 := float64(y[0] * s24)
-			s26 := s12 + s25
-			s27 := s13 + s26
-			out[0] = s10
-			out[1] = s27
-			out[2] = s22
-		case 2:
-			s8 := -v[0]
-			s9 := v[1] + s8
-			s10 := float64(p[0] * s9)
-			s11 := -v[2]
-			s12 := float64(s2 * v[0])
-			s13 := -v[1]
-			s14 := float64(y[1] * v[0])
-			s15 := float64(y[0] * v[1])
-			s16 := s14 + s15
-			s17 := float64(p[2] * v[2])
-			s18 := float64(y[0] * s11)
-			s19 := s12 + s18
-			s20 := s13 + s19
-			s28 := y[2] + s17
-			s29 := -s28
-			s30 := s16 + s29
-			out[0] = s10
-			out[1] = s20
-			out[2] = s30
-		}
+		_ = w[2]
+		s8 := -v[0]
+		s9 := v[1] + s8
+		s10 := float64(s0 * w[0])
+		s11 := float64(p[0] * s9)
+		s12 := s10 + s11
+		s13 := -v[2]
+		s14 := w[1] + s13
+		s15 := float64(s2 * v[0])
+		s16 := float64(y[0] * s14)
+		s17 := s15 + s16
+		s18 := -v[1]
+		s19 := s17 + s18
+		s20 := float64(y[1] * v[0])
+		s21 := float64(y[0] * v[1])
+		s22 := s20 + s21
+		s23 := float64(p[2] * v[2])
+		s24 := float64(y[2] * w[2])
+		s25 := s23 + s24
+		s26 := -s25
+		s27 := s22 + s26
+		out[0] = s12
+		out[1] = s19
+		out[2] = s27
 	}
 }
 
@@ -380,14 +323,17 @@ func GenLorenzSens(t float64, y, p []float64, cols []int, dy []float64) {
 // entry of paramCols is the parameter of a column, or −1 for an initial
 // value. The function it makes keeps no state and may be shared.
 func GenLorenzSensF(paramCols []int) (func() ode.Func, error) {
-	cols := append([]int(nil), paramCols...)
-	for c, j := range cols {
+	ws := make([][]float64, len(paramCols))
+	for c, j := range paramCols {
 		if j >= 3 {
 			return nil, fmt.Errorf("lorenz: sensitivity column %d: parameter %d, but the model has 3", c, j)
 		}
-		cols[c] = max(j, -1)
+		ws[c] = make([]float64, 3)
+		if j >= 0 {
+			ws[c][j] = 1
+		}
 	}
-	f := func(t float64, y, p, dy []float64) { GenLorenzSens(t, y, p, cols, dy) }
+	f := func(t float64, y, p, dy []float64) { GenLorenzSens(t, y, p, ws, dy) }
 	return func() ode.Func { return f }, nil
 }
 
