@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/examples/compiled"
+	"github.com/gradsolve/gradsolve/method"
 )
 
 // benchDerivN is the ensemble size of the derivative benchmarks (the
@@ -97,5 +99,47 @@ func BenchmarkHaloRecordMemory(b *testing.B) {
 		b.ReportMetric(held/float64(n), "heapB/traj")
 		b.ReportMetric(held/states, "heap/states")
 		runtime.KeepAlive(rec)
+	}
+}
+
+// BenchmarkHaloSensitivities solves 500 halo orbits (the work-precision
+// sweep's ensemble: x0 from 0.5 to 1.5, vy0 from 0.5 to 0.7) over
+// t ∈ [0, 20] with forward sensitivities to (vc, q) under the error
+// test, rtol = atol = 1e-8, one worker, through both routes: the
+// generated Go code (examples/compiled) and the problem file's tape.
+// Compare ns/attempt.
+func BenchmarkHaloSensitivities(b *testing.B) {
+	const n = 500
+	p := make([]float64, 0, 3*n)
+	y0 := make([]float64, 0, 6*n)
+	for i := range n {
+		u := float64(i) / float64(n-1)
+		p = append(p, 1, 0.7, 0.2)
+		y0 = append(y0, 0.5+u, 0, 0.2, 0.1, 0.5+0.2*u, 0.15)
+	}
+	ens := &gradsolve.Ensemble{N: n, Y0: y0, P: p, T0: []float64{0}, T1: []float64{20}}
+	for _, route := range []struct {
+		name string
+		pr   *gradsolve.Problem
+	}{{"go", compiled.HaloProblem()}, {"ode", exampleProblem(b, "halo")}} {
+		for _, tb := range []*method.Tableau{method.Vern7, method.DP8} {
+			b.Run(route.name+"/"+tb.Name, func(b *testing.B) {
+				benchEnsemble(b, route.pr, ens, gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-8,
+					Sens: &gradsolve.Sensitivity{ErrorTest: true, Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}})
+			})
+		}
+	}
+}
+
+// BenchmarkLorenzFile solves the Lorenz ensemble of BenchmarkLorenz
+// from examples/lorenz.ode (the tape) with the high-order methods, one
+// worker, rtol 1e-8, atol 1e-11.
+func BenchmarkLorenzFile(b *testing.B) {
+	pr := exampleProblem(b, "lorenz")
+	ens := &gradsolve.Ensemble{N: benchLorenzN, P: lorenzFileParams(benchLorenzN)}
+	for _, tb := range []*method.Tableau{method.Vern7, method.DP8} {
+		b.Run(tb.Name, func(b *testing.B) {
+			benchEnsemble(b, pr, ens, gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-11})
+		})
 	}
 }
