@@ -100,23 +100,88 @@ type Point struct {
 	Y0, P []float64
 }
 
+// ShiftParamFloor is the smallest scale Shift measures a parameter's
+// move against: a parameter recorded at p_rec counts as having the size
+// max(|p_rec|, ShiftParamFloor).
+//
+// A parameter recorded at zero has no size of its own, and the
+// tolerances cannot give it one (they are in the units of the state),
+// so the floor is absolute. At 1e-8 (about √ε, the size below which a
+// double-precision quantity is customarily taken for zero next to an
+// O(1) scale, as in finite-difference step rules) a parameter recorded
+// at zero that moves by δ reads δ/1e-8: any move beyond 1e-10 reads
+// above 1%. That errs on the side of recording again, which is the safe
+// side — a term switched off at the recording can bring in dynamics the
+// mesh was never chosen for — and costs one solve. A parameter whose
+// own size is below 1e-8 (a constant in SI units) is measured against
+// 1e-8 and its relative moves read too small: rescale it, or give its
+// size to ShiftWith.
+const ShiftParamFloor = 1e-8
+
 // Shift returns how far the current point has moved from the recording
-// point: the largest over trajectories of ‖x − x_rec‖∞ / max(‖x_rec‖∞, 1e-300)
-// for the parameters and the initial states together.
+// point, each quantity measured against its own size: the largest, over
+// trajectories i, parameters j and initial values d, of
+//
+//	|p_ij − p_ij,rec| / max(|p_ij,rec|, ShiftParamFloor)
+//	|y0_id − y0_id,rec| / max(|y0_id,rec|, atol_d)
+//
+// — the ∞-norm of the componentwise relative change. atol_d is the
+// recording's absolute tolerance of component d: the error control that
+// chose the mesh does not resolve a component below it, so a state's
+// size is never taken smaller. A move of 2% in any one quantity reads
+// 0.02, whatever the sizes of the others; a quantity recorded at zero
+// is measured against its floor (see ShiftParamFloor). The result is 0
+// at the recording point and never NaN.
 func (rec *Recording) Shift() float64 {
+	s, _ := rec.ShiftWith(nil, nil) // nil floors cannot be malformed
+	return s
+}
+
+// ShiftWith is Shift with the floors given: pFloor (length NumParams)
+// replaces ShiftParamFloor for each parameter and y0Floor (length Dim)
+// the absolute tolerances for each initial value; nil keeps the
+// default. Give a parameter's typical size as its floor where many
+// parameters sit near zero (the weights of a neural right-hand side),
+// so that their moves are measured against that size rather than
+// against themselves. Floors must be finite and > 0.
+func (rec *Recording) ShiftWith(pFloor, y0Floor []float64) (float64, error) {
 	n, dim, m := rec.Result.N, rec.prob.Dim, rec.prob.NumParams
-	var worst float64
-	for i := range n {
-		var num, den float64
-		for _, pair := range [][2][]float64{{rec.p[i*m : (i+1)*m], rec.pRec[i*m : (i+1)*m]}, {rec.y0[i*dim : (i+1)*dim], rec.y0Rec[i*dim : (i+1)*dim]}} {
-			for k, v := range pair[0] {
-				num = math.Max(num, math.Abs(v-pair[1][k]))
-				den = math.Max(den, math.Abs(pair[1][k]))
+	for _, f := range []struct {
+		name string
+		v    []float64
+		want int
+		wn   string
+	}{{"pFloor", pFloor, m, "NumParams"}, {"y0Floor", y0Floor, dim, "Dim"}} {
+		if f.v == nil {
+			continue
+		}
+		if len(f.v) != f.want {
+			return 0, inputErr("ShiftWith: %s has length %d: want %s = %d", f.name, len(f.v), f.wn, f.want)
+		}
+		for k, x := range f.v {
+			if !(x > 0) || math.IsInf(x, 0) {
+				return 0, inputErr("ShiftWith: %s[%d] = %g: must be finite and > 0", f.name, k, x)
 			}
 		}
-		worst = math.Max(worst, num/math.Max(den, 1e-300))
 	}
-	return worst
+	floor := func(v []float64, k int, def float64) float64 {
+		if v != nil {
+			return v[k]
+		}
+		return def
+	}
+	var worst float64
+	for i := range n {
+		for j := range m {
+			x, xr := rec.p[i*m+j], rec.pRec[i*m+j]
+			worst = math.Max(worst, math.Abs(x-xr)/math.Max(math.Abs(xr), floor(pFloor, j, ShiftParamFloor)))
+		}
+		for d := range dim {
+			x, xr := rec.y0[i*dim+d], rec.y0Rec[i*dim+d]
+			worst = math.Max(worst, math.Abs(x-xr)/math.Max(math.Abs(xr), floor(y0Floor, d, rec.cfg.ATol[d])))
+		}
+	}
+	return worst, nil
 }
 
 // Replay recomputes every trajectory at the point pt with the recorded
@@ -170,9 +235,12 @@ type Cotangents struct {
 // Gradient is dL/dθ for each trajectory.
 type Gradient struct {
 	// P holds ∂L/∂p, N×m (row i: the parameters of trajectory i; sum
-	// the rows for parameters shared by the ensemble).
+	// the rows for parameters shared by the ensemble). From
+	// LossGradient with Options.GradientWrt set, the parameters it does
+	// not list are NaN.
 	P []float64
-	// Y0 holds ∂L/∂y0, N×Dim.
+	// Y0 holds ∂L/∂y0, N×Dim; NaN, like P, where Options.GradientWrt
+	// leaves an initial value out.
 	Y0 []float64
 	// Status is each trajectory's status in the recording; rows of
 	// failed trajectories hold NaN.
@@ -183,8 +251,10 @@ type Gradient struct {
 	Elapsed time.Duration
 	// Workers is the number of goroutines used.
 	Workers int
-	// Decision says how LossGradient computed the gradient and why
-	// (zero for Recording.Gradient, which is always the reverse replay).
+	// Decision says how LossGradient computed the gradient, on which
+	// engine ("cpu-erk" or "cpu-ros": the one that ran, as in
+	// Result.Engine), and why (zero for Recording.Gradient, which is
+	// always the reverse replay).
 	Decision router.Decision
 }
 
@@ -193,16 +263,8 @@ type Gradient struct {
 // whose cotangents are given.
 func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, error) {
 	n, dim, m, K := rec.Result.N, rec.prob.Dim, rec.prob.NumParams, rec.in.k
-	if len(cot.Y) != n*dim {
-		return nil, inputErr("cotangent Y has length %d: want N·Dim = %d", len(cot.Y), n*dim)
-	}
-	if cot.Saved != nil && len(cot.Saved) != n*K*dim {
-		return nil, inputErr("cotangent Saved has length %d: want N·K·Dim = %d", len(cot.Saved), n*K*dim)
-	}
-	for k, v := range cot.Y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, inputErr("cotangent Y[%d] = %g is not finite", k, v)
-		}
+	if err := checkCotangents(cot, n, dim, K); err != nil {
+		return nil, err
 	}
 	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
 	start := time.Now()
@@ -222,6 +284,28 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 		return nil, err
 	}
 	return g, nil
+}
+
+// checkCotangents checks the shapes of cot (Y: N×Dim; Saved: nil or
+// N×K×Dim) and that they hold finite numbers.
+func checkCotangents(cot Cotangents, n, dim, K int) error {
+	if len(cot.Y) != n*dim {
+		return inputErr("cotangent Y has length %d: want N·Dim = %d", len(cot.Y), n*dim)
+	}
+	if cot.Saved != nil && len(cot.Saved) != n*K*dim {
+		return inputErr("cotangent Saved has length %d: want N·K·Dim = %d", len(cot.Saved), n*K*dim)
+	}
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{"Y", cot.Y}, {"Saved", cot.Saved}} {
+		for k, v := range c.v {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return inputErr("cotangent %s[%d] = %g is not finite", c.name, k, v)
+			}
+		}
+	}
+	return nil
 }
 
 // run calls job for every trajectory whose recording succeeded and

@@ -113,6 +113,13 @@ type Options struct {
 	// zero value) lets the router decide from its cost model,
 	// router.Forward and router.Reverse override it.
 	Mode router.Mode
+	// GradientWrt lists the quantities LossGradient differentiates by
+	// (parameters and initial values). Nil means every parameter and
+	// every initial value. Forward mode integrates only these
+	// sensitivity columns, and the router's cost model counts them; the
+	// entries of Gradient.P and Gradient.Y0 not listed are NaN in either
+	// mode. Solve and Record ignore it.
+	GradientWrt []Wrt
 }
 
 // Result holds what Solve computed. Arrays are row-major (see the

@@ -1,10 +1,11 @@
-// Package router chooses how gradsolve computes what is asked: which
-// mode of differentiation and which engine, and says why.
+// Package router chooses how gradsolve computes what is asked — which
+// mode of differentiation — and says why and on which engine.
 //
 // Its first form knows the two Go CPU engines — explicit Runge–Kutta
-// (package erk) and, for problems marked stiff, Rosenbrock (package ros)
-// — and decides between forward sensitivities and the reverse replay
-// from a cost model measured on the explicit engine
+// (package erk) and Rosenbrock (package ros), which the choice of method
+// selects and the Decision reports — and decides between forward
+// sensitivities and the reverse replay from a cost model measured on the
+// explicit engine
 // (BenchmarkLorenzDerivatives; figures in bench/results):
 //
 //	forward sensitivities for k quantities  ≈ (1 + SensCost·k) forward solves
@@ -63,20 +64,30 @@ const (
 // Request says what is asked.
 type Request struct {
 	// NumWrt is the number of quantities to differentiate by
-	// (parameters and initial values).
+	// (parameters and initial values): the sensitivity columns forward
+	// mode would integrate.
 	NumWrt int
 	// NumOutputs is the number of scalar outputs whose derivatives are
 	// wanted (1 for a scalar loss).
 	NumOutputs int
-	// Stiff marks a stiff problem.
-	Stiff bool
+	// Engine is the engine the solve will run, as the choice of method
+	// made it: "cpu-erk" (explicit Runge–Kutta) or "cpu-ros"
+	// (Rosenbrock). Empty means "cpu-erk". The router does not choose
+	// the engine — the method does (gradsolve's Options.Method and
+	// Options.Rosenbrock, or a problem marked stiff) — it reports it, so
+	// the Decision names the engine that runs.
+	Engine string
+	// EngineReason says why that engine runs (the method choice's
+	// reason); it is appended to the Decision's reason.
+	EngineReason string
 	// Mode overrides the choice unless Auto.
 	Mode Mode
 }
 
 // Decision is the router's answer.
 type Decision struct {
-	Mode   Mode
+	Mode Mode
+	// Engine is the engine that runs: Request.Engine, or "cpu-erk".
 	Engine string
 	// Reason says why, with the estimated costs.
 	Reason string
@@ -86,7 +97,10 @@ type Decision struct {
 
 // Choose decides how to serve req.
 func Choose(req Request) Decision {
-	d := Decision{Engine: "cpu-erk"}
+	d := Decision{Engine: req.Engine}
+	if d.Engine == "" {
+		d.Engine = "cpu-erk"
+	}
 	fwd := 1 + SensCost*float64(req.NumWrt)
 	rev := RecordCost + GradientCost*float64(req.NumOutputs)
 	costs := fmt.Sprintf("estimated cost, in forward solves: forward sensitivities %.1f (%d columns), reverse replay %.1f (%d outputs)",
@@ -102,9 +116,12 @@ func Choose(req Request) Decision {
 		d.Mode = Reverse
 		d.Reason = "reverse replay is cheaper: " + costs
 	}
-	if req.Stiff {
-		d.Engine = "cpu-ros"
-		d.Reason += "; the problem is marked stiff: the Rosenbrock engine (Rodas5P unless a method is named)"
+	if d.Engine != "cpu-erk" {
+		d.Reason += " (costs measured on the explicit engine)"
+	}
+	d.Reason += "; engine " + d.Engine
+	if req.EngineReason != "" {
+		d.Reason += ": " + req.EngineReason
 	}
 	return d
 }

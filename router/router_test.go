@@ -26,8 +26,14 @@ func TestChoose(t *testing.T) {
 			t.Errorf("%+v: Overridden = %v", c.req, d.Overridden)
 		}
 	}
-	if d := Choose(Request{NumWrt: 1, NumOutputs: 1, Stiff: true}); !strings.Contains(d.Reason, "stiff") || d.Engine != "cpu-ros" {
-		t.Errorf("stiff problem: %+v", d)
+	// The Decision names the engine the request says will run, with its
+	// reason; the cost model sees the columns asked for.
+	d := Choose(Request{NumWrt: 1, NumOutputs: 1, Engine: "cpu-ros", EngineReason: "Rodas5P requested"})
+	if d.Engine != "cpu-ros" || !strings.Contains(d.Reason, "engine cpu-ros: Rodas5P requested") || !strings.Contains(d.Reason, "(1 columns)") {
+		t.Errorf("Rosenbrock engine: %+v", d)
+	}
+	if d := Choose(Request{NumWrt: 1, NumOutputs: 1, Engine: "cpu-erk", EngineReason: "Tsit5 requested"}); d.Engine != "cpu-erk" || !strings.HasSuffix(d.Reason, "engine cpu-erk: Tsit5 requested") {
+		t.Errorf("explicit engine: %+v", d)
 	}
 	for _, s := range []string{"auto", "forward", "reverse"} {
 		if m, err := ParseMode(s); err != nil || m.String() != s {

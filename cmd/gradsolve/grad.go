@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gradsolve/gradsolve"
@@ -16,36 +18,317 @@ import (
 	"github.com/gradsolve/gradsolve/router"
 )
 
-// parseSens turns --sens into sensitivity columns: parameter names,
-// "all" (every parameter), "y0" (every initial value), "y0.NAME".
+// parseSens turns --sens into sensitivity columns (see parseWrt).
 func parseSens(pr *ode.Problem, spec string) ([]gradsolve.Wrt, error) {
-	var wrt []gradsolve.Wrt
-	for _, item := range strings.Split(spec, ",") {
-		item = strings.TrimSpace(item)
-		switch {
-		case item == "all":
-			for j := range pr.NumParams {
-				wrt = append(wrt, gradsolve.Param(j))
-			}
-		case item == "y0":
-			for i := range pr.Dim {
-				wrt = append(wrt, gradsolve.InitialValue(i))
-			}
-		case strings.HasPrefix(item, "y0."):
-			i := slices.Index(pr.StateNames, item[3:])
-			if i < 0 {
-				return nil, fmt.Errorf("--sens %q: %s has no state %q (states: %s)", spec, pr.Name, item[3:], strings.Join(pr.StateNames, ", "))
-			}
-			wrt = append(wrt, gradsolve.InitialValue(i))
-		default:
-			j := slices.Index(pr.ParamNames, item)
-			if j < 0 {
-				return nil, fmt.Errorf("--sens %q: %s has no parameter %q (parameters: %s; or all, y0, y0.NAME)", spec, pr.Name, item, strings.Join(pr.ParamNames, ", "))
-			}
-			wrt = append(wrt, gradsolve.Param(j))
+	return parseWrt(pr, "sens", spec)
+}
+
+const gradUsage = `usage: gradsolve grad [FILE.ode] [flags]
+
+Solve an ensemble and compute the gradient of a scalar loss of its final
+states, of its states at the --saveat times, or of both, with respect to
+the parameters and initial values --wrt names (default: all of them). The
+gradient is the exact derivative of the solution the solve returned, by
+the reverse replay (record the accepted steps, run the discrete adjoint)
+or by forward sensitivities of the --wrt columns alone; --mode chooses,
+and auto lets the router decide from its cost model.
+
+Give the loss as one of
+  --loss sumsq   ½ Σ ‖y(t1)‖² over the final states
+  --data D.npy   ½ Σ w·(y − D)²: D is n×dim or dim (targets for the final
+                 states), or n×k×dim or 1×k×dim (targets for the states at
+                 the k --saveat times). With saved-state targets,
+                 --data-final F.npy (n×dim or dim) puts the final states in
+                 the loss too. --weights W.npy weights the residuals of
+                 --data (its shape, or dim; for saved states also k×dim),
+                 --weights-final V.npy those of --data-final (n×dim or dim);
+                 weights default to 1 and must be ≥ 0.
+  --cot C.npy    the linear loss Σ C·y with the cotangent C = dL/dy: n×dim
+                 (the final states) or n×k×dim (the saved states). With a
+                 saved-state C, --cot-final F.npy (n×dim) adds dL/dy(t1).
+
+With --out DIR it writes grad_params.npy (n × the parameters --wrt names,
+in the order given), grad_y0.npy (n × the initial values it names, in the
+order given; n×0 when it names none), y_final.npy, y_saved.npy with
+--saveat, status.npy and stats.json. stats.json lists the columns
+(grad_params_columns, grad_y0_columns), the mode and its reason, the
+engine that ran (engine, router_engine) and the number of sensitivity
+columns forward mode integrated (sensitivity_columns; 0 for the reverse
+replay).
+
+flags:
+`
+
+// gradFlags are the flags of "gradsolve grad" that solve does not have.
+type gradFlags struct {
+	loss                  string
+	data, dataFinal       string
+	weights, weightsFinal string
+	cot, cotFinal         string
+	wrt                   string
+	mode                  string
+}
+
+func addGradFlags(fs *flag.FlagSet, g *gradFlags) {
+	fs.StringVar(&g.loss, "loss", "", "built-in loss: sumsq (½ Σ ‖y_final‖²)")
+	fs.StringVar(&g.data, "data", "", "FILE.npy of targets: n×dim or dim (final states) or n×k×dim, 1×k×dim (states at the --saveat times); loss ½ Σ w·(y − data)²")
+	fs.StringVar(&g.dataFinal, "data-final", "", "FILE.npy of targets for the final states (n×dim or dim) when --data holds saved states")
+	fs.StringVar(&g.weights, "weights", "", "FILE.npy of weights ≥ 0 for the residuals of --data: its shape, or dim (per component); for saved states also k×dim (default 1)")
+	fs.StringVar(&g.weightsFinal, "weights-final", "", "FILE.npy of weights ≥ 0 for the residuals of --data-final: n×dim or dim (default 1)")
+	fs.StringVar(&g.cot, "cot", "", "FILE.npy of the cotangent dL/dy: n×dim (final states) or n×k×dim (states at the --saveat times); loss Σ cot·y")
+	fs.StringVar(&g.cotFinal, "cot-final", "", "FILE.npy of dL/dy_final (n×dim) when --cot holds saved states")
+	fs.StringVar(&g.wrt, "wrt", "", "columns of the gradient: comma-separated parameter names, 'params' (every parameter), 'y0' (every initial value), 'y0.NAME' (default params,y0); forward mode integrates only these")
+	fs.StringVar(&g.mode, "mode", "auto", "how to differentiate: auto (the router decides), forward (sensitivities), reverse (record and replay)")
+}
+
+// gradStats are the entries of stats.json that only grad writes.
+type gradStats struct {
+	// RouterEngine is the engine the router's decision names: the one
+	// that ran (the same as engine).
+	RouterEngine string `json:"router_engine"`
+	// SensColumns is the number of sensitivity columns forward mode
+	// integrated (0 for the reverse replay).
+	SensColumns int `json:"sensitivity_columns"`
+	// ParamColumns and Y0Columns name the columns of grad_params.npy
+	// and grad_y0.npy, in order.
+	ParamColumns []string `json:"grad_params_columns"`
+	Y0Columns    []string `json:"grad_y0_columns"`
+	// LossStates says which states the loss uses: "final", "saved".
+	LossStates []string `json:"loss_states"`
+}
+
+// gradLoss builds the loss the flags describe, for n trajectories of
+// dimension dim with k save times, and says which states it uses.
+func gradLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+	given := 0
+	for _, v := range []string{g.cot, g.loss, g.data} {
+		if v != "" {
+			given++
 		}
 	}
-	return wrt, nil
+	if given != 1 {
+		return nil, nil, fmt.Errorf("grad: give exactly one of --loss sumsq, --data FILE.npy, --cot FILE.npy")
+	}
+	for _, c := range []struct{ flag, v, needs, have string }{
+		{"data-final", g.dataFinal, "data", g.data},
+		{"weights", g.weights, "data", g.data},
+		{"weights-final", g.weightsFinal, "data-final", g.dataFinal},
+		{"cot-final", g.cotFinal, "cot", g.cot},
+	} {
+		if c.v != "" && c.have == "" {
+			return nil, nil, fmt.Errorf("--%s %s needs --%s", c.flag, c.v, c.needs)
+		}
+	}
+	switch {
+	case g.loss != "":
+		if g.loss != "sumsq" {
+			return nil, nil, fmt.Errorf("--loss %q: known losses: sumsq", g.loss)
+		}
+		return gradsolve.SumSquares(), []string{"final"}, nil
+	case g.data != "":
+		return dataLoss(g, n, dim, k)
+	}
+	return cotLoss(g, n, dim, k)
+}
+
+// loadChecked reads a flag's .npy file and checks that its values are
+// finite (and ≥ 0 for weights).
+func loadChecked(flagName, path string, weights bool) (*loaded, error) {
+	l, err := load(flagName, path)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range l.a.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (weights && v < 0) {
+			rule := "must be finite"
+			if weights {
+				rule = "weights must be finite and ≥ 0"
+			}
+			return nil, fmt.Errorf("%s: element %s = %g: %s", l.name(), npyIndex(i, l.a.Shape), v, rule)
+		}
+	}
+	return l, nil
+}
+
+// npyIndex writes flat index i of an array of the given shape as a
+// NumPy index, [i0, i1, …].
+func npyIndex(i int, shape []int) string {
+	idx := make([]string, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		idx[d] = strconv.Itoa(i % shape[d])
+		i /= shape[d]
+	}
+	return "[" + strings.Join(idx, ", ") + "]"
+}
+
+// savedShape checks that l, a 3-D array for the saved states, fits n
+// trajectories of dimension dim with k save times: n×k×dim, or 1×k×dim
+// where shared is allowed.
+func savedShape(l *loaded, n, dim, k int, shared bool) error {
+	if k == 0 {
+		return fmt.Errorf("%s: shape %v holds saved states (n × k × states): give the save times with --saveat", l.name(), pyShape(l.a.Shape))
+	}
+	shapes := [][]int{{n, k, dim}}
+	if shared && n != 1 {
+		shapes = append(shapes, []int{1, k, dim})
+	}
+	return shapeErr(l, fmt.Sprintf("(n × k × states, k = %d --saveat times)", k), shapes...)
+}
+
+// pyShape writes a shape as a Python tuple.
+func pyShape(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.Itoa(d)
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// dataLoss is the least-squares loss of --data and its companions.
+func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+	d, err := loadChecked("data", g.data, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fit gradsolve.FitData
+	if d.a.Dims() != 3 {
+		// Targets for the final states.
+		if err := shapeErr(d, "(n × states; or n × k × states for the states at the --saveat times)", []int{n, dim}, []int{dim}); err != nil {
+			return nil, nil, err
+		}
+		if g.dataFinal != "" {
+			return nil, nil, fmt.Errorf("--data-final %s: --data %s already holds the final states; --data-final goes with saved-state targets (n × k × states)", g.dataFinal, g.data)
+		}
+		fit.Final = d.a.Data
+		if g.weights != "" {
+			w, err := loadChecked("weights", g.weights, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
+				return nil, nil, err
+			}
+			fit.FinalWeights = w.a.Data
+		}
+		return gradsolve.LeastSquaresFit(fit), []string{"final"}, nil
+	}
+	if err := savedShape(d, n, dim, k, true); err != nil {
+		return nil, nil, err
+	}
+	fit.Saved = d.a.Data
+	states := []string{"saved"}
+	if g.weights != "" {
+		w, err := loadChecked("weights", g.weights, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		shapes := [][]int{{n, k, dim}, {1, k, dim}, {k, dim}, {dim}}
+		if n == 1 {
+			shapes = slices.Delete(shapes, 1, 2)
+		}
+		if err := shapeErr(w, "(n × k × states, k × states or states)", shapes...); err != nil {
+			return nil, nil, err
+		}
+		fit.SavedWeights = w.a.Data
+	}
+	if g.dataFinal != "" {
+		f, err := loadChecked("data-final", g.dataFinal, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := shapeErr(f, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
+			return nil, nil, err
+		}
+		fit.Final = f.a.Data
+		states = append([]string{"final"}, states...)
+		if g.weightsFinal != "" {
+			w, err := loadChecked("weights-final", g.weightsFinal, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
+				return nil, nil, err
+			}
+			fit.FinalWeights = w.a.Data
+		}
+	}
+	return gradsolve.LeastSquaresFit(fit), states, nil
+}
+
+// cotLoss is the linear loss of --cot (and --cot-final): L = Σ cot·y
+// over the successful trajectories, whose value is reported.
+func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+	c, err := loadChecked("cot", g.cot, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cot gradsolve.Cotangents
+	var states []string
+	if c.a.Dims() != 3 {
+		if err := shapeErr(c, "(n × states; or n × k × states for the states at the --saveat times)", []int{n, dim}); err != nil {
+			return nil, nil, err
+		}
+		if g.cotFinal != "" {
+			return nil, nil, fmt.Errorf("--cot-final %s: --cot %s already holds dL/dy_final; --cot-final goes with a saved-state cotangent (n × k × states)", g.cotFinal, g.cot)
+		}
+		cot.Y, states = c.a.Data, []string{"final"}
+	} else {
+		if err := savedShape(c, n, dim, k, false); err != nil {
+			return nil, nil, err
+		}
+		cot.Saved, states = c.a.Data, []string{"saved"}
+		cot.Y = make([]float64, n*dim)
+		if g.cotFinal != "" {
+			f, err := loadChecked("cot-final", g.cotFinal, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := shapeErr(f, "(n × states)", []int{n, dim}); err != nil {
+				return nil, nil, err
+			}
+			cot.Y, states = f.a.Data, []string{"final", "saved"}
+		}
+	}
+	loss := func(res *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
+		var v float64
+		for i := range n {
+			if res.Status[i] != gradsolve.Success {
+				continue
+			}
+			for d, y := range res.Row(i) {
+				v += cot.Y[i*dim+d] * y
+			}
+			for q := 0; cot.Saved != nil && q < k; q++ {
+				for d, y := range res.SavedRow(i, q) {
+					v += cot.Saved[(i*k+q)*dim+d] * y
+				}
+			}
+		}
+		return v, cot, nil
+	}
+	return loss, states, nil
+}
+
+// columns returns the gradient's columns of one kind (parameters, or
+// initial values with y0 set), n rows of them in the order wrt gives,
+// from g's full rows of the given width.
+func columns(full []float64, n, width int, wrt []gradsolve.Wrt, y0 bool) ([]float64, []int) {
+	var idx []int
+	for _, w := range wrt {
+		if w.Y0 == y0 {
+			idx = append(idx, w.Index)
+		}
+	}
+	out := make([]float64, 0, n*len(idx))
+	for i := range n {
+		for _, j := range idx {
+			out = append(out, full[i*width+j])
+		}
+	}
+	return out, idx
 }
 
 func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -56,59 +339,32 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	pr, in, fl := j.pr, j.in, j.fl
-	n, dim := in.ens.N, pr.Dim
-	given := 0
-	for _, v := range []string{fl.cot, fl.loss, fl.data} {
-		if v != "" {
-			given++
-		}
+	pr, in, fl, gf := j.pr, j.in, j.fl, &j.fl.grad
+	n, dim, m := in.ens.N, pr.Dim, pr.NumParams
+	k := len(in.ens.Save)
+	if in.ens.SavePerTrajectory {
+		k /= n
 	}
-	if given != 1 {
-		return fmt.Errorf("grad: give exactly one of --loss sumsq, --data FILE.npy, --cot FILE.npy")
+	loss, lossStates, err := gradLoss(gf, n, dim, k)
+	if err != nil {
+		return err
 	}
-	var loss gradsolve.Loss
-	switch {
-	case fl.loss != "":
-		if fl.loss != "sumsq" {
-			return fmt.Errorf("--loss %q: known losses: sumsq", fl.loss)
-		}
-		loss = gradsolve.SumSquares()
-	case fl.data != "":
-		l, err := load("data", fl.data)
-		if err != nil {
-			return err
-		}
-		if err := shapeErr(l, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
-			return err
-		}
-		loss = gradsolve.LeastSquares(l.a.Data, nil)
-	default:
-		l, err := load("cot", fl.cot)
-		if err != nil {
-			return err
-		}
-		if err := shapeErr(l, "(n × states)", []int{n, dim}); err != nil {
-			return err
-		}
-		cot := l.a.Data
-		// A linear loss L = Σ cot·y_final, whose value is reported.
-		loss = func(res *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
-			var v float64
-			for i, c := range cot {
-				if res.Status[i/dim] == gradsolve.Success {
-					v += c * res.Y[i]
-				}
-			}
-			return v, gradsolve.Cotangents{Y: cot}, nil
-		}
-	}
-	mode, err := router.ParseMode(fl.mode)
+	mode, err := router.ParseMode(gf.mode)
 	if err != nil {
 		return fmt.Errorf("--mode: %w", err)
 	}
 	opts, bar := j.options(stderr)
 	opts.Mode = mode
+	wrt, err := parseWrt(pr, "wrt", "params,y0")
+	if err != nil {
+		return err
+	}
+	if gf.wrt != "" {
+		if wrt, err = parseWrt(pr, "wrt", gf.wrt); err != nil {
+			return err
+		}
+		opts.GradientWrt = wrt
+	}
 	// The result of the solve the loss saw: kept by a wrapper, since
 	// forward mode returns no recording.
 	var res *gradsolve.Result
@@ -121,16 +377,26 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	gp, pIdx := columns(g.P, n, m, wrt, false)
+	gy, yIdx := columns(g.Y0, n, dim, wrt, true)
+	gs := &gradStats{RouterEngine: g.Decision.Engine, SensColumns: res.NS, ParamColumns: []string{}, Y0Columns: []string{}, LossStates: lossStates}
+	for _, j := range pIdx {
+		gs.ParamColumns = append(gs.ParamColumns, wrtName(pr, gradsolve.Param(j)))
+	}
+	for _, i := range yIdx {
+		gs.Y0Columns = append(gs.Y0Columns, wrtName(pr, gradsolve.InitialValue(i)))
+	}
 	if fl.out != "" {
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_params.npy"), []int{n, pr.NumParams}, g.P); err != nil {
+		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_params.npy"), []int{n, len(pIdx)}, gp); err != nil {
 			return err
 		}
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_y0.npy"), []int{n, dim}, g.Y0); err != nil {
+		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_y0.npy"), []int{n, len(yIdx)}, gy); err != nil {
 			return err
 		}
 		err := writeOutputs(fl.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
 			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
+			st.gradStats = gs
 			if g.Decision.Mode == router.Reverse {
 				st.RecordSeconds = res.Elapsed.Seconds()
 				st.GradientSeconds = g.Elapsed.Seconds()
@@ -144,10 +410,17 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !fl.quietly {
 		report(stdout, pr, in, res)
-		fmt.Fprintf(stdout, "  loss %.10g; gradient by %s mode in %v\n  router: %s\n", lossValue, g.Decision.Mode, g.Elapsed.Round(1000), g.Decision.Reason)
+		fmt.Fprintf(stdout, "  loss %.10g (%s states); gradient by %s mode in %v", lossValue, strings.Join(lossStates, " and "), g.Decision.Mode, g.Elapsed.Round(1000))
+		if res.NS > 0 {
+			fmt.Fprintf(stdout, ", %d sensitivity columns", res.NS)
+		}
+		fmt.Fprintf(stdout, "\n  router: %s\n", g.Decision.Reason)
 		if n == 1 {
-			for jx, name := range pr.ParamNames {
-				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", name, g.P[jx])
+			for c, j := range pIdx {
+				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.ParamColumns[c], g.P[j])
+			}
+			for c, i := range yIdx {
+				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.Y0Columns[c], g.Y0[i])
 			}
 		}
 		if fl.out != "" {

@@ -5,7 +5,7 @@
 //
 //	gradsolve solve [FILE.ode] [flags]   solve an ensemble of a problem file
 //	                                     or of a built-in system
-//	gradsolve grad [FILE.ode] [flags]    gradient of a loss by the reverse replay
+//	gradsolve grad [FILE.ode] [flags]    gradient of a loss of the final or saved states
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
 //	gradsolve halo [flags]               the stellar-orbit application
 //	gradsolve precession [flags]         the spin-precession application
@@ -41,7 +41,7 @@ const usage = `usage: gradsolve <command> [flags]
 commands:
   solve   solve an ensemble of a problem file (FILE.ode) or a built-in system,
           report steps and time, write NumPy files with --out DIR
-  grad    gradient of a loss of the final states by the reverse replay
+  grad    gradient of a loss of the final or saved states (reverse replay or forward sensitivities)
   gen     write a problem file's right-hand side and derivatives as Go source
   halo    stellar orbits in a flattened halo, with sensitivities and an accuracy check
   precession  binary black-hole spin precession from r = 100 M to 10 M, with an accuracy check

@@ -68,6 +68,7 @@ type stats struct {
 	GradientSeconds float64  `json:"gradient_seconds,omitempty"`
 	Mode            string   `json:"mode,omitempty"`
 	Reason          string   `json:"mode_reason,omitempty"`
+	*gradStats               // grad only: columns and engine (grad.go)
 }
 
 // writeOutputs writes the result files into dir, each atomically (a

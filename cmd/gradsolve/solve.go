@@ -56,9 +56,8 @@ type solveFlags struct {
 	out               string
 	progress, quietly bool
 	dense             bool
-	sens              string // solve: sensitivity columns
-	cot, loss, data   string // grad: what to differentiate
-	mode              string // grad: auto, forward, reverse
+	sens              string    // solve: sensitivity columns
+	grad              gradFlags // grad: the loss, the columns, the mode (grad.go)
 }
 
 func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) {
@@ -85,10 +84,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	case "solve":
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
 	case "grad":
-		fs.StringVar(&f.cot, "cot", "", "FILE.npy of dL/dy_final (n×dim)")
-		fs.StringVar(&f.loss, "loss", "", "built-in loss: sumsq (½ Σ ‖y_final‖²)")
-		fs.StringVar(&f.data, "data", "", "FILE.npy of data (n×dim or dim): loss ½ Σ (y_final − data)²")
-		fs.StringVar(&f.mode, "mode", "auto", "how to differentiate: auto (the router decides), forward (sensitivities), reverse (record and replay)")
+		addGradFlags(fs, &f.grad)
 	}
 	return fs, f
 }
@@ -127,19 +123,6 @@ const solveUsage = `usage: gradsolve solve [FILE.ode] [flags]
 Solve an ensemble of the problem in FILE.ode (see docs/ode-format.md), or of
 a built-in system (--system, default lorenz), print what was done, and write
 the results as NumPy files with --out DIR.
-
-flags:
-`
-
-const gradUsage = `usage: gradsolve grad [FILE.ode] [flags]
-
-Solve an ensemble with a recording of its accepted steps and compute the
-gradient of a scalar loss of the final states with respect to every
-parameter and initial value, by the reverse replay (the exact derivative of
-the solution the solve returned). Give the loss as --loss sumsq, as --data
-FILE.npy (½ Σ (y_final − data)²), or as its cotangent --cot FILE.npy
-(dL/dy_final). With --out DIR it writes grad_params.npy (n×m),
-grad_y0.npy (n×dim), y_final.npy, status.npy and stats.json.
 
 flags:
 `
