@@ -114,7 +114,8 @@ func e5Jac(_ float64, y, _, j []float64) {
 // at the steps of t ∈ [1e2, 1e4], where y1 is still 1e-3 and the drift
 // arises (measured at rtol 1e-8, atol 1e-30): Rodas5P's runs drift by
 // 1e-23 … 1e-20 at rtol 1e-6 … 1e-13 and atol 1e-20 … 1e-30, and with a
-// drift δ the late solution tends to (|δ|, 0) instead of (u, u).
+// drift δ = y2 − y3 − y4 the late (y2, y3) tend to (δ, 0) or (0, −δ)
+// instead of (u, u), u ≈ 8.86e-23.
 // (The reference itself has y2 − y3 = 1.28e-25 with y4 = 0: its own
 // drift, 1.45e-3 of y2.) TestE5Reduced removes the invariant and matches
 // the reference to what the reference is worth.
