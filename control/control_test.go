@@ -124,6 +124,67 @@ func TestInitialStep(t *testing.T) {
 	}
 }
 
+// MinStep is 4ε·|t| (4 to 8 ulps of t), and the smallest normal float64
+// near t = 0; a step of MinStep(t) always changes t.
+func TestMinStep(t *testing.T) {
+	const eps = 0x1p-52
+	for _, c := range []struct{ t, want float64 }{
+		{0, 0x1p-1022},
+		{1e-300, 0x1p-1022},
+		{1, 4 * eps},
+		{-1, 4 * eps},
+		{1e13, 4 * eps * 1e13},
+		{-3e20, 4 * eps * 3e20},
+		{math.MaxFloat64 / 8, 4 * eps * (math.MaxFloat64 / 8)},
+	} {
+		if got := MinStep(c.t); got != c.want {
+			t.Errorf("MinStep(%g) = %g, want %g", c.t, got, c.want)
+		}
+	}
+	for _, tt := range []float64{0, 1e-310, 1e-300, 0.1, 1, 3, 1e11, 1e13, -2e13, 1e300} {
+		h := MinStep(tt)
+		if tt+h == tt || tt-h == tt {
+			t.Errorf("t = %g: a step of MinStep(t) = %g does not change t", tt, h)
+		}
+		// It is a few ulps: more than 2 and at most 8 (|t| ≥ 2^−970).
+		if ulp := math.Nextafter(math.Abs(tt), math.Inf(1)) - math.Abs(tt); math.Abs(tt) > 0x1p-970 && (h <= 2*ulp || h > 8*ulp) {
+			t.Errorf("t = %g: MinStep = %g is %g ulps", tt, h, h/ulp)
+		}
+	}
+}
+
+// Far from t = 0 the rule's absolute constants would name a step that
+// does not move t: for y' = −y/1e12 at t0 = 1e13, d1 = 1e-6 < 1e-5 gives
+// the fallback h0 = 1e-6 and h = 100·h0 = 1e-4, below one ulp of t0
+// (2^−9 ≈ 2e-3). InitialStep raises it to MinStep(t0) (and not above
+// hmax); at t0 = 0 the same problem keeps h = 1e-4, bit for bit, since
+// that is above the floor there.
+func TestInitialStepFloor(t *testing.T) {
+	f := func(_ float64, y, _, dy []float64) { dy[0] = -1e-12 * y[0] }
+	y0, f0 := []float64{1}, []float64{-1e-12}
+	rtol, atol := []float64{1e-6}, []float64{1e-9}
+	w1, w2 := make([]float64, 1), make([]float64, 1)
+	h0 := 1e-6 // a variable, so that 100·h0 is rounded as in InitialStep
+	if h, _ := InitialStep(f, nil, 0, 1, y0, f0, 5, atol, rtol, 1e13, w1, w2); h != 100*h0 {
+		t.Errorf("t0 = 0: h = %.17g, want the rule's 100·h0 = 1e-4", h)
+	}
+	for _, c := range []struct{ t0, dir float64 }{{1e13, 1}, {2e13, -1}, {-1e13, -1}, {1e15, 1}} {
+		h, _ := InitialStep(f, nil, c.t0, c.dir, y0, f0, 5, atol, rtol, 1e13, w1, w2)
+		if h != MinStep(c.t0) || c.t0+c.dir*h == c.t0 {
+			t.Errorf("t0 = %g: h = %g, want MinStep(t0) = %g", c.t0, h, MinStep(c.t0))
+		}
+		// hmax below the floor wins (the solver then reports StepUnderflow).
+		if h, _ := InitialStep(f, nil, c.t0, c.dir, y0, f0, 5, atol, rtol, 1e-3, w1, w2); h != 1e-3 {
+			t.Errorf("t0 = %g, hmax = 1e-3: h = %g", c.t0, h)
+		}
+	}
+	// A NaN probe returns h0, also raised to the floor.
+	bad := func(_ float64, _, _, dy []float64) { dy[0] = math.NaN() }
+	if h, _ := InitialStep(bad, nil, 1e13, 1, y0, f0, 5, atol, rtol, 1e13, w1, w2); h != MinStep(1e13) {
+		t.Errorf("NaN probe at t0 = 1e13: h = %g, want %g", h, MinStep(1e13))
+	}
+}
+
 // The controller's cost per step: one log₂ and one 2^x (PI.Next).
 func BenchmarkPow(b *testing.B) {
 	x, s := 0.37, 0.0

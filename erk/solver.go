@@ -209,9 +209,6 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		dir = -1
 	}
 	span := math.Abs(t1 - t0)
-	// Smallest usable |h|: a step this small no longer changes t in a
-	// meaningful way (4 ulps of the largest time involved).
-	hmin := 4 * 0x1p-52 * math.Max(math.Max(math.Abs(t0), math.Abs(t1)), span)
 	hmax := math.Min(cfg.HMax, span)
 
 	y, y1, k := sv.y, sv.y1, sv.k
@@ -270,7 +267,11 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
 			h, last = rem, true
 		}
-		if math.Abs(h) < hmin || t+h == t || math.IsNaN(h) {
+		// The step-size floor is measured at the current time: a step
+		// below control.MinStep(t) (4ε·|t|, a few ulps of t; 2^−1022 near
+		// t = 0) no longer changes t meaningfully. It only decides
+		// failure: the steps taken above it are those of the controller.
+		if math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
 			if nonFinite {
 				finish(ode.NonFinite, t, h)
 			} else {

@@ -18,8 +18,12 @@ const (
 	// NonFinite: the right-hand side or the state became NaN or ±Inf
 	// and shrinking the step did not cure it.
 	NonFinite
-	// StepUnderflow: the step size needed to meet the tolerance fell
-	// below what the floating-point time can resolve.
+	// StepUnderflow: the step size fell so low that a step no longer
+	// changes the time t meaningfully: below 4ε·|t| (a few units in the
+	// last place of t, measured at the time reached), or below the
+	// smallest normal float64 near t = 0 (control.MinStep). The error
+	// test kept rejecting larger steps, or HMax or H0 was set below the
+	// floor. TrajectoryError gives the time and the step.
 	StepUnderflow
 	// Cancelled: the context was cancelled while the trajectory ran.
 	Cancelled
@@ -30,7 +34,7 @@ var statusText = [...]struct{ name, msg string }{
 	Success:         {"Success", "success"},
 	MaxStepsReached: {"MaxStepsReached", "step budget exhausted before t1: raise Options.MaxSteps or loosen the tolerances"},
 	NonFinite:       {"NonFinite", "non-finite state or right-hand side (NaN or Inf) that smaller steps did not cure"},
-	StepUnderflow:   {"StepUnderflow", "step size underflow: the tolerance needs steps smaller than the time resolution (stiff or singular problem?)"},
+	StepUnderflow:   {"StepUnderflow", "step size underflow: the step size fell below a few units in the last place of t (4ε·|t|, or 2.2e-308 near t = 0), where a step no longer changes the time"},
 	Cancelled:       {"Cancelled", "cancelled by the context while running"},
 }
 

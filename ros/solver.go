@@ -163,7 +163,6 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 		dir = -1
 	}
 	span := math.Abs(t1 - t0)
-	hmin := 4 * 0x1p-52 * math.Max(math.Max(math.Abs(t0), math.Abs(t1)), span)
 	hmax := math.Min(cfg.HMax, span)
 
 	y, y1 := sv.y, sv.y1
@@ -220,7 +219,9 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
 			h, last = rem, true
 		}
-		if math.Abs(h) < hmin || t+h == t || math.IsNaN(h) {
+		// The step-size floor at the current time (see erk.Solver.Solve
+		// and control.MinStep).
+		if math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
 			if nonFinite {
 				finish(ode.NonFinite, t, h)
 			} else {
