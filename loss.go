@@ -93,6 +93,9 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 		o = *opts
 	}
 	d := router.Choose(router.Request{NumWrt: prob.NumParams + prob.Dim, NumOutputs: 1, Stiff: prob.Stiff, Mode: o.Mode})
+	if err := checkLossSizes(prob, ens, &o, d.Mode == router.Forward, prob.NumParams+prob.Dim); err != nil {
+		return 0, nil, nil, err
+	}
 	if d.Mode == router.Forward {
 		l, g, err := forwardLossGradient(ctx, prob, ens, o, loss)
 		if g != nil {
