@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/gradsolve/gradsolve"
-	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/router"
 )
@@ -119,16 +117,16 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	lossValue, g, _, err := gradsolve.LossGradient(ctx, pr, in.ens, opts, seen)
 	bar.finish()
 	if err != nil {
-		return err
+		return j.userError(err)
 	}
-	if fl.out != "" {
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_params.npy"), []int{n, pr.NumParams}, g.P); err != nil {
+	if j.out != nil {
+		if err := j.out.writeNpy(ctx, "grad_params.npy", []int{n, pr.NumParams}, g.P); err != nil {
 			return err
 		}
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_y0.npy"), []int{n, dim}, g.Y0); err != nil {
+		if err := j.out.writeNpy(ctx, "grad_y0.npy", []int{n, dim}, g.Y0); err != nil {
 			return err
 		}
-		err := writeOutputs(fl.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
+		err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
 			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
 			if g.Decision.Mode == router.Reverse {
