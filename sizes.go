@@ -104,7 +104,7 @@ func (s Sizes) budget() *memory.Budget {
 	if s.Record {
 		b.Add("recorded meshes", "N·(Dim+1)", 8, n, dim+1)
 		b.Add("recorded meshes", "N", s.meshFixed(), n)
-		b.Add("Recording points", "4·N·(Dim+NumParams)", 8, 4, n, dim+m)
+		b.Add("Recording points", "2·N·(Dim+NumParams)", 8, 2, n, dim+m) // the current point and the recording point
 	}
 	if s.Gradient || s.Record {
 		b.Add("Gradient.P", "N·NumParams", 8, n, m)

@@ -78,8 +78,11 @@ func translate(err error) error {
 		out = strings.ReplaceAll(out, t.from, t.to)
 	}
 	out = goHints.ReplaceAllString(out, "")
-	if strings.HasPrefix(out, "save time") {
+	switch {
+	case strings.HasPrefix(out, "save time"):
 		out = "--saveat: " + out
+	case strings.Contains(out, "t0 = t1"):
+		out = "--t0 and --t1: " + out
 	}
 	if out == msg {
 		return err

@@ -79,6 +79,11 @@ type outSet struct {
 	done       bool // committed or aborted
 }
 
+// commitPause, read from GRADSOLVE_TEST_COMMIT_PAUSE (a duration such
+// as "20ms"), makes commit wait after each of its steps, so that a test
+// can kill a run while it moves its files in. Unset, there is no pause.
+var commitPause, _ = time.ParseDuration(os.Getenv("GRADSOLVE_TEST_COMMIT_PAUSE"))
+
 // pending are the sets not yet committed or aborted, for the cleanup
 // of a second signal (see main).
 var pending struct {
@@ -240,6 +245,7 @@ func (o *outSet) commit(ctx context.Context, stats func(set runSet) any) (err er
 		if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing the earlier output %w", err)
 		}
+		time.Sleep(commitPause)
 		if name == "stats.json" {
 			syncDir(o.dir)
 		}
@@ -251,6 +257,7 @@ func (o *outSet) commit(ctx context.Context, stats func(set runSet) any) (err er
 		if err := os.Rename(filepath.Join(o.stage, name), filepath.Join(o.dir, name)); err != nil {
 			return fmt.Errorf("moving %s into place: %w", name, err)
 		}
+		time.Sleep(commitPause)
 	}
 	syncDir(o.dir)
 	if err := os.Rename(filepath.Join(o.stage, "stats.json"), filepath.Join(o.dir, "stats.json")); err != nil {

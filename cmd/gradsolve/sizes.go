@@ -111,7 +111,7 @@ func (j *job) checkSize(sf sizeFlags) error {
 		}
 		b.Add("reference inputs", "ref·(dim+m+2+k)", 8, ref, j.pr.Dim+j.pr.NumParams+2+sf.k)
 	}
-	err := memory.Check(&b, sf.subject(), "the outputs", sf.advice())
+	err := memory.Check(&b, sf.subject(), runArrays, sf.advice())
 	var me *memory.Error
 	if errors.As(err, &me) && s.Record && me.Overflow == "" {
 		f, _ := s.Footprint()
@@ -136,8 +136,8 @@ func asFlagSizeError(err error, subject, advice string, names map[string]string)
 	}
 	c := *me
 	c.Subject, c.Advice = subject, advice
-	if c.What == "the result arrays" {
-		c.What = "the outputs"
+	if c.What == "the result arrays" || c.What == "the arrays" {
+		c.What = runArrays
 	}
 	c.Parts = nil
 	for _, p := range me.Parts {
@@ -149,5 +149,15 @@ func asFlagSizeError(err error, subject, advice string, names map[string]string)
 	for field, name := range names {
 		c.Overflow = strings.ReplaceAll(c.Overflow, field+" (", name+" (")
 	}
+	// The factors "(N·K·Dim = …" in the command's letters.
+	if i, e := strings.Index(c.Overflow, " ("), strings.Index(c.Overflow, " = "); i >= 0 && e > i {
+		c.Overflow = c.Overflow[:i] + factorNames.Replace(c.Overflow[i:e]) + c.Overflow[e:]
+	}
 	return &c
 }
+
+// runArrays is what a refusal says needs the memory.
+const runArrays = "the run's arrays"
+
+// factorNames turn the library's size factors into the command's.
+var factorNames = strings.NewReplacer("NumParams", "m", "Dim", "dim", "NS", "ns", "Workers", "workers", "N", "n", "K", "k")

@@ -215,7 +215,11 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 			fl.system = "lorenz"
 		}
 		if j.pr, err = systems.ByName(fl.system); err != nil {
-			return nil, fmt.Errorf("--system: %w", err)
+			msg := err.Error()
+			if i := strings.Index(msg, "unknown system"); i >= 0 {
+				msg = msg[i:]
+			}
+			return nil, fmt.Errorf("--system: %s", msg)
 		}
 		j.builtin, j.rhs = true, "go"
 	}
