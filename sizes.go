@@ -36,6 +36,10 @@ type Sizes struct {
 	// Workers is the number of goroutines (0: GOMAXPROCS), for the
 	// buffers each worker holds.
 	Workers int
+	// Implicit says a Rosenbrock method runs: each worker then holds a
+	// Jacobian and its LU factors, Dim² numbers each (and one more per
+	// sensitivity column).
+	Implicit bool
 }
 
 // Footprint is the memory a job's arrays take, in bytes.
@@ -95,10 +99,17 @@ func (s Sizes) budget() *memory.Budget {
 	b.Add("Result.T", "N", 16, n) // with the last step sizes
 	b.Add("Result.Status", "N", int(unsafe.Sizeof(Status(0))), n)
 	b.Add("Result.Stats", "N", int(unsafe.Sizeof(Stats{})), n)
+	nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
+	// Each worker's solver: a goroutine's stack and about 2·13+8 vectors
+	// of the (augmented) state — 13 stages bound every method here.
+	b.Add("worker state", "Workers", 16<<10, nw)
+	b.Add("worker state", "Workers·34·Dim·(1+NS)", 8, nw, 34, dim, ns+1)
+	if s.Implicit {
+		b.Add("worker Jacobians", "Workers·Dim·Dim·(2+NS)", 8, nw, dim, dim, ns+2)
+	}
 	if ns > 0 {
 		b.Add("Result.S", "N·Dim·NS", 8, n, dim, ns)
 		b.Add("Result.SavedS", "N·K·Dim·NS", 8, n, k, dim, ns)
-		nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
 		b.Add("sensitivity buffers", "Workers·(K+2)·Dim·(1+NS)", 8, nw, k+2, dim, ns+1)
 	}
 	if s.Record {
@@ -164,7 +175,8 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Siz
 		}
 		k /= n
 	}
-	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0)}
+	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0),
+		Implicit: o.Rosenbrock != nil || o.Method == nil && prob.Stiff}
 	if o.Sens != nil {
 		s.NS = len(o.Sens.Wrt)
 	}

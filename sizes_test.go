@@ -48,7 +48,7 @@ func TestSolveRefusesHugeSizes(t *testing.T) {
 		{"too large for memory", func() error {
 			_, err := gradsolve.Solve(ctx, pr, &gradsolve.Ensemble{N: 10_000_000_000_000}, nil)
 			return err
-		}, []string{"Ensemble.N = 10000000000000", "the result arrays need 810 TB (Result.Stats 400 TB, Result.Y 240 TB, Result.T 160 TB, Result.Status 10.0 TB)", "lower Ensemble.N"}},
+		}, []string{"Ensemble.N = 10000000000000", "the result arrays need 810 TB (Result.Stats 400 TB, Result.Y 240 TB, Result.T 160 TB, Result.Status 10.0 TB, …)", "lower Ensemble.N"}},
 		{"record overflows", func() error {
 			_, err := gradsolve.Record(ctx, pr, &gradsolve.Ensemble{N: 6148914691236517206}, nil)
 			return err
@@ -101,7 +101,9 @@ func TestFootprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := uint64(8*(n*dim+n*k*dim+2*n+n*dim*ns+n*k*dim*ns+2*(k+2)*dim*(ns+1))) + uint64(n) + uint64(n)*statsSize
+	// Results, sensitivities, and per worker (2) its stack, 34 state
+	// vectors and the sensitivity buffers.
+	want := uint64(8*(n*dim+n*k*dim+2*n+n*dim*ns+n*k*dim*ns+2*(k+2)*dim*(ns+1)+2*34*dim*(ns+1))) + uint64(n) + uint64(n)*statsSize + 2*16<<10
 	if f.Bytes != want || f.PerStep != 0 {
 		t.Errorf("footprint %+v, want %d bytes", f, want)
 	}
@@ -111,6 +113,11 @@ func TestFootprint(t *testing.T) {
 	}
 	if r.PerStep != uint64(8*(dim+2)) || r.Bytes <= uint64(8*n*dim) {
 		t.Errorf("recording footprint %+v", r)
+	}
+	imp, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Workers: 2, Implicit: true}.Footprint()
+	exp, err2 := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Workers: 2}.Footprint()
+	if err != nil || err2 != nil || imp.Bytes-exp.Bytes != uint64(2*8*dim*dim*2) {
+		t.Errorf("a Rosenbrock method's Jacobians: %d − %d bytes, want %d", imp.Bytes, exp.Bytes, 2*8*dim*dim*2)
 	}
 	if _, err := (gradsolve.Sizes{N: 1 << 62, Dim: 3}).Footprint(); !errors.Is(err, gradsolve.ErrInput) {
 		t.Errorf("overflow: %v", err)

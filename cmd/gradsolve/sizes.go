@@ -21,6 +21,8 @@ var fileNames = map[string]string{
 	"Result.S":            "sens",
 	"Result.SavedS":       "sens_saved",
 	"sensitivity buffers": "sensitivity buffers",
+	"worker state":        "worker state",
+	"worker Jacobians":    "Jacobians",
 	"recorded meshes":     "recording",
 	"Recording points":    "recording",
 	"Gradient.P":          "grad_params",
@@ -67,7 +69,8 @@ func (j *job) gradColumns() int { return j.pr.NumParams + j.pr.Dim }
 // jobSizes are the library's sizes of the job: a solve (with the --sens
 // columns) or grad's route.
 func (j *job) jobSizes(sf sizeFlags) gradsolve.Sizes {
-	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers}
+	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers,
+		Implicit: j.rt != nil || j.tb == nil && j.pr.Stiff}
 	if j.cmd == "grad" {
 		s.Gradient = true
 		d := router.Choose(router.Request{NumWrt: j.gradColumns(), NumOutputs: 1, Stiff: j.pr.Stiff, Mode: j.mode})
