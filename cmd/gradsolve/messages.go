@@ -26,7 +26,6 @@ var translations = []struct{ from, to string }{
 	{"set Ensemble.T0 and T1", "give --t0 and --t1"},
 	{"Ensemble.N", "--n"},
 	{"Options.MaxSteps", "--max-steps"},
-	{"MaxSteps", "--max-steps"},
 	{"Options.Sens", "--sens"},
 	{"compile the problem from formulas or supply one", "write it as a problem file (.ode)"},
 	{"every problem compiled from formulas has them", "every problem file has them"},

@@ -7,12 +7,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/npy"
 )
+
+// flagName matches a flag in a message: --n, -package.
+var flagName = regexp.MustCompile(`(^|[\s":(])--?[a-z]`)
 
 // Every message the command prints for bad input names a flag or a
 // file, never a Go field, and carries one "gradsolve:" prefix.
@@ -52,6 +56,8 @@ func TestMessagesNameFlags(t *testing.T) {
 		{[]string{"halo", "--rtol", "-1", "--atol", "1"}, "--rtol = -1"},
 		{[]string{"halo", "--workers", "-2"}, "--workers = -2"},
 		{[]string{"precession", "--method", "rk4"}, "--method: "},
+		{[]string{"gen", lorenz, "-package", "no-dash"}, `-package "no-dash" is not a valid package name`},
+		{[]string{"quintessence", "--n", "1"}, "--n = 1"},
 	}
 	for _, c := range cases {
 		_, _, err := runCmd(c.args...)
@@ -67,7 +73,7 @@ func TestMessagesNameFlags(t *testing.T) {
 			t.Errorf("%v: %q: want one gradsolve: prefix", c.args, line)
 		case goField.MatchString(line):
 			t.Errorf("%v: %q names a Go field", c.args, line)
-		case !strings.Contains(line, "--") && !strings.Contains(line, ".ode") && !strings.Contains(line, ".npy"):
+		case !flagName.MatchString(line) && !strings.Contains(line, ".ode") && !strings.Contains(line, ".npy"):
 			t.Errorf("%v: %q names no flag or file", c.args, line)
 		}
 	}
