@@ -234,6 +234,8 @@ func (o *outSet) commit(ctx context.Context, stats func(set runSet) any) (err er
 	if err != nil {
 		return err
 	}
+	unlock := lockDir(o.dir) // another run committing here finishes first
+	defer unlock()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.done {
@@ -243,7 +245,7 @@ func (o *outSet) commit(ctx context.Context, stats func(set runSet) any) (err er
 	// new one in: stats.json first out and last in.
 	for _, name := range outputNames {
 		if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing the earlier output %w", err)
+			return fmt.Errorf("cannot remove the earlier output: %w", err)
 		}
 		time.Sleep(commitPause)
 		if name == "stats.json" {

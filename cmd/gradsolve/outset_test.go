@@ -332,3 +332,35 @@ func TestOutputSetWriteFailure(t *testing.T) {
 	r := execCmd(t, nil, signalJob(20000, mnt)...)
 	check(mnt, "full disk", r.stderr, r.code, "no space left on device")
 }
+
+// Two runs writing into one directory at the same time commit one
+// after the other: the directory ends with one of the two sets, whole.
+func TestConcurrentRunsOneDirectory(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no directory lock on windows")
+	}
+	bin := gradsolveBinary(t)
+	dir := t.TempDir()
+	for range 2 {
+		var cmds []*exec.Cmd
+		for _, args := range [][]string{
+			signalJob(2000, dir),
+			{"solve", "--system", "lorenz", "--n", "3000", "--ref", "0", "-q", "--sens", "rho", "--out", dir},
+		} {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "GRADSOLVE_TEST_COMMIT_PAUSE=5ms")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, ok := checkOutputSet(t, dir, false); !ok || n != 2000 && n != 3000 {
+			t.Errorf("n %d, complete %v", n, ok)
+		}
+	}
+}
