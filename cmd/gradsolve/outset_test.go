@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,13 +194,16 @@ func TestOutputSetSurvivesSignals(t *testing.T) {
 	dir := t.TempDir()
 	earlierRun(t, dir)
 
-	// How long the job takes here.
-	start := time.Now()
+	// How long the job takes here (the faster of two runs).
 	const n = 50000
-	if r := execCmd(t, nil, signalJob(n, dir)...); r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	full := time.Duration(math.MaxInt64)
+	for range 2 {
+		start := time.Now()
+		if r := execCmd(t, nil, signalJob(n, dir)...); r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		full = min(full, time.Since(start))
 	}
-	full := time.Since(start)
 	if n, ok := checkOutputSet(t, dir, false); n != 50000 || !ok {
 		t.Fatalf("uninterrupted: n %d, complete %v", n, ok)
 	}
@@ -246,7 +250,7 @@ func TestOutputSetSurvivesSignals(t *testing.T) {
 		if want != 0 && code != want && code != 0 {
 			t.Errorf("%s: exit %d, want %d (or 0 had it finished): %s", what, code, want, errb.String())
 		}
-		if code == want && !strings.Contains(errb.String(), "interrupted by "+map[int]string{143: "SIGTERM", 130: "SIGINT"}[want]) {
+		if want != 0 && code == want && !strings.Contains(errb.String(), "interrupted by "+map[int]string{143: "SIGTERM", 130: "SIGINT"}[want]) {
 			t.Errorf("%s: stderr %q", what, errb.String())
 		}
 		if strings.Contains(errb.String(), "panic") || strings.Contains(errb.String(), "fatal error") {
@@ -338,6 +342,9 @@ func TestOutputSetWriteFailure(t *testing.T) {
 func TestConcurrentRunsOneDirectory(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no directory lock on windows")
+	}
+	if testing.Short() {
+		t.Skip("four runs with pauses")
 	}
 	bin := gradsolveBinary(t)
 	dir := t.TempDir()
