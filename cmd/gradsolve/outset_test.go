@@ -208,7 +208,7 @@ func TestOutputSetSurvivesSignals(t *testing.T) {
 		t.Fatalf("uninterrupted: n %d, complete %v", n, ok)
 	}
 
-	kills := 12
+	kills := 9
 	if testing.Short() {
 		kills = 2
 	}
@@ -276,7 +276,7 @@ func TestOutputSetSurvivesSignals(t *testing.T) {
 	if !testing.Short() {
 		// In the middle of moving the files in (a smaller job, to get
 		// there sooner): 25 steps 10 ms apart.
-		for i, d := range []time.Duration{2, 30, 60, 90, 120, 150, 180, 210} {
+		for i, d := range []time.Duration{2, 50, 100, 150, 200, 230} {
 			sig := syscall.SIGTERM
 			if i%2 == 1 {
 				sig = syscall.SIGKILL
