@@ -54,6 +54,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl := j.pr, j.in, j.fl
 	n, dim := in.ens.N, pr.Dim
 	given := 0

@@ -45,6 +45,7 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if help || err != nil {
 		return err
 	}
+	defer pf.set.abort()
 	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update

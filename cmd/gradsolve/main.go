@@ -114,7 +114,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("no command given")
 	}
-	defer abortPending() // a failed run's staging directory
 	switch args[0] {
 	case "solve":
 		return solveCmd(ctx, args[1:], stdout, stderr)

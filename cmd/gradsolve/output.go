@@ -292,8 +292,8 @@ func (o *outSet) abort() {
 	pending.Unlock()
 }
 
-// abortPending aborts every set not yet committed: after a command
-// returns, and on a second signal.
+// abortPending aborts every set not yet committed: on a second signal
+// (each command aborts its own set when it returns).
 func abortPending() {
 	pending.Lock()
 	sets := make([]*outSet, 0, len(pending.sets))

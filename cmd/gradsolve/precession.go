@@ -43,6 +43,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if help || err != nil {
 		return err
 	}
+	defer pf.set.abort()
 	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update

@@ -71,6 +71,7 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		if set, err = openOutSet(*out, "--out"); err != nil {
 			return err
 		}
+		defer set.abort()
 	}
 	lambdas := make([]float64, *n)
 	for i := range lambdas {

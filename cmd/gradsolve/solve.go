@@ -146,7 +146,7 @@ run's outputs are removed before the new ones appear.
 
 A job that cannot fit in memory is refused before it starts: the results
 take 8 bytes per number, n×dim for y_final and n×k×dim for y_saved (times
-the --sens columns for the sensitivities), and about 65 bytes per
+the --sens columns for the sensitivities), and about 60 bytes per
 trajectory of status and statistics.
 
 flags:
@@ -337,6 +337,7 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl, rhs, wallStart := j.pr, j.in, j.fl, j.rhs, j.wallStart
 	opts, bar := j.options(stderr)
 	if j.wrt != nil {
