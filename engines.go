@@ -32,7 +32,7 @@ func chooseRosenbrock(prob *Problem, o *Options) (*method.Rosenbrock, string, er
 		return nil, "", inputErr("Options.Method (%s) and Options.Rosenbrock (%s) are both set: choose one", o.Method.Name, o.Rosenbrock.Name)
 	case o.Rosenbrock != nil:
 		if !hasJac {
-			return nil, "", inputErr("%s: %s needs the Jacobian program (Problem.Programs with JacY); compile the problem from formulas or supply one", prob.Name, o.Rosenbrock.Name)
+			return nil, "", inputErr("%s: %s needs the Jacobian program (Problem.Programs with JacY); compile the problem from formulas or supply one", nameOf(prob), o.Rosenbrock.Name)
 		}
 		return o.Rosenbrock, fmt.Sprintf("%s requested", o.Rosenbrock.Name), nil
 	case o.Method != nil:

@@ -237,6 +237,9 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 		engine = "cpu-ros"
 	}
 	d := router.Choose(router.Request{NumWrt: len(wrt), NumOutputs: 1, Engine: engine, EngineReason: engineReason, Mode: o.Mode})
+	if err := checkLossSizes(prob, ens, &o, d.Mode == router.Forward, len(wrt)); err != nil {
+		return 0, nil, nil, err
+	}
 	if d.Mode == router.Forward {
 		l, g, err := forwardLossGradient(ctx, prob, ens, o, loss, wrt)
 		if g != nil {

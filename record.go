@@ -57,10 +57,10 @@ type Recording struct {
 func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Recording, error) {
 	if prob != nil && prob.Programs != nil {
 		if pg := prob.Programs(); pg == nil || pg.VJP == nil {
-			return nil, inputErr("%s: Record needs a cotangent program: Problem.Programs has no VJP", prob.Name)
+			return nil, inputErr("%s: Record needs a cotangent program: Problem.Programs has no VJP", nameOf(prob))
 		}
 	} else if prob != nil {
-		return nil, inputErr("%s: Record needs a cotangent program (Problem.Programs with VJP); compile the problem from formulas or supply one", prob.Name)
+		return nil, inputErr("%s: Record needs a cotangent program (Problem.Programs with VJP); compile the problem from formulas or supply one", nameOf(prob))
 	}
 	r, err := solve(ctx, prob, ens, opts, true)
 	if err != nil {
@@ -71,7 +71,7 @@ func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*
 	if rec.rt != nil {
 		pg := prob.Programs()
 		if pg.JVPVJP == nil || (pg.DfDt != nil && pg.DfDtVJP == nil) {
-			return nil, inputErr("%s: the reverse replay of %s needs the second-derivative cotangent programs (Programs.JVPVJP, and DfDtVJP for a non-autonomous problem); every problem compiled from formulas has them", prob.Name, rec.rt.Name)
+			return nil, inputErr("%s: the reverse replay of %s needs the second-derivative cotangent programs (Programs.JVPVJP, and DfDtVJP for a non-autonomous problem); every problem compiled from formulas has them", nameOf(prob), rec.rt.Name)
 		}
 	}
 	if opts != nil {
@@ -344,7 +344,7 @@ func (rec *Recording) run(ctx context.Context, job func(rp replayer, i int), fai
 	})
 	var pe *ensemble.PanicError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", rec.prob.Name, pe.Index, pe.Value)
+		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", nameOf(rec.prob), pe.Index, pe.Value)
 	}
 	return err
 }

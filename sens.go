@@ -63,10 +63,10 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 		return nil, inputErr("Sensitivity with no columns: list at least one Wrt")
 	}
 	if prob.Programs == nil {
-		return nil, inputErr("%s: sensitivities need a tangent program (Problem.Programs with JVP); compile the problem from formulas or supply one", prob.Name)
+		return nil, inputErr("%s: sensitivities need a tangent program (Problem.Programs with JVP); compile the problem from formulas or supply one", nameOf(prob))
 	}
 	if pg := prob.Programs(); pg == nil || pg.JVP == nil {
-		return nil, inputErr("%s: sensitivities need a tangent program: Problem.Programs has no JVP", prob.Name)
+		return nil, inputErr("%s: sensitivities need a tangent program: Problem.Programs has no JVP", nameOf(prob))
 	}
 	ss := &sensSetup{ns: len(s.Wrt), dim: prob.Dim, m: prob.NumParams}
 	seen := map[Wrt]bool{}
@@ -91,7 +91,7 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 	if fused && prob.SensF != nil {
 		var err error
 		if ss.fused, err = prob.SensF(ss.paramCol); err != nil {
-			return nil, fmt.Errorf("%w: %s: building the sensitivity system: %w", ErrInput, prob.Name, err)
+			return nil, fmt.Errorf("%w: %s: building the sensitivity system: %w", ErrInput, nameOf(prob), err)
 		}
 	}
 	return ss, nil

@@ -267,6 +267,12 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if opts != nil {
 		o = *opts
 	}
+	sizes, sizesOK := ensembleSizes(prob, ens, &o, record)
+	if sizesOK { // before anything is allocated
+		if err := sizes.check(); err != nil {
+			return nil, err
+		}
+	}
 	in, err := resolveInputs(prob, ens)
 	if err != nil {
 		return nil, err
@@ -280,7 +286,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		return nil, err
 	}
 	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
-		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", prob.Name)
+		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", nameOf(prob))
 	}
 	var rcfg ros.Config
 	if rt != nil {
@@ -302,7 +308,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if rt != nil {
 			pg := prob.Programs()
 			if pg.JVPJacY == nil || (pg.DfDt != nil && pg.JVPDfDt == nil) {
-				return nil, inputErr("%s: sensitivities with %s need the second-derivative programs (Programs.JVPJacY, and JVPDfDt for a non-autonomous problem); every problem compiled from formulas has them", prob.Name, rt.Name)
+				return nil, inputErr("%s: sensitivities with %s need the second-derivative programs (Programs.JVPJacY, and JVPDfDt for a non-autonomous problem); every problem compiled from formulas has them", nameOf(prob), rt.Name)
 			}
 		}
 		cfg = ss.augment(cfg, o.Sens.ErrorTest)
@@ -367,12 +373,20 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if rt != nil {
 		res.Method, res.Engine = rt.Name, "cpu-ros"
 	}
+	var ml *meshLimit
+	runCtx := ctx
+	if record {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		ml = newMeshLimit(sizes, cancel)
+	}
 	start := time.Now()
 	// Per-worker trajectory and output headers: handing pointers to
 	// per-call locals to an engine through its interface would move them
 	// to the heap on every trajectory.
 	trs, outs := make([]erk.Trajectory, nw), make([]erk.Output, nw)
-	runErr := ensemble.Run(ctx, n, ecfg, func(w, i int, stop *atomic.Bool) {
+	runErr := ensemble.Run(runCtx, n, ecfg, func(w, i int, stop *atomic.Bool) {
 		tr, out := &trs[w], &outs[w]
 		*tr = erk.Trajectory{
 			T0: pick(in.t0, i, 1)[0], T1: pick(in.t1, i, 1)[0],
@@ -391,6 +405,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		solvers[w].Solve(tr, out, stop)
 		if record {
 			meshes[i] = workMesh[w].Clone()
+			ml.add(meshes[i])
 		}
 		res.T[i], res.h[i], res.Status[i], res.Stats[i] = out.T, out.H, out.Status, out.Stats
 		if ss != nil {
@@ -403,6 +418,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 	})
 	res.Elapsed = time.Since(start)
+	if err := ml.failed(); err != nil {
+		return nil, err
+	}
 	res.Workers = nw
 	if rt != nil {
 		o.Method, o.Rosenbrock = nil, rt
@@ -417,7 +435,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if runErr != nil {
 		var pe *ensemble.PanicError
 		if errors.As(runErr, &pe) {
-			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", prob.Name, pe.Index, pe.Value)
+			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", nameOf(prob), pe.Index, pe.Value)
 		}
 		return &solved{res, in, cfg, meshes, rt, rcfg}, runErr
 	}
@@ -445,19 +463,19 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 	in := &inputs{y0: ens.Y0, p: ens.P, t0: ens.T0, t1: ens.T1, save: ens.Save}
 	if in.y0 == nil {
 		if prob.Y0 == nil {
-			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", prob.Name)
+			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", nameOf(prob))
 		}
 		in.y0 = prob.Y0
 	}
 	if in.p == nil {
 		in.p = prob.P
 		if in.p == nil && m > 0 {
-			return nil, inputErr("%s: no parameters: set Ensemble.P (%d per trajectory; problem has no default)", prob.Name, m)
+			return nil, inputErr("%s: no parameters: set Ensemble.P (%d per trajectory; problem has no default)", nameOf(prob), m)
 		}
 	}
 	if in.t0 == nil && in.t1 == nil {
 		if prob.T0 == prob.T1 {
-			return nil, inputErr("%s: no time span: set Ensemble.T0 and T1 (problem has no default)", prob.Name)
+			return nil, inputErr("%s: no time span: set Ensemble.T0 and T1 (problem has no default)", nameOf(prob))
 		}
 		in.t0, in.t1 = []float64{prob.T0}, []float64{prob.T1}
 	}

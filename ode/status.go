@@ -32,7 +32,7 @@ const (
 var statusText = [...]struct{ name, msg string }{
 	NotRun:          {"NotRun", "not run: the ensemble was cancelled before this trajectory started"},
 	Success:         {"Success", "success"},
-	MaxStepsReached: {"MaxStepsReached", "step budget exhausted before t1: raise Options.MaxSteps or loosen the tolerances"},
+	MaxStepsReached: {"MaxStepsReached", "step budget (accepted plus rejected attempts) exhausted before t1: allow more steps or loosen the tolerances"},
 	NonFinite:       {"NonFinite", "non-finite state or right-hand side (NaN or Inf) that smaller steps did not cure"},
 	StepUnderflow:   {"StepUnderflow", "step size underflow: the step size fell below a few units in the last place of t (4ε·|t|, or 2.2e-308 near t = 0), where a step no longer changes the time"},
 	Cancelled:       {"Cancelled", "cancelled by the context while running"},

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/systems"
 )
@@ -169,10 +170,41 @@ type Result struct {
 	Pass              bool
 }
 
+// CheckSize refuses a run whose arrays overflow an int or do not fit in
+// the memory available, before anything is drawn: the stars (ten numbers
+// each), the solve with its sensitivities, and with cfg.Check the
+// reference and the errors. Its error names Config.N and the bytes.
+func CheckSize(cfg Config) error {
+	n := cfg.N
+	if n == 0 {
+		n = 10000
+	}
+	var b memory.Budget
+	b.Add("stars", "N·11", 8, n, 11) // Y0, E, Period, RE, VE and the sorted periods
+	solves := 1
+	if cfg.Check {
+		solves = 2
+		b.Add("errors", "N·4", 8, n, 4) // StateErr, SensErr and the command's errors.npy
+	}
+	f, err := gradsolve.Sizes{N: n, Dim: 6, NumParams: 3, NS: 2, Workers: cfg.Workers}.Footprint()
+	if err != nil {
+		return err
+	}
+	for range solves {
+		for _, a := range f.Arrays {
+			b.AddBytes(a.Name, a.Bytes)
+		}
+	}
+	return memory.Check(&b, fmt.Sprintf("halo: Config.N = %d", n), "the arrays", "lower Config.N")
+}
+
 // Run draws the stars and solves them with sensitivities; with
 // cfg.Check it also solves the reference and measures the errors.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	if err := CheckSize(cfg); err != nil {
 		return nil, err
 	}
 	p := []float64{cfg.VC, cfg.Q, cfg.RC}

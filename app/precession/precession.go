@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -184,6 +185,35 @@ type Result struct {
 	Pass       bool
 }
 
+// CheckSize refuses a run whose arrays overflow an int or do not fit in
+// the memory available, before anything is drawn: the population (16
+// numbers per binary), the solve, the final angles, and with cfg.Check
+// the reference and the errors. Its error names Config.N and the bytes.
+func CheckSize(cfg Config) error {
+	n := cfg.N
+	if n == 0 {
+		n = 2000
+	}
+	var b memory.Budget
+	b.Add("population", "N·16", 8, n, 16) // P, Y0, the angles at r = 100
+	b.Add("angles", "N·9", 8, n, 9)       // at r = 10, and the command's angles_*.npy
+	solves := 1
+	if cfg.Check {
+		solves = 2
+		b.Add("errors", "N·2", 8, n, 2)
+	}
+	f, err := gradsolve.Sizes{N: n, Dim: 10, NumParams: 3, Workers: cfg.Workers}.Footprint()
+	if err != nil {
+		return err
+	}
+	for range solves {
+		for _, a := range f.Arrays {
+			b.AddBytes(a.Name, a.Bytes)
+		}
+	}
+	return memory.Check(&b, fmt.Sprintf("precession: Config.N = %d", n), "the arrays", "lower Config.N")
+}
+
 // Run draws the population and integrates it from r = 100 to 10; with
 // cfg.Check it also solves the reference (DP8 at rtol = atol = 1e-12,
 // whose own error, ~1e-11 rad, is far below the requirement) and
@@ -200,6 +230,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.RTol == 0 && cfg.ATol == 0 {
 		cfg.RTol, cfg.ATol = 1e-9, 1e-9
+	}
+	if err := CheckSize(cfg); err != nil {
+		return nil, err
 	}
 	pr, err := Problem()
 	if err != nil {

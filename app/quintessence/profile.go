@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 )
 
 // ProfilePoint is the best fit at one λ: χ², Ω_m, h·r_d [Mpc] and w0.
@@ -87,10 +91,35 @@ func Profile(ctx context.Context, lambdas []float64, omegaR float64) ([]ProfileP
 	return ProfileWith(ctx, lambdas, omegaR, Tolerances{})
 }
 
+// CheckSize refuses a grid of n values of λ whose arrays overflow an int
+// or do not fit in the memory available: per grid point the fit's state,
+// the profile point, two backgrounds (the current one and the one being
+// solved) with their observables at every redshift of the data, and the
+// solve's arrays. The caller may call it before it builds the grid; its
+// error names the grid's size and the bytes.
+func CheckSize(n int) error {
+	nz := len(distinct())
+	var b memory.Budget
+	b.Add("grid", "n", int(unsafe.Sizeof(Cosmology{})+unsafe.Sizeof(ProfilePoint{}))+8+8+1, n) // λ, cs, pts, alpha, active
+	b.Add("backgrounds", "2·n·(13·nz+16)", 8, 2, n, 13*nz+16)                                  // 13 slices of nz, the struct
+	f, err := gradsolve.Sizes{N: n, Dim: 3, NumParams: 4, K: nz, NS: 2}.Footprint()
+	if err != nil {
+		return err
+	}
+	for _, a := range f.Arrays {
+		b.AddBytes(a.Name, a.Bytes)
+	}
+	b.Add("parameters", "4·n", 8, 4, n)
+	return memory.Check(&b, fmt.Sprintf("quintessence: a grid of %d values of λ", n), "the arrays", "use fewer grid points")
+}
+
 // ProfileWith is Profile with the solves' tolerances given.
 func ProfileWith(ctx context.Context, lambdas []float64, omegaR float64, tol Tolerances) ([]ProfilePoint, error) {
 	if len(lambdas) == 0 {
 		return nil, errors.New("quintessence: empty λ grid")
+	}
+	if err := CheckSize(len(lambdas)); err != nil {
+		return nil, err
 	}
 	for _, l := range lambdas {
 		if math.IsNaN(l) || math.IsInf(l, 0) || l < 0 {

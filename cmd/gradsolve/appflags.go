@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
@@ -22,6 +23,7 @@ type populationFlags struct {
 	workers    *int
 	out        *string
 	check      *bool
+	set        *outSet // the --out directory, once parse opened it
 }
 
 // newPopulationFlags defines the shared flags; nDefault and what ("stars",
@@ -36,7 +38,7 @@ func newPopulationFlags(name, usage string, nDefault int, what string, stderr io
 		atol:    fs.Float64("atol", 0, "absolute tolerance (default: the application's)"),
 		meth:    fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)"),
 		workers: fs.Int("workers", 0, "worker goroutines (0: all cores)"),
-		out:     fs.String("out", "", "output directory"),
+		out:     fs.String("out", "", "output directory (stats.json is written last: present only beside a complete set of one run)"),
 		check:   fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met"),
 	}
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
@@ -61,23 +63,36 @@ func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, e
 		return nil, false, fmt.Errorf("--n = %d: must be ≥ 1", *pf.n)
 	case (*pf.rtol == 0) != (*pf.atol == 0):
 		return nil, false, fmt.Errorf("%s: give both --rtol and --atol, or neither", pf.name)
+	case *pf.rtol < 0 || *pf.atol < 0 || math.IsInf(*pf.rtol, 0) || math.IsInf(*pf.atol, 0) || math.IsNaN(*pf.rtol) || math.IsNaN(*pf.atol):
+		return nil, false, fmt.Errorf("%s: --rtol = %g, --atol = %g: must be finite and > 0", pf.name, *pf.rtol, *pf.atol)
+	case *pf.rtol != 0 && *pf.rtol < gradsolve.MinRTol:
+		return nil, false, fmt.Errorf("--rtol = %g: must be ≥ %.3g (ten units of roundoff)", *pf.rtol, gradsolve.MinRTol)
+	case *pf.workers < 0:
+		return nil, false, fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", *pf.workers)
 	}
 	if *pf.meth != "" {
 		if m, err = method.ByName(*pf.meth); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("--method: %w", err)
 		}
 	}
 	if *pf.out != "" {
-		if err := checkOutDir(*pf.out); err != nil {
+		if pf.set, err = openOutSet(*pf.out, "--out"); err != nil {
 			return nil, false, err
 		}
 	}
 	return m, false, nil
 }
 
+// sizeError rewords an application's refusal of a job too large in
+// terms of --n.
+func (pf *populationFlags) sizeError(err error) error {
+	return appSizeError(err, "--n", *pf.n)
+}
+
 // runStats are the stats.json fields every population application
 // writes about its solve.
 type runStats struct {
+	runSet
 	N            int     `json:"n"`
 	Seed         uint64  `json:"seed"`
 	Method       string  `json:"method"`

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/sym/emitgo"
@@ -54,7 +55,10 @@ flags:
 	}
 	src, err := emitgo.Generate(set, emitgo.Options{Package: *pkg, Prefix: *prefix, Source: pos[0]})
 	if err != nil {
-		return err
+		// emitgo names its Options' fields; gen's flags set them.
+		msg := strings.NewReplacer("set Options.Prefix", "give -prefix", "Options.Package", "-package", "Options.Prefix", "-prefix",
+			"Options.Source", "the file name").Replace(err.Error())
+		return errors.New(strings.TrimPrefix(msg, "emitgo: "))
 	}
 	if *out == "" {
 		_, err = stdout.Write(src)

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gradsolve/gradsolve"
-	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/router"
 )
@@ -50,11 +48,13 @@ Give the loss as one of
 With --out DIR it writes grad_params.npy (n × the parameters --wrt names,
 in the order given), grad_y0.npy (n × the initial values it names, in the
 order given; n×0 when it names none), y_final.npy, y_saved.npy with
---saveat, status.npy and stats.json. stats.json lists the columns
+--saveat, status.npy, params.npy (n×m, the parameters used) and
+stats.json, last (see gradsolve solve -h). stats.json lists the columns
 (grad_params_columns, grad_y0_columns), the mode and its reason, the
 engine that ran (engine, router_engine) and the number of sensitivity
 columns forward mode integrated (sensitivity_columns; 0 for the reverse
-replay).
+replay). The reverse replay records every accepted step: (dim+2)×8
+bytes per step of each trajectory beyond the arrays of a solve.
 
 flags:
 `
@@ -339,6 +339,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl, gf := j.pr, j.in, j.fl, &j.fl.grad
 	n, dim, m := in.ens.N, pr.Dim, pr.NumParams
 	k := len(in.ens.Save)
@@ -349,20 +350,10 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	mode, err := router.ParseMode(gf.mode)
-	if err != nil {
-		return fmt.Errorf("--mode: %w", err)
-	}
 	opts, bar := j.options(stderr)
-	opts.Mode = mode
-	wrt, err := parseWrt(pr, "wrt", "params,y0")
-	if err != nil {
-		return err
-	}
+	opts.Mode = j.mode
+	wrt := j.gradWrt
 	if gf.wrt != "" {
-		if wrt, err = parseWrt(pr, "wrt", gf.wrt); err != nil {
-			return err
-		}
 		opts.GradientWrt = wrt
 	}
 	// The result of the solve the loss saw: kept by a wrapper, since
@@ -375,7 +366,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	lossValue, g, _, err := gradsolve.LossGradient(ctx, pr, in.ens, opts, seen)
 	bar.finish()
 	if err != nil {
-		return err
+		return j.userError(err)
 	}
 	gp, pIdx := columns(g.P, n, m, wrt, false)
 	gy, yIdx := columns(g.Y0, n, dim, wrt, true)
@@ -386,14 +377,14 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, i := range yIdx {
 		gs.Y0Columns = append(gs.Y0Columns, wrtName(pr, gradsolve.InitialValue(i)))
 	}
-	if fl.out != "" {
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_params.npy"), []int{n, len(pIdx)}, gp); err != nil {
+	if j.out != nil {
+		if err := j.out.writeNpy(ctx, "grad_params.npy", []int{n, len(pIdx)}, gp); err != nil {
 			return err
 		}
-		if err := npy.WriteFloat64File(filepath.Join(fl.out, "grad_y0.npy"), []int{n, len(yIdx)}, gy); err != nil {
+		if err := j.out.writeNpy(ctx, "grad_y0.npy", []int{n, len(yIdx)}, gy); err != nil {
 			return err
 		}
-		err := writeOutputs(fl.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
+		err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
 			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
 			st.gradStats = gs

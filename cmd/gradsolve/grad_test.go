@@ -387,7 +387,7 @@ func TestGradFlagErrors(t *testing.T) {
 		{[]string{"--loss", "sumsq", "--wrt", "rho,"}, `--wrt "rho,": empty item`},
 		{[]string{"--data", saved}, "holds saved states (n × k × states): give the save times with --saveat"},
 		{append([]string{"--data", savedK3}, save...), "shape (2, 3, 3): want (2, 2, 3) or (1, 2, 3) (n × k × states, k = 2 --saveat times)"},
-		{append([]string{"--data", nan}, save...), "--data " + nan + ": element [1, 0, 1] = NaN: must be finite"},
+		{append([]string{"--data", nan}, save...), "--data " + nan + ": element [1, 0, 1] = NaN is not finite"},
 		{append([]string{"--data", saved, "--weights", neg}, save...), "--weights " + neg + ": element [1] = -1: weights must be finite and ≥ 0"},
 		{append([]string{"--data", saved, "--weights", wrongW}, save...), "--weights " + wrongW + ": shape (4,): want (2, 2, 3) or (1, 2, 3) or (2, 3) or (3,)"},
 		{[]string{"--data", final, "--data-final", final}, "--data " + final + " already holds the final states"},

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gradsolve/gradsolve/app/halo"
-	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 )
 
@@ -48,13 +45,14 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if help || err != nil {
 		return err
 	}
+	defer pf.set.abort()
 	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
 	r, err := halo.Run(ctx, cfg)
 	bar.finish()
 	if err != nil {
-		return err
+		return pf.sizeError(err)
 	}
 	c := r.Config
 	tot := r.Solve.Total()
@@ -65,8 +63,8 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ErrorDefinition: "state: max(|Δx|/r_E, |Δv|/v_E); sensitivity: ‖A−B‖_F/‖B‖_F of the 6×2 matrices " +
 			"with rows divided by r_E (positions) or v_E (velocities) and columns multiplied by vc, q; " +
 			"against DP8 at rtol = atol = 1e-12 with sensitivities in the error test"}
-	if *pf.out != "" {
-		if err := writeHalo(ctx, *pf.out, r, &st, start); err != nil {
+	if pf.set != nil {
+		if err := writeHalo(ctx, pf.set, r, &st, start); err != nil {
 			return err
 		}
 	}
@@ -99,8 +97,9 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// writeHalo writes the arrays, stats.json and the two figures.
-func writeHalo(ctx context.Context, dir string, r *halo.Result, st *haloStats, start time.Time) error {
+// writeHalo writes the arrays, the two figures and stats.json, as one
+// set.
+func writeHalo(ctx context.Context, out *outSet, r *halo.Result, st *haloStats, start time.Time) error {
 	n := r.Config.N
 	files := []struct {
 		name  string
@@ -123,7 +122,7 @@ func writeHalo(ctx context.Context, dir string, r *halo.Result, st *haloStats, s
 		}{"errors.npy", []int{n, 2}, errs})
 	}
 	for _, f := range files {
-		if err := npy.WriteFloat64File(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
+		if err := out.writeNpy(ctx, f.name, f.shape, f.data); err != nil {
 			return err
 		}
 	}
@@ -141,33 +140,40 @@ func writeHalo(ctx context.Context, dir string, r *halo.Result, st *haloStats, s
 		xz = append(xz, plots.Series{X: xs, Y: zs})
 	}
 	eq := &plots.Options{Equal: true}
-	if err := plots.Panels(filepath.Join(dir, "orbits.png"), fmt.Sprintf("12 of %d orbits in the flattened logarithmic halo (q = %g)", n, r.Config.Q),
-		[]plots.Panel{
-			{Title: "face-on", XLabel: "x", YLabel: "y", Series: xy, Opt: eq},
-			{Title: "edge-on", XLabel: "x", YLabel: "z", Series: xz, Opt: eq},
-		}); err != nil {
+	err = out.writeWith(ctx, "orbits.png", func(path string) error {
+		return plots.Panels(path, fmt.Sprintf("12 of %d orbits in the flattened logarithmic halo (q = %g)", n, r.Config.Q),
+			[]plots.Panel{
+				{Title: "face-on", XLabel: "x", YLabel: "y", Series: xy, Opt: eq},
+				{Title: "edge-on", XLabel: "x", YLabel: "z", Series: xz, Opt: eq},
+			})
+	})
+	if err != nil {
 		return err
 	}
 	if !r.Config.Check {
-		return writeJSON(filepath.Join(dir, "stats.json"), st, start)
+		return commitStats(ctx, out, st, &st.runStats, start)
 	}
-	if err := plots.CDF(filepath.Join(dir, "errors.png"), fmt.Sprintf("Errors of %d orbits against the DP8 reference", n),
-		"error (units of r_E, v_E; relative for sensitivities)",
-		[]plots.Series{{Name: "state", Y: r.StateErr}, {Name: "sensitivity", Y: r.SensErr}},
-		&plots.Options{LogX: true,
-			VLines: []plots.Mark{{Name: "state requirement", At: halo.StateRequirement}, {Name: "sensitivity requirement", At: halo.SensRequirement}},
-			HLines: []plots.Mark{{Name: "99%", At: halo.Quantile}}}); err != nil {
+	err = out.writeWith(ctx, "errors.png", func(path string) error {
+		return plots.CDF(path, fmt.Sprintf("Errors of %d orbits against the DP8 reference", n),
+			"error (units of r_E, v_E; relative for sensitivities)",
+			[]plots.Series{{Name: "state", Y: r.StateErr}, {Name: "sensitivity", Y: r.SensErr}},
+			&plots.Options{LogX: true,
+				VLines: []plots.Mark{{Name: "state requirement", At: halo.StateRequirement}, {Name: "sensitivity requirement", At: halo.SensRequirement}},
+				HLines: []plots.Mark{{Name: "99%", At: halo.Quantile}}})
+	})
+	if err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(dir, "stats.json"), st, start)
+	return commitStats(ctx, out, st, &st.runStats, start)
 }
 
-// writeJSON writes st (after setting its wall time) as indented JSON.
-func writeJSON(path string, st *haloStats, start time.Time) error {
-	st.WallSeconds = time.Since(start).Seconds()
-	return npy.WriteFileAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+// commitStats commits an application's output set with st as its
+// stats.json, after setting the set's identity and the wall time in rs
+// (st's runStats).
+func commitStats(ctx context.Context, out *outSet, st any, rs *runStats, start time.Time) error {
+	return out.commit(ctx, func(set runSet) any {
+		rs.runSet = set
+		rs.WallSeconds = time.Since(start).Seconds()
+		return st
 	})
 }

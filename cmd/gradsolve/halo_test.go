@@ -19,6 +19,9 @@ func TestHaloCommand(t *testing.T) {
 	if !strings.Contains(out, "requirement  met") || !strings.Contains(out, "200 stars (seed 3)") {
 		t.Errorf("summary:\n%s", out)
 	}
+	if n, ok := checkOutputSet(t, dir, false); n != 200 || !ok {
+		t.Errorf("output set: n %d, complete %v", n, ok)
+	}
 	readNpy(t, filepath.Join(dir, "y0.npy"), 200, 6)
 	readNpy(t, filepath.Join(dir, "y_final.npy"), 200, 6)
 	readNpy(t, filepath.Join(dir, "sens.npy"), 200, 6, 2)
@@ -50,6 +53,7 @@ func TestHaloCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir2, "errors.npy")); err == nil {
 		t.Error("errors.npy written without --check")
 	}
+	checkOutputSet(t, dir2, false)
 	for _, c := range []struct {
 		args []string
 		want string

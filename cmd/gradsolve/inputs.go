@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,8 @@ type sweep struct {
 type inputs struct {
 	ens    *gradsolve.Ensemble
 	sweeps []sweep
+	nFrom  string // the file that gave n, or "" for --n and the default
+	k      int    // save times per trajectory
 }
 
 // isNpy reports whether a flag value names a .npy file.
@@ -35,16 +38,40 @@ type loaded struct {
 
 func (l *loaded) name() string { return "--" + l.flag + " " + l.path }
 
+// load reads the .npy file of a flag; every number in it must be
+// finite.
 func load(flag, path string) (*loaded, error) {
 	a, err := npy.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", flag, err)
 	}
-	return &loaded{flag, path, a}, nil
+	l := &loaded{flag, path, a}
+	for i, v := range a.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: element %s = %g is not finite", l.name(), index(a.Shape, i), v)
+		}
+	}
+	return l, nil
 }
 
-// buildEnsemble turns the flags into an ensemble for pr.
-func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, error) {
+// index writes the flat index i of an array of the given shape as
+// NumPy's [i0, i1, …].
+func index(shape []int, i int) string {
+	if len(shape) == 0 {
+		return "[]"
+	}
+	idx := make([]string, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		idx[d] = strconv.Itoa(i % max(shape[d], 1))
+		i /= max(shape[d], 1)
+	}
+	return "[" + strings.Join(idx, ", ") + "]"
+}
+
+// buildEnsemble turns the flags into an ensemble for pr. It calls check
+// with the ensemble's size and save times once they are known, before
+// it builds anything of that size.
+func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(sizeFlags) error) (*inputs, error) {
 	dim, m := pr.Dim, pr.NumParams
 	var files []*loaded
 	get := func(flag, v string) (*loaded, error) {
@@ -125,7 +152,38 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, erro
 		return nil, fmt.Errorf("%s: n = %d: need at least one trajectory", nFrom, n)
 	}
 	in := &inputs{ens: &gradsolve.Ensemble{N: n}}
+	if nFrom != "--n" {
+		in.nFrom = nFrom
+	}
 	ens := in.ens
+
+	// Save times, first: their number sets the size of the job.
+	var saveList []float64
+	sizes := sizeFlags{n: n, nFrom: nFrom}
+	switch {
+	case sf != nil:
+		if sf.a.Dims() == 2 {
+			if err := shapeErr(sf, "(n × k)", []int{n, -1}); err != nil {
+				return nil, err
+			}
+			in.k = sf.a.Shape[1]
+		} else {
+			if err := shapeErr(sf, "(k)", []int{-1}, []int{n, -1}); err != nil {
+				return nil, err
+			}
+			in.k = len(sf.a.Data)
+		}
+		sizes.kFrom = sf.name()
+	case fl.saveat != "":
+		if saveList, err = parseNumberList(fl.saveat); err != nil {
+			return nil, fmt.Errorf("--saveat: %v: want T1,T2,… or a .npy file", err)
+		}
+		in.k, sizes.kFrom = len(saveList), "--saveat"
+	}
+	sizes.k = in.k
+	if err := check(sizes); err != nil {
+		return nil, err
+	}
 
 	// Parameters: defaults or --params, then each --param on top.
 	if pf != nil {
@@ -134,6 +192,7 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, erro
 		}
 		ens.P = pf.a.Data
 	}
+	owned := false // ens.P is a copy of ours
 	for _, spec := range fl.params {
 		name, val, ok := strings.Cut(spec, "=")
 		if !ok {
@@ -152,21 +211,26 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, erro
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("--param %q: want NAME=VALUE or NAME=LO:HI with numbers", spec)
 		}
+		if math.IsInf(vlo, 0) || math.IsInf(vhi, 0) || math.IsNaN(vlo) || math.IsNaN(vhi) {
+			return nil, fmt.Errorf("--param %q: the values must be finite", spec)
+		}
 		if ens.P == nil {
 			if pr.P == nil {
 				return nil, fmt.Errorf("--param %q: %s has no default parameters; give --params FILE.npy", spec, pr.Name)
 			}
 			ens.P = append([]float64(nil), pr.P...)
+			owned = true
 		}
 		if len(ens.P) == m && (vlo != vhi) && n > 1 {
-			ens.P = repeatRows(ens.P, n)
+			ens.P, owned = repeatRows(ens.P, n), true
+		}
+		if !owned { // the --params file's array: change a copy
+			ens.P, owned = append([]float64(nil), ens.P...), true
 		}
 		if len(ens.P) == m {
-			ens.P = append([]float64(nil), ens.P...)
 			ens.P[j] = vlo
 			continue
 		}
-		ens.P = append([]float64(nil), ens.P...)
 		for i := range n {
 			v := vlo
 			if n > 1 {
@@ -225,19 +289,9 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool) (*inputs, erro
 	// Save times.
 	switch {
 	case sf != nil:
-		if sf.a.Dims() == 2 {
-			if err := shapeErr(sf, "(n × k)", []int{n, -1}); err != nil {
-				return nil, err
-			}
-			ens.SavePerTrajectory = true
-		} else if err := shapeErr(sf, "(k)", []int{-1}, []int{n, -1}); err != nil {
-			return nil, err
-		}
-		ens.Save = sf.a.Data
-	case fl.saveat != "":
-		if ens.Save, err = parseNumberList(fl.saveat); err != nil {
-			return nil, fmt.Errorf("--saveat: %v: want T1,T2,… or a .npy file", err)
-		}
+		ens.Save, ens.SavePerTrajectory = sf.a.Data, sf.a.Dims() == 2
+	case saveList != nil:
+		ens.Save = saveList
 	}
 	return in, nil
 }

@@ -21,19 +21,77 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"syscall"
 )
 
+// signalled is the cancellation cause of a run stopped by a signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "interrupted by " + signalName(s.sig) }
+
+func signalName(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// exitCode is 128 + the signal's number, the shell's convention: 130
+// for SIGINT, 143 for SIGTERM.
+func exitCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
+}
+
+// main runs the command. SIGINT and SIGTERM cancel it: the solve stops,
+// the staging directory of --out is removed (the output directory keeps
+// what it held, or, once the new set is being moved in, gets all of
+// it), and the command exits with 130 or 143. A second signal exits at
+// once, after removing the staging directory.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "gradsolve:", err)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		cancel(signalled{sig})
+		sig = <-sigs
+		abortPending()
+		fmt.Fprintf(os.Stderr, "gradsolve: interrupted by %s again: stopped at once\n", signalName(sig))
+		os.Exit(exitCode(sig))
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var sig signalled
+	if errors.As(context.Cause(ctx), &sig) && err != nil {
+		fmt.Fprintf(os.Stderr, "gradsolve: %v\n", sig)
+		os.Exit(exitCode(sig.sig))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
+}
+
+// errorLine is the error as the command prints it: one "gradsolve:"
+// prefix, however many the error's layers carry.
+func errorLine(err error) string {
+	msg := err.Error()
+	for {
+		rest, ok := strings.CutPrefix(msg, "gradsolve: ")
+		if !ok {
+			break
+		}
+		msg = rest
+	}
+	return "gradsolve: " + msg
 }
 
 const usage = `usage: gradsolve <command> [flags]

@@ -102,7 +102,7 @@ func TestStiffRouting(t *testing.T) {
 	if _, _, err := runCmd("solve", "../../examples/hires.ode", "--saveat", "1,2", "--dense", "-q"); err != nil {
 		t.Errorf("--dense with Rodas5P: %v", err)
 	}
-	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--saveat", "0.5", "--dense", "-q"); err == nil || !strings.Contains(err.Error(), "DenseSave") {
+	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--saveat", "0.5", "--dense", "-q"); err == nil || !strings.Contains(err.Error(), "--dense") {
 		t.Errorf("--dense with an explicit method: %v", err)
 	}
 	if out, _, _ := runCmd("list"); !strings.Contains(out, "rodas5p (stiff)") {

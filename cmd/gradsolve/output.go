@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gradsolve/gradsolve"
@@ -24,29 +33,298 @@ var statusCode = map[gradsolve.Status]int32{
 	gradsolve.NotRun:          5,
 }
 
-// checkOutDir creates dir if needed and checks that files can be
-// created in it, before any work is done.
-func checkOutDir(dir string) error {
+// outputNames lists every file any gradsolve command writes into an
+// output directory. A run removes all of them (not only the ones it
+// writes) before its own appear, so that a directory never holds files
+// of two runs; a command that writes a new name must add it here
+// (outSet.path panics otherwise, and TestOutputNamesComplete checks
+// every command).
+var outputNames = []string{
+	"stats.json", // last: present only beside a complete set
+	// solve and grad
+	"y_final.npy", "y_saved.npy", "status.npy", "params.npy",
+	"sens.npy", "sens_saved.npy", "grad_params.npy", "grad_y0.npy",
+	// halo
+	"y0.npy", "errors.npy", "orbits.png", "errors.png",
+	// precession (also params.npy, y_final.npy, errors.npy)
+	"angles_100.npy", "angles_10.npy", "tilts.png",
+	// quintessence
+	"profile.csv", "profile.png",
+}
+
+// stagePrefix starts the name of the directory a run writes its files
+// into before they move into place: ".gradsolve-stage-PID-RANDOM".
+const stagePrefix = ".gradsolve-stage-"
+
+// runSet identifies a complete output set in its stats.json.
+type runSet struct {
+	// RunID is random, one per run.
+	RunID string `json:"run_id"`
+	// Files are the set's files (stats.json aside) and their sizes in
+	// bytes.
+	Files map[string]int64 `json:"files"`
+}
+
+// outSet is the output directory of one run. Files are written into a
+// staging directory inside it; commit then removes every earlier
+// output (stats.json first), moves the new files in and writes
+// stats.json last. So at every moment, whatever happens (an error, a
+// full disk, SIGTERM, SIGKILL), the directory holds the files of one run
+// at most, and holds stats.json only beside that run's complete set.
+type outSet struct {
+	dir, stage string
+	runID      string
+	files      []string // staged, in order
+	mu         sync.Mutex
+	done       bool // committed or aborted
+}
+
+// commitPause, read from GRADSOLVE_TEST_COMMIT_PAUSE (a duration such
+// as "20ms"), makes commit wait after each of its steps, so that a test
+// can kill a run while it moves its files in. Unset, there is no pause.
+var commitPause, _ = time.ParseDuration(os.Getenv("GRADSOLVE_TEST_COMMIT_PAUSE"))
+
+// pending are the sets not yet committed or aborted, for the cleanup
+// of a second signal (see main).
+var pending struct {
+	sync.Mutex
+	sets map[*outSet]bool
+}
+
+// openOutSet creates dir if needed and its staging directory (which
+// proves files can be created there) before any work is done, and
+// removes staging directories that runs killed earlier left behind.
+func openOutSet(dir, flag string) (*outSet, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	f, err := os.CreateTemp(dir, ".gradsolve-probe-*")
+	removeStaleStages(dir)
+	stage, err := os.MkdirTemp(dir, fmt.Sprintf("%s%d-", stagePrefix, os.Getpid()))
 	if err != nil {
-		return fmt.Errorf("--out %s: cannot write there: %w", dir, err)
+		return nil, fmt.Errorf("%s %s: cannot write there: %w", flag, dir, err)
 	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	var id [16]byte
+	rand.Read(id[:])
+	o := &outSet{dir: dir, stage: stage, runID: hex.EncodeToString(id[:])}
+	pending.Lock()
+	if pending.sets == nil {
+		pending.sets = map[*outSet]bool{}
+	}
+	pending.sets[o] = true
+	pending.Unlock()
+	return o, nil
+}
+
+// removeStaleStages removes the staging directories in dir of runs
+// that no longer exist (killed by SIGKILL or a crash).
+func removeStaleStages(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), stagePrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// path returns where the output called name is staged.
+func (o *outSet) path(name string) string {
+	if !slices.Contains(outputNames, name) {
+		panic("gradsolve: output " + name + " is missing from outputNames")
+	}
+	if !slices.Contains(o.files, name) {
+		o.files = append(o.files, name)
+	}
+	return filepath.Join(o.stage, name)
+}
+
+// ctxWriter fails a write once ctx is cancelled, so that a signal
+// stops a large file part-way.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
+}
+
+// writeFile stages the output name with what write writes.
+func (o *outSet) writeFile(ctx context.Context, name string, write func(w io.Writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := npy.WriteFileAtomic(o.path(name), func(w io.Writer) error { return write(ctxWriter{ctx, w}) })
+	if err != nil {
+		return o.writeErr(ctx, name, err)
+	}
+	return nil
+}
+
+// writeErr words a failed write: cancellation stays itself; anything
+// else names the file in the output directory.
+func (o *outSet) writeErr(ctx context.Context, name string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("writing %s: %w (%s left as it was)", filepath.Join(o.dir, name), err, o.dir)
+}
+
+// writeNpy stages a float64 array as name.
+func (o *outSet) writeNpy(ctx context.Context, name string, shape []int, data []float64) error {
+	return o.writeFile(ctx, name, func(w io.Writer) error { return npy.WriteFloat64(w, shape, data) })
+}
+
+// writeNpyInt32 stages an int32 array as name.
+func (o *outSet) writeNpyInt32(ctx context.Context, name string, shape []int, data []int32) error {
+	return o.writeFile(ctx, name, func(w io.Writer) error { return npy.WriteInt32(w, shape, data) })
+}
+
+// writeWith stages name with write, which writes the file at the path it
+// is given (the plots).
+func (o *outSet) writeWith(ctx context.Context, name string, write func(path string) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := write(o.path(name)); err != nil {
+		return o.writeErr(ctx, name, err)
+	}
+	return nil
+}
+
+// commit makes the staged files the directory's output set, with
+// stats.json (the value stats returns for the set) written last. It
+// fails without touching the directory when ctx is cancelled before it
+// starts; once it has started it finishes (it only renames).
+func (o *outSet) commit(ctx context.Context, stats func(set runSet) any) (err error) {
+	defer func() {
+		if err != nil {
+			o.abort()
+		}
+	}()
+	set := runSet{RunID: o.runID, Files: map[string]int64{}}
+	for _, name := range o.files {
+		fi, err := os.Stat(filepath.Join(o.stage, name))
+		if err != nil {
+			return err
+		}
+		set.Files[name] = fi.Size()
+	}
+	err = o.writeFile(ctx, "stats.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(stats(set))
+	})
+	if err != nil {
+		return err
+	}
+	unlock := lockDir(o.dir) // another run committing here finishes first
+	defer unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return errors.New("interrupted")
+	}
+	// Invalidate the earlier set, then remove it whole, then move the
+	// new one in: stats.json first out and last in.
+	for _, name := range outputNames {
+		if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove the earlier output: %w", err)
+		}
+		time.Sleep(commitPause)
+		if name == "stats.json" {
+			syncDir(o.dir)
+		}
+	}
+	for _, name := range o.files {
+		if name == "stats.json" {
+			continue
+		}
+		if err := os.Rename(filepath.Join(o.stage, name), filepath.Join(o.dir, name)); err != nil {
+			return fmt.Errorf("moving %s into place: %w", name, err)
+		}
+		time.Sleep(commitPause)
+	}
+	syncDir(o.dir)
+	if err := os.Rename(filepath.Join(o.stage, "stats.json"), filepath.Join(o.dir, "stats.json")); err != nil {
+		return fmt.Errorf("moving stats.json into place: %w", err)
+	}
+	syncDir(o.dir)
+	o.done = true
+	os.RemoveAll(o.stage)
+	pending.Lock()
+	delete(pending.sets, o)
+	pending.Unlock()
+	return nil
+}
+
+// abort removes the staging directory; the output directory keeps what
+// it held. It does nothing after commit.
+func (o *outSet) abort() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return
+	}
+	o.done = true
+	os.RemoveAll(o.stage)
+	pending.Lock()
+	delete(pending.sets, o)
+	pending.Unlock()
+}
+
+// abortPending aborts every set not yet committed: on a second signal
+// (each command aborts its own set when it returns).
+func abortPending() {
+	pending.Lock()
+	sets := make([]*outSet, 0, len(pending.sets))
+	for o := range pending.sets {
+		sets = append(sets, o)
+	}
+	pending.Unlock()
+	for _, o := range sets {
+		o.abort()
+	}
+}
+
+// syncDir makes renames in dir durable where the system allows it (best
+// effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // stats is the content of stats.json.
 type stats struct {
+	runSet
 	Problem       string         `json:"problem"`
 	Engine        string         `json:"engine"`
 	RHS           string         `json:"rhs"`
 	Method        string         `json:"method"`
 	RTol          float64        `json:"rtol"`
 	ATol          float64        `json:"atol"`
+	MaxSteps      int            `json:"max_steps"`
 	N             int            `json:"n"`
 	Dim           int            `json:"dim"`
 	K             int            `json:"k"`
@@ -71,23 +349,23 @@ type stats struct {
 	*gradStats               // grad only: columns and engine (grad.go)
 }
 
-// writeOutputs writes the result files into dir, each atomically (a
-// temporary file renamed into place), so a run that fails part-way
-// leaves no half-written file under a final name.
-func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result, rhs string, wallStart time.Time, extra func(st *stats)) error {
+// writeOutputs stages y_final.npy, y_saved.npy (with save times),
+// status.npy and params.npy beside what the caller staged already
+// (sens.npy, grad_*.npy), and commits the set with stats.json.
+func writeOutputs(ctx context.Context, out *outSet, pr *ode.Problem, in *inputs, res *gradsolve.Result, rhs string, wallStart time.Time, extra func(st *stats)) error {
 	n, dim, k := res.N, res.Dim, res.K
-	if err := npy.WriteFloat64File(filepath.Join(dir, "y_final.npy"), []int{n, dim}, res.Y); err != nil {
+	if err := out.writeNpy(ctx, "y_final.npy", []int{n, dim}, res.Y); err != nil {
 		return err
 	}
 	if k > 0 {
-		if err := npy.WriteFloat64File(filepath.Join(dir, "y_saved.npy"), []int{n, k, dim}, res.Saved); err != nil {
+		if err := out.writeNpy(ctx, "y_saved.npy", []int{n, k, dim}, res.Saved); err != nil {
 			return err
 		}
 	}
 	codes := make([]int32, n)
 	st := stats{
 		Problem: pr.Name, Engine: res.Engine, RHS: rhs, Method: res.Method,
-		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0],
+		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0], MaxSteps: res.Options.MaxSteps,
 		N: n, Dim: dim, K: k, Workers: res.Workers,
 		SolveSeconds: res.Elapsed.Seconds(),
 		Statuses:     map[string]int{}, StatusCodes: map[string]int{},
@@ -108,28 +386,46 @@ func writeOutputs(dir string, pr *ode.Problem, in *inputs, res *gradsolve.Result
 	}
 	tot := res.Total()
 	st.Accepted, st.Rejected, st.FEvals = tot.Accepted, tot.Rejected, tot.FEvals
-	if err := npy.WriteInt32File(filepath.Join(dir, "status.npy"), []int{n}, codes); err != nil {
+	if err := out.writeNpyInt32(ctx, "status.npy", []int{n}, codes); err != nil {
 		return err
 	}
-	st.WallSeconds = time.Since(wallStart).Seconds()
+	codes = nil
+	if err := out.writeNpy(ctx, "params.npy", []int{n, pr.NumParams}, paramRows(pr, in.ens)); err != nil {
+		return err
+	}
 	if extra != nil {
 		extra(&st)
 	}
-	return npy.WriteFileAtomic(filepath.Join(dir, "stats.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+	return out.commit(ctx, func(set runSet) any {
+		st.runSet = set
+		st.WallSeconds = time.Since(wallStart).Seconds()
+		return st
 	})
 }
 
-// writeSens writes sens.npy (n×dim×m) and, with save times,
+// paramRows returns the parameters of every trajectory, n×m in the
+// problem's parameter order: the ensemble's own rows, or the shared
+// values (the ensemble's or the problem's defaults) repeated.
+func paramRows(pr *ode.Problem, ens *gradsolve.Ensemble) []float64 {
+	m, n := pr.NumParams, ens.N
+	p := ens.P
+	if p == nil {
+		p = pr.P
+	}
+	if len(p) == n*m {
+		return p
+	}
+	return repeatRows(p, n)
+}
+
+// writeSens stages sens.npy (n×dim×m) and, with save times,
 // sens_saved.npy (n×k×dim×m).
-func writeSens(dir string, res *gradsolve.Result) error {
-	if err := npy.WriteFloat64File(filepath.Join(dir, "sens.npy"), []int{res.N, res.Dim, res.NS}, res.S); err != nil {
+func writeSens(ctx context.Context, out *outSet, res *gradsolve.Result) error {
+	if err := out.writeNpy(ctx, "sens.npy", []int{res.N, res.Dim, res.NS}, res.S); err != nil {
 		return err
 	}
 	if res.K > 0 {
-		return npy.WriteFloat64File(filepath.Join(dir, "sens_saved.npy"), []int{res.N, res.K, res.Dim, res.NS}, res.SavedS)
+		return out.writeNpy(ctx, "sens_saved.npy", []int{res.N, res.K, res.Dim, res.NS}, res.SavedS)
 	}
 	return nil
 }

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gradsolve/gradsolve/app/precession"
-	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 )
 
@@ -46,21 +43,22 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if help || err != nil {
 		return err
 	}
+	defer pf.set.abort()
 	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
 	r, err := precession.Run(ctx, cfg)
 	bar.finish()
 	if err != nil {
-		return err
+		return pf.sizeError(err)
 	}
 	c := r.Config
 	tot := r.Solve.Total()
 	st := precessionStats{runStats: newRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, r.Solve, r.Ref),
 		RStart: precession.RStart, REnd: precession.REnd,
 		P99: r.P99, FixtureErr: r.FixtureErr, Requirement: precession.Requirement, RequirementMet: r.Pass}
-	if *pf.out != "" {
-		if err := writePrecession(*pf.out, r, &st, start); err != nil {
+	if pf.set != nil {
+		if err := writePrecession(ctx, pf.set, r, &st, start); err != nil {
 			return err
 		}
 	}
@@ -92,7 +90,9 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-func writePrecession(dir string, r *precession.Result, st *precessionStats, start time.Time) error {
+// writePrecession writes the arrays, the figure and stats.json, as one
+// set.
+func writePrecession(ctx context.Context, out *outSet, r *precession.Result, st *precessionStats, start time.Time) error {
 	n := r.Config.N
 	a100, a10 := make([]float64, 0, 3*n), make([]float64, 0, 3*n)
 	for i := range n {
@@ -113,24 +113,21 @@ func writePrecession(dir string, r *precession.Result, st *precessionStats, star
 		if f.data == nil {
 			continue // errors.npy without --check
 		}
-		if err := npy.WriteFloat64File(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
+		if err := out.writeNpy(ctx, f.name, f.shape, f.data); err != nil {
 			return err
 		}
 	}
-	err := plots.Panels(filepath.Join(dir, "tilts.png"), fmt.Sprintf("Spin tilts of %d binaries, isotropic at r = 100 M", n),
-		[]plots.Panel{
-			{Title: "θ1 (primary)", XLabel: "θ1 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta1, r.Theta1)},
-			{Title: "θ2 (secondary)", XLabel: "θ2 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta2, r.Theta2)},
-		})
+	err := out.writeWith(ctx, "tilts.png", func(path string) error {
+		return plots.Panels(path, fmt.Sprintf("Spin tilts of %d binaries, isotropic at r = 100 M", n),
+			[]plots.Panel{
+				{Title: "θ1 (primary)", XLabel: "θ1 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta1, r.Theta1)},
+				{Title: "θ2 (secondary)", XLabel: "θ2 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta2, r.Theta2)},
+			})
+	})
 	if err != nil {
 		return err
 	}
-	st.WallSeconds = time.Since(start).Seconds()
-	return npy.WriteFileAtomic(filepath.Join(dir, "stats.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	})
+	return commitStats(ctx, out, st, &st.runStats, start)
 }
 
 // tiltHist returns the densities of two samples of angles in [0, π] on 30

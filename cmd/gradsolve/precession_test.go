@@ -16,6 +16,9 @@ func TestPrecessionCommand(t *testing.T) {
 	if !strings.Contains(out, "requirement 2e-07: met") || !strings.Contains(out, "30 binaries (seed 5)") {
 		t.Errorf("summary:\n%s", out)
 	}
+	if n, ok := checkOutputSet(t, dir, false); n != 30 || !ok {
+		t.Errorf("output set: n %d, complete %v", n, ok)
+	}
 	readNpy(t, filepath.Join(dir, "params.npy"), 30, 3)
 	readNpy(t, filepath.Join(dir, "angles_100.npy"), 30, 3)
 	readNpy(t, filepath.Join(dir, "angles_10.npy"), 30, 3)

@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gradsolve/gradsolve/app/quintessence"
-	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 )
 
@@ -66,10 +63,15 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	case *check && *omegaR != 0:
 		return fmt.Errorf("quintessence: --check compares with the Ω_r = 0 reference profile; drop --omega-r")
 	}
+	if err := quintessence.CheckSize(*n); err != nil {
+		return appSizeError(err, "--n", *n)
+	}
+	var set *outSet
 	if *out != "" {
-		if err := checkOutDir(*out); err != nil {
+		if set, err = openOutSet(*out, "--out"); err != nil {
 			return err
 		}
+		defer set.abort()
 	}
 	lambdas := make([]float64, *n)
 	for i := range lambdas {
@@ -86,8 +88,8 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	for _, p := range pts {
 		minChi2 = math.Min(minChi2, p.Chi2)
 	}
-	if *out != "" {
-		if err := writeQuintessence(*out, pts, lo, hi, best, minChi2, *omegaR, solveSeconds, start); err != nil {
+	if set != nil {
+		if err := writeQuintessence(ctx, set, pts, lo, hi, best, minChi2, *omegaR, solveSeconds, start); err != nil {
 			return err
 		}
 	}
@@ -120,8 +122,10 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	return nil
 }
 
-func writeQuintessence(dir string, pts []quintessence.ProfilePoint, lo, hi, best, minChi2, omegaR, solveSeconds float64, start time.Time) error {
-	err := npy.WriteFileAtomic(filepath.Join(dir, "profile.csv"), func(w io.Writer) error {
+// writeQuintessence writes profile.csv, profile.png and stats.json, as
+// one set.
+func writeQuintessence(ctx context.Context, out *outSet, pts []quintessence.ProfilePoint, lo, hi, best, minChi2, omegaR, solveSeconds float64, start time.Time) error {
+	err := out.writeFile(ctx, "profile.csv", func(w io.Writer) error {
 		if _, err := fmt.Fprintln(w, "lambda,chi2,omega_m,h_rd,w0"); err != nil {
 			return err
 		}
@@ -148,19 +152,21 @@ func writeQuintessence(dir string, pts []quintessence.ProfilePoint, lo, hi, best
 	if !math.IsNaN(hi) {
 		opt.VLines = append(opt.VLines, plots.Mark{At: hi})
 	}
-	if err := plots.Lines(filepath.Join(dir, "profile.png"), "Thawing quintessence, DESI DR2 BAO: profile likelihood",
-		"λ", "Δχ²", []plots.Series{s}, opt); err != nil {
+	err = out.writeWith(ctx, "profile.png", func(path string) error {
+		return plots.Lines(path, "Thawing quintessence, DESI DR2 BAO: profile likelihood", "λ", "Δχ²", []plots.Series{s}, opt)
+	})
+	if err != nil {
 		return err
 	}
 	st := map[string]any{
 		"n": len(pts), "omega_r": omegaR, "best_lambda": best, "chi2_min": minChi2,
 		"interval_68": []float64{lo, hi}, "delta_chi2_lcdm": pts[0].Chi2 - minChi2,
-		"solve_seconds": solveSeconds, "wall_seconds": time.Since(start).Seconds(),
-		"data": "DESI DR2 BAO (arXiv:2503.14738, 2503.14739), 13 points with full covariance",
+		"solve_seconds": solveSeconds,
+		"data":          "DESI DR2 BAO (arXiv:2503.14738, 2503.14739), 13 points with full covariance",
 	}
-	return npy.WriteFileAtomic(filepath.Join(dir, "stats.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+	return out.commit(ctx, func(set runSet) any {
+		st["run_id"], st["files"] = set.RunID, set.Files
+		st["wall_seconds"] = time.Since(start).Seconds()
+		return st
 	})
 }

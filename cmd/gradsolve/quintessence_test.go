@@ -16,6 +16,9 @@ func TestQuintessenceCommand(t *testing.T) {
 	if !strings.Contains(out, "10.271") || !strings.Contains(out, "best λ = 1.00") || !strings.Contains(out, "check passed") {
 		t.Errorf("summary:\n%s", out)
 	}
+	if _, ok := checkOutputSet(t, dir, false); !ok {
+		t.Error("no stats.json")
+	}
 	csv, err := os.ReadFile(filepath.Join(dir, "profile.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
@@ -56,7 +57,9 @@ type solveFlags struct {
 	out               string
 	progress, quietly bool
 	dense             bool
+	maxSteps          int
 	sens              string    // solve: sensitivity columns
+	sensErrorTest     bool      // solve: sensitivities in the error norm
 	grad              gradFlags // grad: the loss, the columns, the mode (grad.go)
 }
 
@@ -77,12 +80,14 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.Float64Var(&f.atol, "atol", 1e-11, "absolute tolerance")
 	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: all cores)")
 	fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
-	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy and stats.json")
+	fs.IntVar(&f.maxSteps, "max-steps", gradsolve.DefaultMaxSteps, "step budget per trajectory (accepted plus rejected steps)")
+	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve":
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
+		fs.BoolVar(&f.sensErrorTest, "sens-error-test", false, "put the sensitivities in the error norm, so they too meet --rtol and --atol (the mesh then differs from a solve without --sens; explicit methods only)")
 	case "grad":
 		addGradFlags(fs, &f.grad)
 	}
@@ -108,13 +113,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // job is a parsed command line: the problem, the ensemble, the options.
 type job struct {
+	cmd       string // "solve" or "grad"
 	pr        *ode.Problem
 	builtin   bool
 	rhs       string // "tape" or "go"
 	tb        *method.Tableau
 	rt        *method.Rosenbrock
+	wrt       []gradsolve.Wrt // solve: the --sens columns
+	mode      router.Mode     // grad: --mode
+	gradWrt   []gradsolve.Wrt // grad: the --wrt columns (default params,y0)
 	in        *inputs
 	fl        *solveFlags
+	out       *outSet // --out, or nil
 	wallStart time.Time
 }
 
@@ -122,12 +132,25 @@ const solveUsage = `usage: gradsolve solve [FILE.ode] [flags]
 
 Solve an ensemble of the problem in FILE.ode (see docs/ode-format.md), or of
 a built-in system (--system, default lorenz), print what was done, and write
-the results as NumPy files with --out DIR.
+the results as NumPy files with --out DIR: y_final.npy (n×dim), y_saved.npy
+(n×k×dim, with --saveat), status.npy (n; 0 = success), params.npy (n×m, the
+parameters each trajectory used, in the problem's parameter order), with
+--sens sens.npy and sens_saved.npy, and stats.json. stats.json is written
+last: when it is present the directory holds one complete run, whose files
+it lists with their sizes under "files" beside a "run_id"; a run that stops
+early leaves the directory as it was or without stats.json. The earlier
+run's outputs are removed before the new ones appear.
+
+A job that cannot fit in memory is refused before it starts: the results
+take 8 bytes per number, n×dim for y_final and n×k×dim for y_saved (times
+the --sens columns for the sensitivities), and about 60 bytes per
+trajectory of status and statistics.
 
 flags:
 `
 
-// setup parses a solve or grad command line.
+// setup parses a solve or grad command line, checks every flag, and
+// builds the ensemble after checking that the job fits in memory.
 func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	wallStart := time.Now()
 	fs, fl := newSolveFlagSet(cmd, stderr)
@@ -151,7 +174,10 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	if nErr != nil {
 		return nil, nErr
 	}
-	j := &job{fl: fl, wallStart: wallStart}
+	if err := checkOptionFlags(fl); err != nil {
+		return nil, err
+	}
+	j := &job{cmd: cmd, fl: fl, wallStart: wallStart}
 	switch {
 	case len(pos) == 1 && fl.system != "":
 		return nil, fmt.Errorf("%s: give a problem file or --system, not both", cmd)
@@ -170,7 +196,11 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 			fl.system = "lorenz"
 		}
 		if j.pr, err = systems.ByName(fl.system); err != nil {
-			return nil, err
+			msg := err.Error()
+			if i := strings.Index(msg, "unknown system"); i >= 0 {
+				msg = msg[i:]
+			}
+			return nil, fmt.Errorf("--system: %s", msg)
 		}
 		j.builtin, j.rhs = true, "go"
 	}
@@ -180,6 +210,26 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 			if j.rt, rerr = method.RosenbrockByName(fl.method); rerr != nil {
 				return nil, fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", fl.method)
 			}
+		}
+	}
+	if err := j.checkMethodFlags(); err != nil {
+		return nil, err
+	}
+	if fl.sens != "" {
+		if j.wrt, err = parseSens(j.pr, fl.sens); err != nil {
+			return nil, err
+		}
+	}
+	if cmd == "grad" {
+		if j.mode, err = router.ParseMode(fl.grad.mode); err != nil {
+			return nil, fmt.Errorf("--mode: %w", err)
+		}
+		spec := fl.grad.wrt
+		if spec == "" {
+			spec = "params,y0"
+		}
+		if j.gradWrt, err = parseWrt(j.pr, "wrt", spec); err != nil {
+			return nil, err
 		}
 	}
 	if j.builtin && len(fl.params) == 0 && fl.paramsFile == "" {
@@ -193,22 +243,75 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 			fl.ref = 1000
 		}
 	}
-	if j.in, err = buildEnsemble(j.pr, fl, j.builtin); err != nil {
+	if j.in, err = buildEnsemble(j.pr, fl, j.builtin, j.checkSize); err != nil {
 		return nil, err
 	}
 	if fl.out != "" {
-		if err := checkOutDir(fl.out); err != nil {
+		if j.out, err = openOutSet(fl.out, "--out"); err != nil {
 			return nil, err
 		}
 	}
 	return j, nil
 }
 
+// checkOptionFlags checks the flags that become solver options, so that
+// their errors name the flag.
+func checkOptionFlags(fl *solveFlags) error {
+	switch {
+	case !(fl.rtol > 0) || math.IsInf(fl.rtol, 0):
+		return fmt.Errorf("--rtol = %g: must be finite and > 0", fl.rtol)
+	case fl.rtol < gradsolve.MinRTol:
+		return fmt.Errorf("--rtol = %g: must be ≥ %.3g (ten units of roundoff; no method can meet a tighter tolerance)", fl.rtol, gradsolve.MinRTol)
+	case !(fl.atol > 0) || math.IsInf(fl.atol, 0):
+		return fmt.Errorf("--atol = %g: must be finite and > 0", fl.atol)
+	case fl.workers < 0:
+		return fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", fl.workers)
+	case fl.maxSteps < 1:
+		return fmt.Errorf("--max-steps = %d: must be ≥ 1", fl.maxSteps)
+	case fl.sensErrorTest && fl.sens == "":
+		return fmt.Errorf("--sens-error-test needs --sens")
+	}
+	return nil
+}
+
+// checkMethodFlags checks the flags that depend on the method.
+func (j *job) checkMethodFlags() error {
+	fl := j.fl
+	if fl.dense && j.tb != nil {
+		return fmt.Errorf("--dense needs a Rosenbrock method with a continuous extension (--method rodas5p or rosenbrock23); %s re-steps its save times", j.tb.Name)
+	}
+	if fl.sensErrorTest && j.rt != nil {
+		return fmt.Errorf("--sens-error-test is not available with --method %s: a Rosenbrock method's sensitivities follow the state's mesh", fl.method)
+	}
+	if j.rt != nil {
+		if pg := programsOf(j.pr); pg == nil || pg.JacY == nil {
+			return fmt.Errorf("--method %s: %s has no Jacobian program; use an explicit method (tsit5, dp5, vern7, dp8)", fl.method, j.name())
+		}
+	}
+	return nil
+}
+
+// programsOf returns the problem's derivative programs, or nil.
+func programsOf(pr *ode.Problem) *ode.Programs {
+	if pr.Programs == nil {
+		return nil
+	}
+	return pr.Programs()
+}
+
+// name is the problem in the command line's terms.
+func (j *job) name() string {
+	if j.builtin {
+		return "--system " + j.fl.system
+	}
+	return j.pr.Name
+}
+
 func (j *job) options(stderr io.Writer) (*gradsolve.Options, *progressBar) {
 	fl := j.fl
 	bar := newProgressBar(stderr, time.Second)
 	return &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
-		DenseSave: fl.dense, Progress: bar.update}, bar
+		MaxSteps: fl.maxSteps, DenseSave: fl.dense, Progress: bar.update}, bar
 }
 
 func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -219,28 +322,25 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl, rhs, wallStart := j.pr, j.in, j.fl, j.rhs, j.wallStart
 	opts, bar := j.options(stderr)
-	var wrt []gradsolve.Wrt
-	if fl.sens != "" {
-		if wrt, err = parseSens(pr, fl.sens); err != nil {
-			return err
-		}
-		opts.Sens = &gradsolve.Sensitivity{Wrt: wrt}
+	if j.wrt != nil {
+		opts.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: fl.sensErrorTest}
 	}
 	res, err := gradsolve.Solve(ctx, pr, in.ens, opts)
 	bar.finish()
 	if err != nil {
-		return err
+		return j.userError(err)
 	}
-	if fl.out != "" {
-		if err := writeOutputs(fl.out, pr, in, res, rhs, wallStart, nil); err != nil {
-			return err
-		}
+	if j.out != nil {
 		if res.NS > 0 {
-			if err := writeSens(fl.out, res); err != nil {
+			if err := writeSens(ctx, j.out, res); err != nil {
 				return err
 			}
+		}
+		if err := writeOutputs(ctx, j.out, pr, in, res, rhs, wallStart, nil); err != nil {
+			return err
 		}
 	}
 	if !fl.quietly {
@@ -250,7 +350,7 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if fl.ref > 0 {
-		return reference(ctx, stdout, pr, in.ens, res, min(fl.ref, in.ens.N), fl.atol)
+		return j.userError(reference(ctx, stdout, pr, in.ens, res, min(fl.ref, in.ens.N), fl.atol))
 	}
 	return nil
 }
@@ -294,7 +394,10 @@ func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 		fmt.Fprintf(w, "  note: %s is marked stiff; an explicit method takes steps set by stability, not accuracy\n", pr.Name)
 	}
 	if err := res.Errs(); err != nil {
-		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "gradsolve: "), "\n", "\n  "))
+	}
+	if counts[gradsolve.MaxStepsReached] > 0 {
+		fmt.Fprintf(w, "  hint: raise --max-steps (now %d) or loosen --rtol and --atol\n", o.MaxSteps)
 	}
 }
 

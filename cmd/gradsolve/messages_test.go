@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/npy"
+)
+
+// flagName matches a flag in a message: --n, -package.
+var flagName = regexp.MustCompile(`(^|[\s":(])--?[a-z]`)
+
+// Every message the command prints for bad input names a flag or a
+// file, never a Go field, and carries one "gradsolve:" prefix.
+func TestMessagesNameFlags(t *testing.T) {
+	dir := t.TempDir()
+	nanY0 := filepath.Join(dir, "y0.npy")
+	if err := npy.WriteFloat64File(nanY0, []int{2, 3}, []float64{1, 0, 0, 1, math.NaN(), 0}); err != nil {
+		t.Fatal(err)
+	}
+	infCot := filepath.Join(dir, "cot.npy")
+	if err := npy.WriteFloat64File(infCot, []int{1, 3}, []float64{1, math.Inf(1), 0}); err != nil {
+		t.Fatal(err)
+	}
+	const lorenz, rober = "../../examples/lorenz.ode", "../../examples/robertson.ode"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"solve", lorenz, "--dense", "--saveat", "0.5"}, "--dense needs a Rosenbrock method"},
+		{[]string{"solve", lorenz, "--method", "tsit5", "--dense"}, "--dense needs a Rosenbrock method"},
+		{[]string{"solve", rober, "--sens", "k1", "--sens-error-test"}, "--sens-error-test is not available"},
+		{[]string{"solve", lorenz, "--method", "rodas5p", "--sens", "rho", "--sens-error-test"}, "--sens-error-test is not available with --method rodas5p"},
+		{[]string{"solve", lorenz, "--sens-error-test"}, "--sens-error-test needs --sens"},
+		{[]string{"solve", lorenz, "--max-steps", "0"}, "--max-steps = 0: must be ≥ 1"},
+		{[]string{"solve", lorenz, "--workers", "-1"}, "--workers = -1"},
+		{[]string{"solve", lorenz, "--rtol", "0"}, "--rtol = 0"},
+		{[]string{"solve", lorenz, "--rtol", "1e-17"}, "--rtol = 1e-17: must be ≥"},
+		{[]string{"solve", lorenz, "--atol", "inf"}, "--atol = +Inf"},
+		{[]string{"solve", lorenz, "--y0", nanY0}, "--y0 " + nanY0 + ": element [1, 1] = NaN is not finite"},
+		{[]string{"solve", lorenz, "--sens", "rho,rho"}, `--sens "rho,rho": rho is listed twice`},
+		{[]string{"solve", lorenz, "--saveat", "2"}, "--saveat: save time 0 = 2 of trajectory 0 lies outside its span"},
+		{[]string{"solve", lorenz, "--t0", "1", "--t1", "1"}, "--t0 and --t1: "},
+		{[]string{"solve", lorenz, "--param", "rho=inf"}, `--param "rho=inf": the values must be finite`},
+		{[]string{"solve", "--system", "nope"}, "--system: "},
+		{[]string{"grad", lorenz, "--mode", "sideways", "--loss", "sumsq"}, "--mode: "},
+		{[]string{"grad", lorenz, "--cot", infCot}, "--cot " + infCot + ": element [0, 1] = +Inf is not finite"},
+		{[]string{"halo", "--rtol", "-1", "--atol", "1"}, "--rtol = -1"},
+		{[]string{"halo", "--workers", "-2"}, "--workers = -2"},
+		{[]string{"precession", "--method", "rk4"}, "--method: "},
+		{[]string{"gen", lorenz, "-package", "no-dash"}, `-package "no-dash" is not a valid package name`},
+		{[]string{"quintessence", "--n", "1"}, "--n = 1"},
+	}
+	for _, c := range cases {
+		_, _, err := runCmd(c.args...)
+		if err == nil {
+			t.Errorf("%v: no error", c.args)
+			continue
+		}
+		line := errorLine(err)
+		switch {
+		case !strings.Contains(line, c.want):
+			t.Errorf("%v: %q lacks %q", c.args, line, c.want)
+		case strings.Count(line, "gradsolve:") != 1:
+			t.Errorf("%v: %q: want one gradsolve: prefix", c.args, line)
+		case goField.MatchString(line):
+			t.Errorf("%v: %q names a Go field", c.args, line)
+		case !flagName.MatchString(line) && !strings.Contains(line, ".ode") && !strings.Contains(line, ".npy"):
+			t.Errorf("%v: %q names no flag or file", c.args, line)
+		}
+	}
+}
+
+// The library's errors, translated, keep their identity and lose their
+// Go names and the doubled prefix.
+func TestTranslate(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"DenseSave needs a Rosenbrock method", "--dense needs a Rosenbrock method"},
+		{"lorenz: no initial state: set Ensemble.Y0 (problem has no default)", "lorenz: no initial state: give --y0 FILE.npy (problem has no default)"},
+		{"m: Rodas5P needs the Jacobian program (Problem.Programs with JacY); compile the problem from formulas or supply one", "m: Rodas5P needs the Jacobian program; write it as a problem file (.ode)"},
+		{"m: sensitivities with Rodas5P need the second-derivative programs (Programs.JVPJacY, and JVPDfDt for a non-autonomous problem); every problem compiled from formulas has them", "m: sensitivities with Rodas5P need the second-derivative programs; every problem file has them"},
+	}
+	for _, c := range cases {
+		in := fmt.Errorf("%w: %s", gradsolve.ErrInput, c.in)
+		got := translate(in)
+		if errorLine(got) != "gradsolve: "+c.want {
+			t.Errorf("translate(%q) = %q, want %q", in, errorLine(got), "gradsolve: "+c.want)
+		}
+		if !errors.Is(got, gradsolve.ErrInput) {
+			t.Errorf("translate(%q) lost ErrInput", in)
+		}
+		if goField.MatchString(got.Error()) {
+			t.Errorf("translate(%q) = %q names a Go field", in, got)
+		}
+	}
+	if got := errorLine(fmt.Errorf("gradsolve: %w", gradsolve.ErrInput)); got != "gradsolve: invalid input" {
+		t.Errorf("errorLine = %q", got)
+	}
+}
+
+// --max-steps sets the step budget; a trajectory that runs out is told
+// to raise it, in the flag's name.
+func TestMaxStepsFlag(t *testing.T) {
+	out, _, err := runCmd("solve", "../../examples/lorenz.ode", "--n", "3", "--max-steps", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 MaxStepsReached", "step budget (accepted plus rejected attempts) exhausted", "hint: raise --max-steps (now 5)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if goField.MatchString(out) || strings.Contains(out, "gradsolve: gradsolve") {
+		t.Errorf("output names a Go field or doubles the prefix:\n%s", out)
+	}
+	if out, _, err := runCmd("solve", "../../examples/lorenz.ode", "--max-steps", "100000", "-q"); err != nil || out != "" {
+		t.Errorf("--max-steps 100000: %v %q", err, out)
+	}
+}
+
+// --sens-error-test puts the sensitivities in the error norm: the solve
+// takes more steps, and its sensitivities are closer to converged ones.
+func TestSensErrorTestFlag(t *testing.T) {
+	steps := func(extra ...string) (int, []float64) {
+		dir := t.TempDir()
+		args := append([]string{"solve", "../../examples/lorenz.ode", "--sens", "rho", "--rtol", "1e-6", "--atol", "1e-9", "--t1", "5", "--out", dir, "-q"}, extra...)
+		if _, _, err := runCmd(args...); err != nil {
+			t.Fatal(err)
+		}
+		s, err := npy.ReadFile(filepath.Join(dir, "sens.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Accepted int `json:"accepted_steps"`
+		}
+		readJSON(t, filepath.Join(dir, "stats.json"), &st)
+		return st.Accepted, s.Data
+	}
+	plain, sPlain := steps()
+	tested, sTested := steps("--sens-error-test")
+	ref, sRef := steps("--rtol", "1e-12", "--atol", "1e-15", "--method", "dp8")
+	if tested <= plain {
+		t.Errorf("with --sens-error-test %d accepted steps, without %d: want more", tested, plain)
+	}
+	dist := func(a []float64) float64 {
+		var d float64
+		for i := range a {
+			d = math.Max(d, math.Abs(a[i]-sRef[i]))
+		}
+		return d
+	}
+	// The sensitivities of Lorenz grow like e^(λt); at t = 5 an error
+	// test on them leaves them closer to the converged values (ref, at
+	// rtol 1e-12 with DP8).
+	if dist(sTested) >= dist(sPlain) {
+		t.Errorf("sensitivity error with the test %.3g, without %.3g (ref %d steps)", dist(sTested), dist(sPlain), ref)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/router"
+)
+
+// fileNames are the command's names for the library's arrays in a
+// refusal: the output files, or what the memory is for.
+var fileNames = map[string]string{
+	"Result.Y":            "y_final",
+	"Result.Saved":        "y_saved",
+	"Result.T":            "status and statistics",
+	"Result.Status":       "status and statistics",
+	"Result.Stats":        "status and statistics",
+	"Result.S":            "sens",
+	"Result.SavedS":       "sens_saved",
+	"sensitivity buffers": "sensitivity buffers",
+	"worker state":        "worker state",
+	"worker Jacobians":    "Jacobians",
+	"recorded meshes":     "recording",
+	"Recording points":    "recording",
+	"Gradient.P":          "grad_params",
+	"Gradient.Y0":         "grad_y0",
+	"Cotangents.Y":        "cotangents",
+}
+
+// sizeFlags describes where n and k come from, for the messages.
+type sizeFlags struct {
+	n     int
+	nFrom string // "--n", or the file that gave n
+	k     int
+	kFrom string // "--saveat …", or ""
+}
+
+func (sf sizeFlags) subject() string {
+	s := sf.nFrom
+	if sf.nFrom == "--n" {
+		s = fmt.Sprintf("--n %d", sf.n)
+	} else {
+		s = fmt.Sprintf("%s (n = %d)", sf.nFrom, sf.n)
+	}
+	if sf.k > 0 {
+		s += fmt.Sprintf(" with %s (%d save times)", sf.kFrom, sf.k)
+	}
+	return s
+}
+
+func (sf sizeFlags) advice() string {
+	a := "lower --n or split the ensemble into runs of fewer trajectories"
+	if sf.nFrom != "--n" {
+		a = "split " + sf.nFrom + " into runs of fewer trajectories"
+	}
+	if sf.k > 0 {
+		a += ", or give fewer --saveat times"
+	}
+	return a
+}
+
+// gradColumns is the number of sensitivity columns the forward route of
+// grad integrates.
+func (j *job) gradColumns() int { return len(j.gradWrt) }
+
+// jobSizes are the library's sizes of the job: a solve (with the --sens
+// columns) or grad's route.
+func (j *job) jobSizes(sf sizeFlags) gradsolve.Sizes {
+	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers,
+		Implicit: j.rt != nil || j.tb == nil && j.pr.Stiff}
+	if j.cmd == "grad" {
+		s.Gradient = true
+		engine := "cpu-erk"
+		if s.Implicit {
+			engine = "cpu-ros"
+		}
+		d := router.Choose(router.Request{NumWrt: j.gradColumns(), NumOutputs: 1, Engine: engine, Mode: j.mode})
+		if d.Mode == router.Forward {
+			s.NS = j.gradColumns()
+		} else {
+			s.Record = true
+		}
+	}
+	return s
+}
+
+// checkSize refuses, before the inputs are built, a job whose arrays
+// overflow an int or do not fit in the memory available: the library's
+// arrays, the parameter rows the command builds and writes
+// (params.npy), status.npy, and the reference solve of --ref.
+func (j *job) checkSize(sf sizeFlags) error {
+	s := j.jobSizes(sf)
+	var b memory.Budget
+	addFootprint := func(s gradsolve.Sizes, prefix string) error {
+		f, err := s.Footprint()
+		if err != nil {
+			return j.flagSizeError(err, sf)
+		}
+		for _, a := range f.Arrays {
+			b.AddBytes(prefix+fileNames[a.Name], a.Bytes)
+		}
+		return nil
+	}
+	if err := addFootprint(s, ""); err != nil {
+		return err
+	}
+	b.Add("params", "n·m", 8, sf.n, j.pr.NumParams)
+	if j.fl.out != "" {
+		b.Add("status", "n", 4, sf.n)
+	}
+	if ref := min(j.fl.ref, sf.n); ref > 0 {
+		r := gradsolve.Sizes{N: ref, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k}
+		if err := addFootprint(r, "reference "); err != nil {
+			return err
+		}
+		b.Add("reference inputs", "ref·(dim+m+2+k)", 8, ref, j.pr.Dim+j.pr.NumParams+2+sf.k)
+	}
+	err := memory.Check(&b, sf.subject(), runArrays, sf.advice())
+	var me *memory.Error
+	if errors.As(err, &me) && s.Record && me.Overflow == "" {
+		f, _ := s.Footprint()
+		me.PerStep = fmt.Sprintf("before the recording's %s per accepted step of each trajectory", memory.Format(f.PerStep))
+	}
+	return err
+}
+
+// flagSizeError rewords a size error of the library or an application
+// in the command's terms.
+func (j *job) flagSizeError(err error, sf sizeFlags) error {
+	return asFlagSizeError(err, sf.subject(), sf.advice(), fileNames)
+}
+
+// asFlagSizeError rewords a *memory.Error inside err with the given
+// subject and advice, renaming its parts by names; any other error is
+// returned as it is.
+func asFlagSizeError(err error, subject, advice string, names map[string]string) error {
+	var me *memory.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	c := *me
+	c.Subject, c.Advice = subject, advice
+	if c.What == "the result arrays" || c.What == "the arrays" {
+		c.What = runArrays
+	}
+	c.Parts = nil
+	for _, p := range me.Parts {
+		if n, ok := names[p.Name]; ok {
+			p.Name = n
+		}
+		c.Parts = append(c.Parts, p)
+	}
+	for field, name := range names {
+		c.Overflow = strings.ReplaceAll(c.Overflow, field+" (", name+" (")
+	}
+	// The factors "(N·K·Dim = …" in the command's letters.
+	if i, e := strings.Index(c.Overflow, " ("), strings.Index(c.Overflow, " = "); i >= 0 && e > i {
+		c.Overflow = c.Overflow[:i] + factorNames.Replace(c.Overflow[i:e]) + c.Overflow[e:]
+	}
+	return &c
+}
+
+// runArrays is what a refusal says needs the memory.
+const runArrays = "the run's arrays"
+
+// factorNames turn the library's size factors into the command's.
+var factorNames = strings.NewReplacer("NumParams", "m", "Dim", "dim", "NS", "ns", "Workers", "workers", "N", "n", "K", "k")

@@ -1,0 +1,3 @@
+package memory
+
+func system() Info { return linuxInfo("/") }

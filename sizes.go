@@ -1,0 +1,256 @@
+package gradsolve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/ensemble"
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// Sizes are the dimensions of an ensemble job, from which Footprint
+// counts the memory of the arrays the job allocates.
+type Sizes struct {
+	// N is the number of trajectories (Ensemble.N), Dim the state
+	// dimension (Problem.Dim), NumParams the parameter count
+	// (Problem.NumParams) and K the number of save times per trajectory.
+	N, Dim, NumParams, K int
+	// NS is the number of sensitivity columns (len(Sensitivity.Wrt));
+	// 0 for none.
+	NS int
+	// Record asks for a recording (Record, or the reverse route of
+	// LossGradient): the meshes, the recording point, and the arrays of
+	// Recording.Gradient.
+	Record bool
+	// Gradient adds the arrays of LossGradient: the gradient and the
+	// cotangents of the final states.
+	Gradient bool
+	// KeepStages is the number of stages a recording keeps per step
+	// with Options.KeepStages (0: none).
+	KeepStages int
+	// Workers is the number of goroutines (0: GOMAXPROCS), for the
+	// buffers each worker holds.
+	Workers int
+	// Implicit says a Rosenbrock method runs: each worker then holds a
+	// Jacobian and its LU factors, Dim² numbers each (and one more per
+	// sensitivity column).
+	Implicit bool
+}
+
+// Footprint is the memory a job's arrays take, in bytes.
+type Footprint struct {
+	// Bytes is what is allocated before the first step: the result
+	// arrays, the sensitivities, the fixed part of a recording and the
+	// gradient. The right-hand side's own memory and the inputs (the
+	// Ensemble's arrays, which the caller holds) are not counted.
+	Bytes uint64
+	// PerStep is what a recording adds for every accepted step of
+	// every trajectory: the state, the step's time and size, and the
+	// stages it keeps. 0 without a recording.
+	PerStep uint64
+	// Arrays lists what Bytes is made of, by Go name ("Result.Y" …).
+	Arrays []ArraySize
+}
+
+// ArraySize is one array of a Footprint.
+type ArraySize struct {
+	Name  string
+	Bytes uint64
+}
+
+// Footprint returns the memory of the job's arrays. It returns an error
+// wrapping ErrInput, naming the array and the fields whose product
+// overflows, when a size does not fit an int.
+func (s Sizes) Footprint() (Footprint, error) {
+	b := s.budget()
+	if b.Overflow() != "" {
+		return Footprint{}, fmt.Errorf("%w: %w", ErrInput, &memory.Error{Subject: s.subject(), Overflow: b.Overflow(), Advice: s.advice()})
+	}
+	f := Footprint{Bytes: b.Total(), PerStep: s.perStep()}
+	for _, p := range b.Parts {
+		f.Arrays = append(f.Arrays, ArraySize{p.Name, p.Bytes})
+	}
+	return f, nil
+}
+
+// meshFixed is the fixed memory of one trajectory's recorded mesh: its
+// header and pointer, the start time and the initial state.
+func (s Sizes) meshFixed() int { return int(unsafe.Sizeof(erk.Mesh{})) + 8 }
+
+func (s Sizes) perStep() uint64 {
+	if !s.Record {
+		return 0
+	}
+	return uint64(8 * (s.Dim + 2 + s.KeepStages*s.Dim))
+}
+
+// budget adds up the arrays Solve, Record and LossGradient allocate
+// (see solve, Record, Recording.Gradient, forwardLossGradient).
+func (s Sizes) budget() *memory.Budget {
+	var b memory.Budget
+	n, dim, m, k, ns := s.N, s.Dim, s.NumParams, s.K, s.NS
+	b.Add("Result.Y", "N·Dim", 8, n, dim)
+	b.Add("Result.Saved", "N·K·Dim", 8, n, k, dim)
+	b.Add("Result.T", "N", 16, n) // with the last step sizes
+	b.Add("Result.Status", "N", int(unsafe.Sizeof(Status(0))), n)
+	b.Add("Result.Stats", "N", int(unsafe.Sizeof(Stats{})), n)
+	nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
+	// Each worker's solver: a goroutine's stack and about 2·13+8 vectors
+	// of the (augmented) state — 13 stages bound every method here.
+	b.Add("worker state", "Workers", 16<<10, nw)
+	b.Add("worker state", "Workers·34·Dim·(1+NS)", 8, nw, 34, dim, ns+1)
+	if s.Implicit {
+		b.Add("worker Jacobians", "Workers·Dim·Dim·(2+NS)", 8, nw, dim, dim, ns+2)
+	}
+	if ns > 0 {
+		b.Add("Result.S", "N·Dim·NS", 8, n, dim, ns)
+		b.Add("Result.SavedS", "N·K·Dim·NS", 8, n, k, dim, ns)
+		b.Add("sensitivity buffers", "Workers·(K+2)·Dim·(1+NS)", 8, nw, k+2, dim, ns+1)
+	}
+	if s.Record {
+		b.Add("recorded meshes", "N·(Dim+1)", 8, n, dim+1)
+		b.Add("recorded meshes", "N", s.meshFixed(), n)
+		b.Add("Recording points", "2·N·(Dim+NumParams)", 8, 2, n, dim+m) // the current point and the recording point
+	}
+	if s.Gradient || s.Record {
+		b.Add("Gradient.P", "N·NumParams", 8, n, m)
+		b.Add("Gradient.Y0", "N·Dim", 8, n, dim)
+		b.Add("Cotangents.Y", "N·Dim", 8, n, dim)
+	}
+	return &b
+}
+
+// subject names the request in the Go API's terms.
+func (s Sizes) subject() string {
+	parts := []string{fmt.Sprintf("Ensemble.N = %d", s.N)}
+	if s.K > 0 {
+		parts = append(parts, fmt.Sprintf("K = %d save times (Ensemble.Save)", s.K))
+	}
+	if s.NS > 0 {
+		parts = append(parts, fmt.Sprintf("NS = %d sensitivity columns (Options.Sens.Wrt)", s.NS))
+	}
+	parts = append(parts, fmt.Sprintf("Problem.Dim = %d", s.Dim))
+	return strings.Join(parts, ", ")
+}
+
+func (s Sizes) advice() string {
+	a := "lower Ensemble.N (solve the ensemble in parts)"
+	if s.K > 0 {
+		a += " or save at fewer times"
+	}
+	return a
+}
+
+// check refuses a job whose arrays overflow an int or do not fit in
+// the memory available, with an error wrapping ErrInput.
+func (s Sizes) check() error {
+	b := s.budget()
+	err := memory.Check(b, s.subject(), "the result arrays", s.advice())
+	if err == nil {
+		return nil
+	}
+	if me, ok := err.(*memory.Error); ok && s.Record && me.Overflow == "" {
+		me.PerStep = fmt.Sprintf("before the recording's %s per accepted step of each trajectory", memory.Format(s.perStep()))
+	}
+	return fmt.Errorf("%w: %w", ErrInput, err)
+}
+
+// ensembleSizes reads the sizes of a job from its inputs before they
+// are resolved; ok is false when they are malformed (resolveInputs then
+// says how).
+func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Sizes, ok bool) {
+	n := ens.N
+	if n < 1 {
+		return s, false
+	}
+	k := len(ens.Save)
+	if ens.SavePerTrajectory {
+		if k%n != 0 {
+			return s, false
+		}
+		k /= n
+	}
+	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0),
+		Implicit: o.Rosenbrock != nil || o.Method == nil && prob.Stiff}
+	if o.Sens != nil {
+		s.NS = len(o.Sens.Wrt)
+	}
+	if record && o.KeepStages {
+		tb := o.Method
+		if tb == nil {
+			tb = method.Tsit5
+		}
+		s.KeepStages = tb.Stages()
+	}
+	return s, true
+}
+
+// meshLimit bounds the memory a recording's meshes may take as it
+// grows: what was available when it started, less its fixed part.
+type meshLimit struct {
+	limit  uint64 // 0: no limit known
+	used   atomic.Uint64
+	sizes  Sizes
+	fixed  uint64
+	cancel context.CancelFunc
+	err    atomic.Pointer[error]
+}
+
+func newMeshLimit(s Sizes, cancel context.CancelFunc) *meshLimit {
+	ml := &meshLimit{sizes: s, fixed: s.budget().Total(), cancel: cancel}
+	if a := memory.Available(); a.Known {
+		ml.limit = max(a.Bytes-min(a.Bytes, ml.fixed), 1)
+	}
+	return ml
+}
+
+// add counts a trajectory's recorded mesh; when the meshes pass the
+// limit it records the error and stops the ensemble.
+func (ml *meshLimit) add(ms *erk.Mesh) {
+	if ml.limit == 0 {
+		return
+	}
+	b := uint64(8 * (len(ms.T) + len(ms.H) + len(ms.Y) + len(ms.K)))
+	if u := ml.used.Add(b); u > ml.limit && u-b <= ml.limit {
+		me := &memory.Error{Subject: ml.sizes.subject(), What: "the recorded meshes", Need: ml.fixed + u,
+			PerStep: fmt.Sprintf("and grow by %s per accepted step of each trajectory", memory.Format(ml.sizes.perStep())),
+			Avail:   memory.Info{Bytes: ml.limit + ml.fixed, Source: "when the recording started", Known: true},
+			Advice:  "record fewer trajectories at a time, or loosen the tolerances for fewer steps"}
+		err := fmt.Errorf("%w: %w", ErrInput, me)
+		ml.err.Store(&err)
+		ml.cancel()
+	}
+}
+
+// failed returns the error add recorded, or nil.
+func (ml *meshLimit) failed() error {
+	if ml == nil {
+		return nil
+	}
+	if p := ml.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// checkLossSizes checks the sizes of LossGradient's job: forward
+// sensitivities with ns columns, or a recording.
+func checkLossSizes(prob *Problem, ens *Ensemble, o *Options, forward bool, ns int) error {
+	if ens == nil {
+		return nil // solve says so
+	}
+	s, ok := ensembleSizes(prob, ens, o, !forward)
+	if !ok {
+		return nil
+	}
+	s.Gradient = true
+	if forward {
+		s.NS = ns
+	}
+	return s.check()
+}
