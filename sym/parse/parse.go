@@ -274,11 +274,8 @@ func (p *parser) statement() {
 	switch t.text {
 	case "name":
 		p.nameStmt(at)
-	case "state", "param":
+	case "state", "param", "const", "let":
 		p.bindings(t.text)
-	case "const", "let":
-		p.binding(t.text)
-		p.expectEnd("end of line")
 	case "span":
 		p.spanStmt(at)
 	case "stiff":
@@ -317,7 +314,9 @@ func (p *parser) nameStmt(at pos) {
 	p.m.Name = t.text
 }
 
-// bindings parses the rest of "state NAME = EXPR, …" or "param …".
+// bindings parses the rest of "state NAME = EXPR, …" (or param, const,
+// let): one or more bindings separated by commas, each defined before
+// the next is parsed, so a later one may use an earlier one.
 func (p *parser) bindings(kind string) {
 	if kind == "state" {
 		p.sawState = true

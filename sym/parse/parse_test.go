@@ -342,6 +342,30 @@ func TestStatementsConst(t *testing.T) {
 	}
 }
 
+// Const and let lines take comma lists, as state and param lines do;
+// each binding may use the ones before it on the line.
+func TestBindingLists(t *testing.T) {
+	m := mustParse(t, "lists.ode", "const a = 1, b = 2/3, c = a + b\nstate x = c\nlet u = x*a, w = u - b\nx' = w\n")
+	a, b := 1.0, 2.0/3 // float64 arithmetic, as the file's
+	if y0 := m.Y0(); y0[0] != a+b {
+		t.Errorf("y0 = %v, want %v", y0, a+b)
+	}
+	pr := mustProblem(t, m)
+	dy := make([]float64, 1)
+	pr.F(0, []float64{3}, nil, dy)
+	if want := 3*a - b; dy[0] != want {
+		t.Errorf("f(3) = %v, want %v", dy[0], want)
+	}
+	for _, row := range []errRow{
+		{"const list missing comma", "const a = 1 b = 2\n", 1, 13, []string{`unexpected name "b"`, `expected "," or end of line`}},
+		{"const list trailing comma", "const a = 1,\n", 1, 13, []string{"expected a name after const"}},
+		{"const list duplicate", "const a = 1, a = 2\n", 1, 14, []string{"a is already defined", "const at f.ode:1:7"}},
+		{"let list own definition", "state x = 1\nlet u = x, w = w\nx' = u\n", 2, 16, []string{"w is used in its own definition"}},
+	} {
+		t.Run(row.name, func(t *testing.T) { checkError(t, row) })
+	}
+}
+
 func TestParseFileErrors(t *testing.T) {
 	_, err := parse.ParseFile(filepath.Join(t.TempDir(), "missing.ode"))
 	if !errors.Is(err, fs.ErrNotExist) {
