@@ -229,8 +229,15 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// goFloat returns an exact Go expression for x (inputs are never NaN).
+// goFloat returns an exact Go expression for x (a NaN input is
+// math.NaN()).
 func goFloat(x float64) string {
+	if math.IsNaN(x) {
+		return "math.NaN()"
+	}
+	if x == 0 && math.Signbit(x) {
+		return "math.Copysign(0, -1)"
+	}
 	if math.IsInf(x, 0) {
 		return fmt.Sprintf("math.Inf(%d)", int(math.Copysign(1, x)))
 	}
@@ -281,6 +288,7 @@ func (g genModel) points(n int) [][6][]float64 {
 }
 
 func testModels() []genModel {
+	negz := math.Copysign(0, -1)
 	norm := func(r *rand.Rand, k int, scale float64) []float64 {
 		x := make([]float64, k)
 		for i := range x {
@@ -304,6 +312,25 @@ func testModels() []genModel {
 		}, extra: [][]float64{{0, math.Inf(1), 0}}},
 		{m: manyParamsModel(), prefix: "Many", draw: func(r *rand.Rand) (float64, []float64, []float64) {
 			return r.Float64(), norm(r, 2, 1), norm(r, 10, 1)
+		}},
+		{m: piecewiseModel(), prefix: "Piecewise", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return 2 * r.Float64(), norm(r, 2, 2), norm(r, 1, 1)
+		}, extra: [][]float64{
+			{0, 1, 1, 1},         // a = b, ifelse(a - k) = ifelse(0)
+			{0.5, 1.5, 0.5, 0.5}, // a = 1.5, b = k, floor and ceil at integers
+			{0, -0.0, -0.0, 0},   // signed zeros
+			{1, 2.5, -2.5, -0.0}, // halves
+			{0, math.Inf(1), math.Inf(-1), math.Inf(1)},
+		}},
+		{m: nanModel(), prefix: "NaN", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return 0, norm(r, 5, 2), nil
+		}, extra: [][]float64{
+			{0, math.NaN(), 1, 0, 0, 0},
+			{0, 1, math.NaN(), 0, 0, 0},
+			{0, math.NaN(), math.NaN(), 0, 0, 0},
+			{0, negz, 0, 0, 0, 0},
+			{0, math.Inf(-1), -0.5, 0, 0, 0},
+			{0, -0.5, 2.5, 0, 0, 0},
 		}},
 	}
 }

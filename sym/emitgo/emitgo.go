@@ -639,7 +639,11 @@ var mathFuncs = map[sym.Op]string{
 	sym.OpPow: "math.Pow", sym.OpSqrt: "math.Sqrt", sym.OpExp: "math.Exp", sym.OpLog: "math.Log",
 	sym.OpSin: "math.Sin", sym.OpCos: "math.Cos", sym.OpTan: "math.Tan", sym.OpTanh: "math.Tanh",
 	sym.OpAtan2: "math.Atan2", sym.OpAbs: "math.Abs", sym.OpMin: "math.Min", sym.OpMax: "math.Max",
+	sym.OpFloor: "math.Floor", sym.OpCeil: "math.Ceil",
 }
+
+// goComparison is the Go operator of each comparison.
+var goComparison = map[sym.Op]string{sym.OpLt: "<", sym.OpLe: "<=", sym.OpEq: "==", sym.OpNe: "!="}
 
 // instruction emits instruction k: s<k> = op(args). (Not v<k>: v is
 // the tangent argument of JVP.)
@@ -677,6 +681,10 @@ func (g *gen) instruction(w *bytes.Buffer, k int, op sym.Op, args [3]string, lit
 		fmt.Fprintf(w, "\t%s := %s / %s\n", v, x[0], x[1])
 	case sym.OpSelect:
 		fmt.Fprintf(w, "\tvar %s float64\n\tif %s > 0 {\n\t\t%s = %s\n\t} else {\n\t\t%s = %s\n\t}\n", v, x[0], v, args[1], v, args[2])
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe: // Go's comparisons are IEEE's: false with NaN, except !=
+		fmt.Fprintf(w, "\tvar %s float64\n\tif %s %s %s {\n\t\t%s = 1\n\t}\n", v, x[0], goComparison[op], x[1], v)
+	case sym.OpSign: // sym.Eval: 1, −1, or the operand itself (±0, NaN)
+		fmt.Fprintf(w, "\t%s := %s\n\tif %s > 0 {\n\t\t%s = 1\n\t} else if %s < 0 {\n\t\t%s = -1\n\t}\n", v, args[0], x[0], v, x[0], v)
 	default:
 		name, ok := mathFuncs[op]
 		if !ok || n > 2 {
@@ -795,11 +803,14 @@ type printer struct {
 	tooLong      bool
 }
 
-// precedence of the node's outermost operation: 1 for + −, 2 for · /,
-// 3 for unary minus and negative constants, 4 for the rest.
+// precedence of the node's outermost operation: 0 for comparisons, 1
+// for + −, 2 for · /, 3 for unary minus and negative constants, 4 for
+// the rest.
 func (p *printer) precedence(id int32) int {
 	n := p.g.Node(id)
 	switch n.Op {
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
+		return 0
 	case sym.OpAdd, sym.OpSub:
 		return 1
 	case sym.OpMul, sym.OpDiv:
@@ -841,6 +852,21 @@ func (p *printer) expr(id int32, min, depth int) {
 	case sym.OpNeg:
 		p.b.WriteByte('-')
 		p.expr(a, 4, depth+1)
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe: // not chained: both operands above 0
+		p.expr(a, 1, depth+1)
+		p.b.WriteString(" " + n.Op.String() + " ")
+		p.expr(b, 1, depth+1)
+	case sym.OpSelect:
+		p.b.WriteString("ifelse(")
+		p.expr(a, 0, depth+1)
+		if !p.g.Node(a).Op.IsComparison() {
+			p.b.WriteString(" > 0")
+		}
+		for _, k := range n.Args[1:] {
+			p.b.WriteString(", ")
+			p.expr(k, 0, depth+1)
+		}
+		p.b.WriteByte(')')
 	case sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv:
 		prec := p.precedence(id)
 		p.expr(a, p.operandMin(a, prec, true), depth+1)

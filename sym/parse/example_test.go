@@ -54,7 +54,7 @@ z' = sinh(x)
 	// bad.ode:3:8: unclosed "(": missing ")" before the end of the line
 	// bad.ode:4:7: division by zero (the divisor is the constant 0)
 	// bad.ode:5:1: derivative of unknown state z
-	// bad.ode:5:6: unknown function sinh (did you mean sin?); the functions are sqrt, exp, log, sin, cos, tan, tanh, atan2, pow, abs, min, max
+	// bad.ode:5:6: unknown function sinh (did you mean sin?); the functions are sqrt, exp, log, sin, cos, tan, tanh, atan2, pow, abs, min, max, ifelse, sign, floor, ceil
 }
 
 // Format writes shared subexpressions as lets, and the operands of + and
@@ -86,4 +86,36 @@ v' = -w2*x - 0.1*v + sin(t)/w2
 	// let _1 = w*w
 	// x' = v
 	// v' = x*-_1 - v*0.1 + sin(t)/_1
+}
+
+// Piecewise functions: comparisons give 1 or 0, ifelse(c, a, b) is a
+// where c ≠ 0, and sign, floor and ceil are as in Go's math (sign keeps
+// ±0 and NaN). A derivative follows the branch taken.
+func ExampleParse_piecewise() {
+	src := `state x = 0
+param a = 0.5
+let square = ifelse(floor(t) - 2*floor(t/2) == 0, 1, -1)   # +1 on [0, 1), -1 on [1, 2), …
+x' = square + a*sign(x) + (t >= 3) - ceil(x) + x^2
+`
+	m, err := parse.Parse("square.ode", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pg := s.Programs()
+	dy, jac := make([]float64, 1), make([]float64, 1)
+	for _, pt := range []struct{ t, x float64 }{{0.5, 0.25}, {1.5, 0.25}, {3.5, -2.5}} {
+		pg.F(pt.t, []float64{pt.x}, m.P(), dy)
+		pg.JacY(pt.t, []float64{pt.x}, m.P(), jac)
+		fmt.Printf("t = %g, x = %g: f = %g, ∂f/∂x = %g\n", pt.t, pt.x, dy[0], jac[0])
+	}
+	// Output:
+	// t = 0.5, x = 0.25: f = 0.5625, ∂f/∂x = 0.5
+	// t = 1.5, x = 0.25: f = -1.4375, ∂f/∂x = 0.5
+	// t = 3.5, x = -2.5: f = 7.75, ∂f/∂x = -5
 }

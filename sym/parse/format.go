@@ -20,10 +20,14 @@ import (
 // parameter name would clash). The name statement is left out when the
 // model's name is not an identifier, and the span when T0 = T1.
 //
+// A sym.Select(c, a, b) is written ifelse(c, a, b) when c is a
+// comparison and ifelse(c > 0, a, b) otherwise; both read back as the
+// same select.
+//
 // It returns an error if m is incomplete (m.F fails), if a state or
 // parameter name is not an identifier or is reserved, or if a derivative
-// uses an operation the format cannot write (sym.OpSelect) or a constant
-// that is not finite.
+// uses an operation the format cannot write (a seed input of a
+// derivative program) or a constant that is not finite.
 func Format(m *sym.Model) (string, error) {
 	f, err := m.F()
 	if err != nil {
@@ -100,7 +104,7 @@ func Format(m *sym.Model) (string, error) {
 		if uses[id] < 2 || g.Node(id).Op.Arity() == 0 {
 			continue
 		}
-		s, err := w.expr(id, 1)
+		s, err := w.expr(id, levelCompare)
 		if err != nil {
 			return "", err
 		}
@@ -109,7 +113,7 @@ func Format(m *sym.Model) (string, error) {
 		fmt.Fprintf(&b, "let %s = %s\n", w.names[id], s)
 	}
 	for i, e := range f {
-		s, err := w.expr(e.ID(), 1)
+		s, err := w.expr(e.ID(), levelCompare)
 		if err != nil {
 			return "", err
 		}
@@ -137,11 +141,12 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // Precedence levels of printed expressions: an operand printed at a
 // lower level than its position requires is parenthesized.
 const (
-	levelSum     = 1 // a + b, a - b
-	levelProduct = 2 // a * b, a / b
-	levelUnary   = 3 // -a, negative numbers
-	levelPower   = 4 // a ^ b
-	levelPrimary = 5 // numbers ≥ 0, names, calls, parentheses
+	levelCompare = 1 // a < b, a <= b, a == b, a != b (not chained)
+	levelSum     = 2 // a + b, a - b
+	levelProduct = 3 // a * b, a / b
+	levelUnary   = 4 // -a, negative numbers
+	levelPower   = 5 // a ^ b
+	levelPrimary = 6 // numbers ≥ 0, names, calls, parentheses
 )
 
 type writer struct {
@@ -193,6 +198,32 @@ func (w *writer) node(id int32) (string, int, error) {
 		infix, level, needL, needR = n.Op.String(), levelProduct, levelProduct, levelUnary
 	case sym.OpPow:
 		infix, level, needL, needR = "^", levelPower, levelPrimary, levelUnary
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
+		infix, level, needL, needR = " "+n.Op.String()+" ", levelCompare, levelSum, levelSum
+	case sym.OpSelect:
+		// ifelse(c, a, b) selects a where c ≠ 0; a select takes a where
+		// its condition is > 0. On a comparison (1 or 0) the two agree;
+		// otherwise the condition is written c > 0, which parses back to
+		// a select on c itself.
+		c, err := w.expr(n.Args[0], levelCompare)
+		if err != nil {
+			return "", 0, err
+		}
+		if !w.g.Node(n.Args[0]).Op.IsComparison() {
+			if c, err = w.expr(n.Args[0], levelSum); err != nil {
+				return "", 0, err
+			}
+			c += " > 0"
+		}
+		a, err := w.expr(n.Args[1], levelCompare)
+		if err != nil {
+			return "", 0, err
+		}
+		b, err := w.expr(n.Args[2], levelCompare)
+		if err != nil {
+			return "", 0, err
+		}
+		return "ifelse(" + c + ", " + a + ", " + b + ")", levelPrimary, nil
 	case sym.OpNeg:
 		a, err := w.expr(n.Args[0], levelUnary)
 		if err != nil {
@@ -200,10 +231,10 @@ func (w *writer) node(id int32) (string, int, error) {
 		}
 		return "-" + a, levelUnary, nil
 	case sym.OpSqrt, sym.OpExp, sym.OpLog, sym.OpSin, sym.OpCos, sym.OpTan, sym.OpTanh,
-		sym.OpAtan2, sym.OpAbs, sym.OpMin, sym.OpMax:
+		sym.OpAtan2, sym.OpAbs, sym.OpMin, sym.OpMax, sym.OpFloor, sym.OpCeil, sym.OpSign:
 		args := make([]string, n.Op.Arity())
 		for k := range args {
-			a, err := w.expr(n.Args[k], levelSum)
+			a, err := w.expr(n.Args[k], levelCompare)
 			if err != nil {
 				return "", 0, err
 			}

@@ -68,8 +68,10 @@ var (
 		"sin": {sym.OpSin, 1}, "cos": {sym.OpCos, 1}, "tan": {sym.OpTan, 1}, "tanh": {sym.OpTanh, 1},
 		"atan2": {sym.OpAtan2, 2}, "pow": {sym.OpPow, 2}, "abs": {sym.OpAbs, 1},
 		"min": {sym.OpMin, 2}, "max": {sym.OpMax, 2},
+		"ifelse": {sym.OpSelect, 3}, "sign": {sym.OpSign, 1}, "floor": {sym.OpFloor, 1}, "ceil": {sym.OpCeil, 1},
 	}
-	functionNames = []string{"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "atan2", "pow", "abs", "min", "max"}
+	functionNames = []string{"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "atan2", "pow", "abs", "min", "max",
+		"ifelse", "sign", "floor", "ceil"}
 )
 
 // reservedKind says why a name cannot be defined ("" if it can).

@@ -266,6 +266,28 @@ func TestPrecedence(t *testing.T) {
 		{"t^2", tt * tt},
 		{"sin(pi/2)", math.Sin(math.Pi / 2)},
 		{"((y))", y},
+		// Comparisons bind more loosely than + and −, and give 1 or 0.
+		{"y < k + 2", 1},
+		{"y + 1 < k*2", 0},
+		{"y <= 3", 1},
+		{"y > 3", 0},
+		{"y >= 3", 1},
+		{"y == 3", 1},
+		{"y != 3", 0},
+		{"2*(y > k) - 1", 1},
+		{"(y < k) + (y > k)*10", 10},
+		{"-y < -k", 1},
+		{"ifelse(y > k, y, k)", y},
+		{"ifelse(y < k, y, k)", k},
+		{"ifelse(y - 3, 1, 2)", 2},
+		{"ifelse(y, 1, 2)", 1},
+		{"ifelse(y > k, ifelse(t < 1, 5, 6), 7)", 5},
+		{"sign(k - y) + sign(y) + sign(y - 3)", 0},
+		{"floor(y/k) + ceil(y/k)*10", 1 + 2*10},
+		{"floor(-y/k)", -2},
+		{"ceil(-t)", math.Copysign(0, -1)},
+		{"sign(-(t - 0.5))", math.Copysign(0, -1)},
+		{"floor(t) - 2*floor(t/2) == 0", 1},
 	}
 	for _, row := range rows {
 		src := "state y = 3\nparam k = 2\ny' = " + row.expr + "\n"
@@ -474,6 +496,18 @@ func TestErrors(t *testing.T) {
 		{"too many arguments", "state x = 1\nx' = sqrt(x, 1)\n", 2, 6, []string{"sqrt takes 1 argument, got 2"}},
 		{"no arguments", "state x = 1\nx' = sin()\n", 2, 6, []string{"sin takes 1 argument, got 0"}},
 		{"pow one argument", "state x = 1\nx' = pow(x)\n", 2, 6, []string{"pow takes 2 arguments, got 1"}},
+		// Comparisons.
+		{"chained comparison", "state x = 1\nx' = 0 < x < 1\n", 2, 12, []string{"comparisons do not chain", "(a < b)*(b < c)"}},
+		{"chained equality", "state x = 1\nx' = x == 1 == 1\n", 2, 13, []string{"comparisons do not chain"}},
+		{"lone !", "state x = 1\nx' = !x\n", 2, 6, []string{"unexpected character '!'", "!=", "x == 0"}},
+		{"comparison missing operand", "state x = 1\nx' = x <\n", 2, 9, []string{`missing operand after "<"`}},
+		{"comparison operator alone", "state x = 1\nx' = <= x\n", 2, 6, []string{`unexpected "<="`, "missing operand"}},
+		{"equality as assignment", "state x == 1\n", 1, 9, []string{`expected "="`, `"=="`}},
+		{"ifelse arguments", "state x = 1\nx' = ifelse(x, 1)\n", 2, 6, []string{"ifelse takes 3 arguments, got 2"}},
+		{"sign arguments", "state x = 1\nx' = sign(x, 1)\n", 2, 6, []string{"sign takes 1 argument, got 2"}},
+		{"reserved ifelse", "state ifelse = 1\n", 1, 7, []string{"ifelse is a function", "cannot be defined"}},
+		{"reserved floor", "state x = 1\nlet floor = x\nx' = 1\n", 2, 5, []string{"floor is a function", "cannot be defined"}},
+		{"comparison uses a state in a const", "state x = 1\nconst c = x > 1\n", 2, 11, []string{"x is a state", "const c"}},
 		// Numbers.
 		{"overflow", "state x = 1\nx' = 1e999*x\n", 2, 6, []string{"number 1e999 overflows float64"}},
 		{"two dots", "state x = 1\nx' = 1.2.3\n", 2, 6, []string{`malformed number "1.2.3"`}},
@@ -625,6 +659,24 @@ func TestFormatRoundTrip(t *testing.T) {
 			t.Errorf("Format text lacks %q:\n%s", w, text)
 		}
 	}
+	// Piecewise functions: comparisons in sums and as conditions, ifelse
+	// on a comparison, on a number (written c > 0) and on the Go API's
+	// Select, sign, floor and ceil.
+	m = mustParse(t, "pw.ode", "state x = -1, y = 2\nparam k = 0.5\nlet c = x*y < k\n"+
+		"x' = ifelse(c, sin(x), y - 1 > k) + (x == y) - 2*(y != k) + sign(x - k)\n"+
+		"y' = ifelse(x*k, floor(y*3), ceil(t - x)) + ifelse(x > 0, y, k) + ifelse(t <= 1, 1, -1)\n")
+	text = checkRoundTrip(t, m, rand.New(rand.NewPCG(9, 10)))
+	for _, w := range []string{"ifelse(", " < ", " == ", " != ", " <= ", "sign(", "floor(", "ceil("} {
+		if !strings.Contains(text, w) {
+			t.Errorf("Format text lacks %q:\n%s", w, text)
+		}
+	}
+	g := sym.NewModel("select")
+	a := g.State("a", 1)
+	g.Deriv(a, sym.Select(a.Sub(g.Const(0.5)), a, a.Neg()))
+	if text = checkRoundTrip(t, g, rand.New(rand.NewPCG(11, 12))); !strings.Contains(text, "ifelse(a - 0.5 > 0, a, -a)") {
+		t.Errorf("Format(Select) wrote:\n%s", text)
+	}
 }
 
 // checkRoundTrip formats m, parses the text, compares the two models and
@@ -682,11 +734,11 @@ func TestFormatErrors(t *testing.T) {
 	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "not an identifier") {
 		t.Errorf("Format(state %q) = %v", "x y", err)
 	}
-	m = sym.NewModel("sel")
+	m = sym.NewModel("seed")
 	x = m.State("x", 1)
-	m.Deriv(x, sym.Select(x, x, x.Neg()))
-	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "select") {
-		t.Errorf("Format(select) = %v", err)
+	m.Deriv(x, x.Mul(m.Graph().Seed(sym.SeedV, 0)))
+	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "seed") {
+		t.Errorf("Format(seed) = %v", err)
 	}
 	m = sym.NewModel("incomplete")
 	m.State("x", 1)
