@@ -245,6 +245,29 @@ func JacobianY(f []Expr) []Expr {
 	return jac
 }
 
+// JacobianP returns the dense Jacobian ∂f/∂p of the outputs f with
+// respect to m parameters, row-major: entry i·m + j is ∂f_i/∂p_j. The
+// initial values of a model (Model.Initial) give ∂y0/∂p this way.
+func JacobianP(f []Expr, m int) []Expr {
+	g := graphOf(f...)
+	if g == nil {
+		return nil
+	}
+	jac := make([]Expr, len(f)*m)
+	for j := range m {
+		col := g.tangent(f, func(n Node) (Expr, bool) {
+			if n.Op == OpParam && int(n.Index) == j {
+				return g.Const(1), true
+			}
+			return Expr{}, false
+		})
+		for i := range f {
+			jac[i*m+j] = col[i]
+		}
+	}
+	return jac
+}
+
 // TimeDerivative returns ∂f/∂t (the explicit dependence on t).
 func TimeDerivative(f []Expr) []Expr {
 	g := graphOf(f...)

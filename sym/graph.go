@@ -381,6 +381,42 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 	return g.add(n)
 }
 
+// Evaluate returns the values of outs at (t, y, p) with Eval's
+// arithmetic: the graph's reference evaluator, bit for bit what the
+// compiled programs compute. Seed inputs read 0; y and p must be long
+// enough for the states and parameters the outputs use.
+func (g *Graph) Evaluate(outs []Expr, t float64, y, p []float64) []float64 {
+	need := g.Reachable(outs)
+	vals := make([]float64, len(g.nodes))
+	for id, n := range g.nodes {
+		if !need[id] {
+			continue
+		}
+		switch n.Op {
+		case OpConst:
+			vals[id] = n.Value
+		case OpTime:
+			vals[id] = t
+		case OpState:
+			vals[id] = y[n.Index]
+		case OpParam:
+			vals[id] = p[n.Index]
+		case OpSeed:
+		default:
+			var a [3]float64
+			for k := range n.Op.Arity() {
+				a[k] = vals[n.Args[k]]
+			}
+			vals[id] = Eval(n.Op, a[0], a[1], a[2])
+		}
+	}
+	out := make([]float64, len(outs))
+	for i, o := range outs {
+		out[i] = vals[o.id]
+	}
+	return out
+}
+
 // Eval applies op to operand values: the arithmetic every evaluator of a
 // graph uses (the tape, generated code, constant folding).
 func Eval(op Op, a, b, c float64) float64 {

@@ -221,3 +221,59 @@ func evalAt(g *Graph, e Expr, y, seed float64) float64 {
 	}
 	return vals[e.ID()]
 }
+
+// Initial values may be expressions of the parameters: the model keeps
+// them, Y0 evaluates them at the defaults, JacobianP differentiates
+// them, and initial values that use states, t or unknown parameters,
+// or are not finite at the defaults, are errors.
+func TestInitialExpressions(t *testing.T) {
+	m := NewModel("orbit")
+	r0, phi := m.Param("r0", 2), m.Param("phi", 0.5)
+	x := m.StateExpr("x", r0.Mul(Cos(phi)))
+	y := m.StateExpr("y", r0.Mul(Sin(phi)))
+	v := m.StateExpr("v", m.Const(3)) // a constant: the same as State("v", 3)
+	m.Deriv(x, y)
+	m.Deriv(y, x.Neg())
+	m.Deriv(v, v)
+	if _, err := m.F(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.InitialDependsOnParams() {
+		t.Error("InitialDependsOnParams = false")
+	}
+	r, ph := 2.0, 0.5
+	if y0 := m.Y0(); y0[0] != r*math.Cos(ph) || y0[1] != r*math.Sin(ph) || y0[2] != 3 {
+		t.Errorf("Y0 = %v", y0)
+	}
+	init := m.Initial()
+	if c, ok := init[2].IsConst(); !ok || c != 3 {
+		t.Errorf("Initial()[2] = %v, want the constant 3", init[2])
+	}
+	jac := m.Graph().Evaluate(JacobianP(init, 2), 0, nil, []float64{r, ph})
+	want := []float64{math.Cos(ph), -(r * math.Sin(ph)), math.Sin(ph), r * math.Cos(ph), 0, 0}
+	for i := range want {
+		if jac[i] != want[i] {
+			t.Errorf("∂y0/∂p = %v, want %v", jac, want)
+			break
+		}
+	}
+	plain := NewModel("plain")
+	plain.Deriv(plain.State("x", 1), plain.Const(0))
+	if plain.InitialDependsOnParams() {
+		t.Error("a model of constant initial values depends on parameters")
+	}
+
+	for want, build := range map[string]func(m *Model){
+		"uses state":           func(m *Model) { a := m.State("a", 1); m.Deriv(a, a); m.Deriv(m.StateExpr("b", a), a) },
+		"uses t":               func(m *Model) { m.Deriv(m.StateExpr("b", m.Time()), m.Const(0)) },
+		"has 1":                func(m *Model) { m.Deriv(m.StateExpr("b", m.Graph().Param(3)), m.Const(0)) },
+		"initial value at the": func(m *Model) { k := m.Param("k", 0); m.Deriv(m.StateExpr("b", Log(k)), m.Const(0)) },
+	} {
+		m := NewModel("bad")
+		m.Param("q", 1)
+		build(m)
+		if _, err := m.F(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("F() = %v, want an error mentioning %q", err, want)
+		}
+	}
+}

@@ -118,6 +118,24 @@ func hexList(xs []float64) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
+// initialValues returns y0(p) then ∂y0/∂p from the problem's Initial,
+// or nothing when it has none.
+func initialValues(pr *ode.Problem, p []float64) []float64 {
+	if pr.Initial == nil {
+		return nil
+	}
+	y0, jac := make([]float64, pr.Dim), make([]float64, pr.Dim*pr.NumParams)
+	pr.Initial()(p, y0, jac)
+	y1 := make([]float64, pr.Dim)
+	pr.Initial()(p, y1, nil)
+	for i := range y0 {
+		if math.Float64bits(y0[i]) != math.Float64bits(y1[i]) {
+			panic("Initial without a Jacobian differs")
+		}
+	}
+	return append(y0, jac...)
+}
+
 // problemMeta describes a problem's names and defaults exactly.
 func problemMeta(pr *ode.Problem) string {
 	return fmt.Sprintf("%q %d %d %q %q %s %s %s %s %t", pr.Name, pr.Dim, pr.NumParams, pr.StateNames, pr.ParamNames,
@@ -148,6 +166,9 @@ func check(name string, pr *ode.Problem, direct *ode.Programs, pts []point) {
 				os.Exit(1)
 			}
 			fmt.Printf("%s %d %s %s\n", name, i, labels[j], hexBits(vals[j]))
+		}
+		for j, v := range initialValues(pr, pt.p) {
+			fmt.Printf("%s %d Initial[%d] %s\n", name, i, j, hexBits(v))
 		}
 		checkSens(name, pr, direct, pt)
 	}
@@ -313,6 +334,9 @@ func testModels() []genModel {
 		{m: manyParamsModel(), prefix: "Many", draw: func(r *rand.Rand) (float64, []float64, []float64) {
 			return r.Float64(), norm(r, 2, 1), norm(r, 10, 1)
 		}},
+		{m: orbitModel(), prefix: "Orbit", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return r.Float64(), norm(r, 5, 1), []float64{0.5 + r.Float64(), r.NormFloat64(), r.Float64()}
+		}},
 		{m: piecewiseModel(), prefix: "Piecewise", draw: func(r *rand.Rand) (float64, []float64, []float64) {
 			return 2 * r.Float64(), norm(r, 2, 2), norm(r, 1, 1)
 		}, extra: [][]float64{
@@ -358,7 +382,7 @@ func TestCompiledAgreesWithTape(t *testing.T) {
 	var main, want bytes.Buffer
 	main.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\t\"strings\"\n\n\t\"github.com/gradsolve/gradsolve/ode\"\n)\n")
 	main.WriteString(harness)
-	main.WriteString(sourceOf(t, "evalPrograms", "hexBits", "hexList", "problemMeta"))
+	main.WriteString(sourceOf(t, "evalPrograms", "hexBits", "hexList", "problemMeta", "initialValues"))
 	var calls strings.Builder
 	for _, gm := range testModels() {
 		s := mustBuild(t, gm.m)
@@ -377,6 +401,9 @@ func TestCompiledAgreesWithTape(t *testing.T) {
 			labels, vals := evalPrograms(pg, pr.Dim, pr.NumParams, pt[0][0], pt[1], pt[2], pt[3], pt[4], pt[5])
 			for j := range vals {
 				fmt.Fprintf(&want, "%s %d %s %s\n", gm.prefix, i, labels[j], hexBits(vals[j]))
+			}
+			for j, v := range initialValues(pr, pt[2]) {
+				fmt.Fprintf(&want, "%s %d Initial[%d] %s\n", gm.prefix, i, j, hexBits(v))
 			}
 		}
 		main.WriteString("}\n\n")

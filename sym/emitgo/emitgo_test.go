@@ -108,6 +108,28 @@ func manyParamsModel() *sym.Model {
 	return m
 }
 
+// orbitModel has initial values that depend on its parameters: a
+// circular orbit of radius r0 at angle phi with speed factor q, and one
+// state (z) whose initial value is a number.
+func orbitModel() *sym.Model {
+	m := sym.NewModel("orbit")
+	r0, phi, q := m.Param("r0", 2), m.Param("phi", 0.5), m.Param("q", 1)
+	v := sym.Sqrt(m.Const(1).Div(r0)).Mul(q)
+	x := m.StateExpr("x", r0.Mul(sym.Cos(phi)))
+	y := m.StateExpr("y", r0.Mul(sym.Sin(phi)))
+	vx := m.StateExpr("vx", v.Neg().Mul(sym.Sin(phi)))
+	vy := m.StateExpr("vy", v.Mul(sym.Cos(phi)))
+	z := m.State("z", 1)
+	r3 := x.Mul(x).Add(y.Mul(y)).PowConst(1.5)
+	m.Deriv(x, vx)
+	m.Deriv(y, vy)
+	m.Deriv(vx, x.Neg().Div(r3))
+	m.Deriv(vy, y.Neg().Div(r3))
+	m.Deriv(z, q.Mul(z))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
 // piecewiseModel uses every piecewise operation: comparisons, ifelse on
 // a comparison and on a number, sign, floor and ceil.
 func piecewiseModel() *sym.Model {

@@ -174,7 +174,7 @@ func (p *parser) name(t token) val {
 		return val{e: p.m.Const(math.Pi)}
 	case "t":
 		if p.constWhat != "" {
-			p.errorAt(t.col, "t (the time) is not constant: %s must be a constant expression", p.constWhat)
+			p.errorAt(t.col, "t (the time) is not constant: %s", p.constRule())
 			return val{bad: true}
 		}
 		return val{e: p.m.Time(), varying: true}
@@ -195,15 +195,26 @@ func (p *parser) name(t token) val {
 		p.errorAt(t.col, "%s is used in its own definition", t.text)
 		return val{bad: true}
 	}
-	if p.constWhat != "" && d.v.varying && !d.v.bad {
+	if p.constWhat != "" && !d.v.bad && (d.v.varying || d.v.param && !p.allowParams) {
 		what := "a " + d.kind
-		if d.kind == "let" {
-			what = "a let that depends on states, params or t"
+		switch {
+		case d.kind == "let" && d.v.varying:
+			what = "a let that depends on states or t"
+		case d.kind == "let" || d.kind == "const":
+			what = "a " + d.kind + " that depends on params"
 		}
-		p.errorAt(t.col, "%s is %s: %s must be a constant expression", t.text, what, p.constWhat)
+		p.errorAt(t.col, "%s is %s: %s", t.text, what, p.constRule())
 		return val{bad: true}
 	}
 	return d.v
+}
+
+// constRule says what the expression being parsed may use, for errors.
+func (p *parser) constRule() string {
+	if p.allowParams {
+		return p.constWhat + " may use params and constants, not states or t"
+	}
+	return p.constWhat + " must be a constant expression"
 }
 
 // call parses the arguments of a call to the function named by t (the
@@ -267,6 +278,7 @@ func (p *parser) apply(op sym.Op, col int, args ...val) val {
 			return val{bad: true}
 		}
 		r.varying = r.varying || a.varying
+		r.param = r.param || a.param
 		xs[i] = a.e
 	}
 	if op == sym.OpDiv {

@@ -388,6 +388,54 @@ func TestBindingLists(t *testing.T) {
 	}
 }
 
+// Initial values and consts may use parameters: the model then carries
+// the initial values as expressions of p, a const that uses a parameter
+// is an expression of p (like a let), and Y0 is the value at the
+// defaults.
+func TestInitialFromParams(t *testing.T) {
+	m := mustParse(t, "orbit.ode", `param r0 = 2, phi = 0.5, ecc = 0.5
+const e2 = ecc^2, half = 1/2
+let vc = sqrt((1 + ecc)/r0)
+state x = r0*cos(phi), y = r0*sin(phi)
+state vx = -vc*sin(phi), vy = vc*cos(phi), w = half
+x' = vx
+y' = vy
+vx' = -x*e2
+vy' = -y
+w' = 0
+`)
+	if !m.InitialDependsOnParams() {
+		t.Fatal("InitialDependsOnParams = false")
+	}
+	r0, phi, ecc := 2.0, 0.5, 0.5
+	vc := math.Sqrt((1 + ecc) / r0)
+	want := []float64{r0 * math.Cos(phi), r0 * math.Sin(phi), -vc * math.Sin(phi), vc * math.Cos(phi), 0.5}
+	if y0 := m.Y0(); !bitsEqual(y0, want) {
+		t.Errorf("Y0 = %v, want %v", y0, want)
+	}
+	if c, ok := m.Initial()[4].IsConst(); !ok || c != 0.5 {
+		t.Errorf("w's initial value is not the constant 0.5")
+	}
+	// The initial values follow p.
+	p := []float64{3, 1, 0.2}
+	vc = math.Sqrt((1 + p[2]) / p[0])
+	want = []float64{p[0] * math.Cos(p[1]), p[0] * math.Sin(p[1]), -vc * math.Sin(p[1]), vc * math.Cos(p[1]), 0.5}
+	if got := m.Graph().Evaluate(m.Initial(), 0, nil, p); !bitsEqual(got, want) {
+		t.Errorf("y0(%v) = %v, want %v", p, got, want)
+	}
+	// e2 is ecc^2 = ecc*ecc, an expression of p in f.
+	pr := mustProblem(t, m)
+	dy := make([]float64, 5)
+	pr.F(0, []float64{1, 1, 0, 0, 0}, p, dy)
+	if dy[2] != -(p[2] * p[2]) {
+		t.Errorf("vx' = %v, want %v", dy[2], -(p[2] * p[2]))
+	}
+	// A file whose initial values are numbers has none that depend on p.
+	if mustParse(t, "c.ode", "param k = 1\nconst c = 2\nstate x = c\nx' = k*x\n").InitialDependsOnParams() {
+		t.Error("constant initial values depend on parameters")
+	}
+}
+
 func TestParseFileErrors(t *testing.T) {
 	_, err := parse.ParseFile(filepath.Join(t.TempDir(), "missing.ode"))
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -474,7 +522,14 @@ func TestErrors(t *testing.T) {
 		// Constant expressions.
 		{"state default uses a state", "state x = 1, y = x\n", 1, 18, []string{"x is a state", "initial value of state y", "constant"}},
 		{"param default uses t", "param k = 2*t\n", 1, 13, []string{"t (the time) is not constant", "default of param k"}},
-		{"const uses a param", "param k = 1\nconst c = k\n", 2, 11, []string{"k is a param", "const c", "constant"}},
+		{"param default uses a param const", "param k = 1\nconst c = k\nparam q = c\n", 3, 11, []string{"c is a const that depends on params", "default of param q", "constant"}},
+		{"param default uses a param", "param k = 1, q = 2*k\n", 1, 20, []string{"k is a param", "default of param q", "constant"}},
+		{"span uses a param const", "param k = 1\nconst c = 2*k\nstate x = 1\nx' = x\nspan 0 c\n", 5, 8, []string{"c is a const that depends on params", "span"}},
+		{"span uses a param let", "param k = 1\nlet c = 2*k\nstate x = 1\nx' = x\nspan 0 c\n", 5, 8, []string{"c is a let that depends on params", "span"}},
+		{"state init uses t", "state x = 2*t\nx' = x\n", 1, 13, []string{"t (the time) is not constant", "initial value of state x", "may use params and constants"}},
+		{"const uses t", "const c = t\n", 1, 11, []string{"t (the time) is not constant", "const c", "may use params"}},
+		{"state init uses a varying let", "state x = 1\nlet a = x\nstate y = a\nx' = x\ny' = y\n", 3, 11, []string{"a is a let that depends on states or t", "initial value of state y"}},
+		{"state init not finite at the defaults", "param k = 0\nstate x = log(k)\nx' = x\n", 2, 11, []string{"initial value of state x is -Inf at the params' defaults", "finite"}},
 		{"const uses a varying let", "state x = 1\nlet a = x\nconst c = a\n", 3, 11, []string{"a is a let that depends on states", "const c"}},
 		{"span uses a param", "param k = 1\nspan 0 k\n", 2, 8, []string{"k is a param", "span", "constant"}},
 		// Span.
@@ -671,6 +726,13 @@ func TestFormatRoundTrip(t *testing.T) {
 			t.Errorf("Format text lacks %q:\n%s", w, text)
 		}
 	}
+	// Initial values that use parameters: the parameters come first,
+	// then the lets the initial values share, then the states.
+	m = mustParse(t, "iv.ode", "param r0 = 2, phi = 0.5\nconst c = cos(phi)\nstate x = r0*c, v = 1, y = r0*sin(phi) - c\nx' = c*y\ny' = -x*r0\nv' = v\n")
+	text = checkRoundTrip(t, m, rand.New(rand.NewPCG(13, 14)))
+	if !strings.HasPrefix(text, "name iv\nparam r0 = 2\nparam phi = 0.5\nlet _1 = cos(phi)\nstate x = ") || !strings.Contains(text, "state v = 1\n") {
+		t.Errorf("Format of initial values that use parameters wrote:\n%s", text)
+	}
 	g := sym.NewModel("select")
 	a := g.State("a", 1)
 	g.Deriv(a, sym.Select(a.Sub(g.Const(0.5)), a, a.Neg()))
@@ -717,6 +779,12 @@ func checkRoundTrip(t testing.TB, m *sym.Model, rng *rand.Rand) string {
 		if !bitsEqual(dy1, dy2) {
 			t.Fatalf("round trip of %s: f(%v, %v, %v) = %v, after %v\n%s", m.Name, tt, y, p, dy1, dy2, text)
 		}
+		if i1, i2 := m.Graph().Evaluate(m.Initial(), 0, nil, p), m2.Graph().Evaluate(m2.Initial(), 0, nil, p); !bitsEqual(i1, i2) {
+			t.Fatalf("round trip of %s: y0(%v) = %v, after %v\n%s", m.Name, p, i1, i2, text)
+		}
+	}
+	if m2.InitialDependsOnParams() != m.InitialDependsOnParams() {
+		t.Fatalf("round trip of %s: initial values depend on the parameters: %v, after %v\n%s", m.Name, m.InitialDependsOnParams(), m2.InitialDependsOnParams(), text)
 	}
 	return text
 }
@@ -825,6 +893,41 @@ func TestDocShowsExamples(t *testing.T) {
 		}
 		if body := strings.Join(lines, ""); !strings.Contains(string(doc), body) {
 			t.Errorf("docs/ode-format.md does not show %s:\n%s", file, body)
+		}
+	}
+}
+
+// examples/kepler_ecc.ode at its default eccentricity is
+// examples/kepler.ode: the same initial state and, for the same mu, the
+// same f bit for bit; at other e it starts at that orbit's pericentre.
+func TestKeplerEccentricityExample(t *testing.T) {
+	ecc, err := parse.ParseFile(filepath.Join("..", "..", "examples", "kepler_ecc.ode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kep, err := parse.ParseFile(filepath.Join("..", "..", "examples", "kepler.ode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitsEqual(ecc.Y0(), kep.Y0()) || !ecc.InitialDependsOnParams() {
+		t.Errorf("kepler_ecc y0 = %v (depends on p: %v), kepler %v", ecc.Y0(), ecc.InitialDependsOnParams(), kep.Y0())
+	}
+	e := 0.2
+	if got, want := ecc.Graph().Evaluate(ecc.Initial(), 0, nil, []float64{e, 1}), []float64{1 - e, 0, 0, math.Sqrt(1 * (1 + e) / (1 - e))}; !bitsEqual(got, want) {
+		t.Errorf("y0(e = %v) = %v, want %v", e, got, want)
+	}
+	fe, fk := mustProblem(t, ecc).F, mustProblem(t, kep).F
+	rng := rand.New(rand.NewPCG(3, 4))
+	y, d1, d2 := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+	for range 100 {
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		mu := 0.5 + rng.Float64()
+		fe(0, y, []float64{0.3, mu}, d1)
+		fk(0, y, []float64{mu}, d2)
+		if !bitsEqual(d1, d2) {
+			t.Fatalf("f(%v, mu = %v): kepler_ecc %v, kepler %v", y, mu, d1, d2)
 		}
 	}
 }
