@@ -440,15 +440,21 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		return nil, inputErr("ensemble size N = %d: must be ≥ 1", n)
 	}
 	in := &inputs{y0: ens.Y0, p: ens.P, t0: ens.T0, t1: ens.T1, save: ens.Save}
+	if in.y0 == nil && prob.Initial == nil {
+		if prob.Y0 == nil {
+			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", prob.Name)
+		}
+		in.y0 = prob.Y0
+	}
 	if in.p == nil {
 		in.p = prob.P
 		if in.p == nil && m > 0 {
 			return nil, inputErr("%s: no parameters: set Ensemble.P (%d per trajectory; problem has no default)", prob.Name, m)
 		}
 	}
-	if in.y0 == nil && prob.Initial != nil {
-		// The default initial state depends on the parameters: each
-		// trajectory starts from y0(p_i).
+	if in.y0 == nil {
+		// The default initial state depends on the parameters
+		// (Problem.Initial): each trajectory starts from y0(p_i).
 		if err := checkShape("P", in.p, n, m, "NumParams"); err != nil {
 			return nil, err
 		}
@@ -457,12 +463,6 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 			return nil, err
 		}
 		in.y0FromP = true
-	}
-	if in.y0 == nil {
-		if prob.Y0 == nil {
-			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", prob.Name)
-		}
-		in.y0 = prob.Y0
 	}
 	if in.t0 == nil && in.t1 == nil {
 		if prob.T0 == prob.T1 {
