@@ -185,7 +185,8 @@ func (m *Model) checkInitial() error {
 }
 
 // Initial returns the initial value of every state as an expression: a
-// constant, or an expression of the parameters (StateExpr).
+// constant, or an expression of the parameters (StateExpr). The
+// constants are nodes of the model's graph, added on first use.
 func (m *Model) Initial() []Expr {
 	out := make([]Expr, len(m.states))
 	for i, v := range m.states {

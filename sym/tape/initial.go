@@ -39,6 +39,19 @@ func (s *Set) InitialProgram() (*Program, error) {
 	return s.initial.pg, s.initial.err
 }
 
+// defaultY0 returns the model's default initial state. Where it is
+// computed from initial values that depend on the parameters, it reads
+// (and may extend, with constants) the graph, so it holds mu as SensF
+// and InitialProgram do.
+func (s *Set) defaultY0() []float64 {
+	if !s.Model.InitialDependsOnParams() {
+		return s.Model.Y0()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Model.Y0()
+}
+
 // initialFunc returns the source of evaluators for Problem.Initial, or
 // nil when no initial value depends on a parameter. (Compile cannot
 // fail on the initial values of a model that passes m.F, as Build's

@@ -125,7 +125,7 @@ func (s *Set) Problem() *ode.Problem {
 		SensF:      s.SensF,
 		StateNames: m.StateNames(),
 		ParamNames: m.ParamNames(),
-		Y0:         m.Y0(),
+		Y0:         s.defaultY0(),
 		Initial:    s.initialFunc(),
 		P:          m.P(),
 		T0:         m.T0,
