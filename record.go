@@ -193,15 +193,15 @@ type Cotangents struct {
 	Y, Saved []float64
 }
 
-// Gradient is dL/dθ for each trajectory.
+// Gradient is dL/dθ for each trajectory. Where the initial states are
+// computed from the parameters (Problem.Initial, no Ensemble.Y0), P is
+// the total derivative, through y0(p) too, and Y0 the derivative with
+// respect to the initial state itself.
 type Gradient struct {
 	// P holds ∂L/∂p, N×m (row i: the parameters of trajectory i; sum
-	// the rows for parameters shared by the ensemble). Where the
-	// initial states are computed from the parameters (Problem.Initial,
-	// no Ensemble.Y0) it is the total derivative, through y0(p) too.
+	// the rows for parameters shared by the ensemble).
 	P []float64
-	// Y0 holds ∂L/∂y0, N×Dim: the derivative with respect to the
-	// initial state itself.
+	// Y0 holds ∂L/∂y0, N×Dim.
 	Y0 []float64
 	// Status is each trajectory's status in the recording; rows of
 	// failed trajectories hold NaN.
@@ -256,29 +256,6 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 	return g, nil
 }
 
-// addInitialTerm adds the path through the initial states y0(p) to the
-// parameter gradient of each successful trajectory:
-//
-//	∂L/∂p_j += Σ_d ∂y0_d/∂p_j · ∂L/∂y0_d
-func (rec *Recording) addInitialTerm(g *Gradient) {
-	n, dim, m := rec.Result.N, rec.prob.Dim, rec.prob.NumParams
-	y0, jac := make([]float64, dim), make([]float64, dim*m)
-	for i := range n {
-		if g.Status[i] != Success {
-			continue
-		}
-		rec.initial(rec.p[i*m:(i+1)*m], y0, jac)
-		gy0 := g.Y0[i*dim : (i+1)*dim]
-		for j := range m {
-			s := g.P[i*m+j]
-			for d, w := range gy0 {
-				s += jac[d*m+j] * w
-			}
-			g.P[i*m+j] = s
-		}
-	}
-}
-
 // run calls job for every trajectory whose recording succeeded and
 // failed for the others, on the ensemble's workers, each with its own
 // Replayer.
@@ -329,5 +306,28 @@ type replayer interface {
 func fillNaN(v []float64) {
 	for i := range v {
 		v[i] = math.NaN()
+	}
+}
+
+// addInitialTerm adds the path through the initial states y0(p) to the
+// parameter gradient of each successful trajectory:
+//
+//	∂L/∂p_j += Σ_d ∂y0_d/∂p_j · ∂L/∂y0_d
+func (rec *Recording) addInitialTerm(g *Gradient) {
+	n, dim, m := rec.Result.N, rec.prob.Dim, rec.prob.NumParams
+	y0, jac := make([]float64, dim), make([]float64, dim*m)
+	for i := range n {
+		if g.Status[i] != Success {
+			continue
+		}
+		rec.initial(rec.p[i*m:(i+1)*m], y0, jac)
+		gy0 := g.Y0[i*dim : (i+1)*dim]
+		for j := range m {
+			s := g.P[i*m+j]
+			for d, w := range gy0 {
+				s += jac[d*m+j] * w
+			}
+			g.P[i*m+j] = s
+		}
 	}
 }
