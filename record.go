@@ -46,6 +46,11 @@ type Recording struct {
 	y0Rec  []float64 // recording point
 	pRec   []float64
 	opts   Options
+	// y0FromP: the current initial states are y0(p) of Problem.Initial
+	// (evaluated by initial), so Replay moves them with the parameters
+	// and Gradient adds (∂y0/∂p)ᵀ·∂L/∂y0 to ∂L/∂p.
+	y0FromP bool
+	initial ode.InitialFunc
 }
 
 // Record solves the ensemble as Solve does (the same accepted steps,
@@ -79,6 +84,9 @@ func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*
 	}
 	rec.y0, rec.p = expand(r.in.y0, n, dim), expand(r.in.p, n, m)
 	rec.y0Rec, rec.pRec = append([]float64(nil), rec.y0...), append([]float64(nil), rec.p...)
+	if r.in.y0FromP {
+		rec.y0FromP, rec.initial = true, prob.Initial()
+	}
 	return rec, nil
 }
 
@@ -96,6 +104,14 @@ func expand(v []float64, n, width int) []float64 {
 
 // Point is a point to replay at. Each field is nil (keep the current
 // values), shared (one row) or per trajectory, as in Ensemble.
+//
+// Where the recording's initial states came from the parameters
+// (Problem.Initial, and no Ensemble.Y0), they follow the parameters: a
+// Point with P and without Y0 starts each trajectory from y0(P_i), as a
+// solve at P would, and Gradient's ∂L/∂p then includes the path through
+// y0(p). A Point with Y0 sets the initial states themselves: from then
+// on they are inputs of their own, the replay at a later P keeps them,
+// and ∂L/∂p no longer includes ∂y0/∂p (until the next Record).
 type Point struct {
 	Y0, P []float64
 }
@@ -203,6 +219,16 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 			}
 			rec.p = expand(pt.P, n, m)
 		}
+		switch {
+		case pt.Y0 != nil:
+			rec.y0FromP = false
+		case pt.P != nil && rec.y0FromP:
+			y0, err := initialStates(rec.prob, rec.p, n)
+			if err != nil {
+				return nil, err
+			}
+			rec.y0 = y0
+		}
 	}
 	old := rec.Result
 	res := &Result{Problem: old.Problem, Method: old.Method, N: n, Dim: dim, K: K,
@@ -232,7 +258,10 @@ type Cotangents struct {
 	Y, Saved []float64
 }
 
-// Gradient is dL/dθ for each trajectory.
+// Gradient is dL/dθ for each trajectory. Where the initial states are
+// computed from the parameters (Problem.Initial, no Ensemble.Y0), P is
+// the total derivative, through y0(p) too, and Y0 the derivative with
+// respect to the initial state itself.
 type Gradient struct {
 	// P holds ∂L/∂p, N×m (row i: the parameters of trajectory i; sum
 	// the rows for parameters shared by the ensemble). From
@@ -279,6 +308,9 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 		fillNaN(g.Y0[i*dim : (i+1)*dim])
 		fillNaN(g.P[i*m : (i+1)*m])
 	}, &g.Workers)
+	if err == nil && rec.y0FromP {
+		rec.addInitialTerm(g)
+	}
 	g.Elapsed = time.Since(start)
 	if err != nil {
 		return nil, err
@@ -358,5 +390,28 @@ type replayer interface {
 func fillNaN(v []float64) {
 	for i := range v {
 		v[i] = math.NaN()
+	}
+}
+
+// addInitialTerm adds the path through the initial states y0(p) to the
+// parameter gradient of each successful trajectory:
+//
+//	∂L/∂p_j += Σ_d ∂y0_d/∂p_j · ∂L/∂y0_d
+func (rec *Recording) addInitialTerm(g *Gradient) {
+	n, dim, m := rec.Result.N, rec.prob.Dim, rec.prob.NumParams
+	y0, jac := make([]float64, dim), make([]float64, dim*m)
+	for i := range n {
+		if g.Status[i] != Success {
+			continue
+		}
+		rec.initial(rec.p[i*m:(i+1)*m], y0, jac)
+		gy0 := g.Y0[i*dim : (i+1)*dim]
+		for j := range m {
+			s := g.P[i*m+j]
+			for d, w := range gy0 {
+				s += jac[d*m+j] * w
+			}
+			g.P[i*m+j] = s
+		}
 	}
 }

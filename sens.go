@@ -27,8 +27,9 @@ func InitialValue(i int) Wrt { return Wrt{Y0: true, Index: i} }
 //	S' = J_y(t, y, p)·S + J_p(t, y, p)·E,   S(t0) = ∂y0/∂θ
 //
 // where E selects the parameter columns (zero for initial-value
-// columns) and S(t0) is zero for parameter columns and the unit vector
-// e_i for initial value i. Each stage of the Runge–Kutta method is
+// columns) and S(t0) is the unit vector e_i for initial value i, and for
+// parameter p_j zero — or ∂y0/∂p_j where the initial state is computed
+// from the parameters (Problem.Initial, and no Ensemble.Y0). Each stage of the Runge–Kutta method is
 // applied to (y, S) together, with J evaluated at that stage's state, so
 // S is exactly the derivative of the discrete solution with the accepted
 // step sizes held fixed — the derivative of the numbers Solve returns.
@@ -52,6 +53,9 @@ type sensSetup struct {
 	// fused, when the problem has SensF, makes each worker's augmented
 	// right-hand side as one program.
 	fused func() ode.Func
+	// y0FromP: the initial states are y0(p) (Problem.Initial), so the
+	// parameter columns start at ∂y0/∂p_j.
+	y0FromP bool
 }
 
 // newSensSetup validates s for prob; fused asks for the problem's fused
@@ -112,6 +116,10 @@ type sensWorker struct {
 	y      []float64   // augmented final state
 	saved  []float64   // augmented saved states, K rows
 	augRHS ode.Func
+	// init evaluates y0(p) and ∂y0/∂p into y0p and jac, when the
+	// initial states come from the parameters.
+	init     ode.InitialFunc
+	y0p, jac []float64
 }
 
 func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
@@ -129,6 +137,10 @@ func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
 	}
 	na := ss.augDim()
 	sw.y0, sw.y, sw.saved = make([]float64, na), make([]float64, na), make([]float64, k*na)
+	if ss.y0FromP {
+		sw.init = prob.Initial()
+		sw.y0p, sw.jac = make([]float64, ss.dim), make([]float64, ss.dim*ss.m)
+	}
 	if ss.fused != nil {
 		sw.augRHS = ss.fused()
 		return sw
@@ -145,14 +157,27 @@ func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
 	return sw
 }
 
-// initial fills the augmented initial state from y0.
-func (sw *sensWorker) initial(y0 []float64) []float64 {
+// initial fills the augmented initial state from y0 and, where the
+// initial states come from the parameters p, the columns of parameters
+// from ∂y0/∂p at p.
+func (sw *sensWorker) initial(y0, p []float64) []float64 {
 	ss := sw.ss
 	copy(sw.y0, y0)
 	clear(sw.y0[ss.dim:])
 	for c, i := range ss.y0Col {
 		if i >= 0 {
 			sw.y0[ss.dim*(1+c)+i] = 1
+		}
+	}
+	if sw.init != nil {
+		sw.init(p, sw.y0p, sw.jac)
+		for c, j := range ss.paramCol {
+			if j < 0 {
+				continue
+			}
+			for i := range ss.dim {
+				sw.y0[ss.dim*(1+c)+i] = sw.jac[i*ss.m+j]
+			}
 		}
 	}
 	return sw.y0

@@ -305,6 +305,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if ss, err = newSensSetup(prob, o.Sens, rt == nil); err != nil {
 			return nil, err
 		}
+		ss.y0FromP = in.y0FromP
 		if rt != nil {
 			pg := prob.Programs()
 			if pg.JVPJacY == nil || (pg.DfDt != nil && pg.JVPDfDt == nil) {
@@ -396,7 +397,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		*out = erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
 		if ss != nil {
 			sw := sws[w]
-			tr.Y0 = sw.initial(tr.Y0)
+			tr.Y0 = sw.initial(tr.Y0, tr.P)
 			out.Y, out.Saved = sw.y, sw.saved
 		}
 		if record {
@@ -453,6 +454,9 @@ func pick(v []float64, i, width int) []float64 {
 type inputs struct {
 	y0, p, t0, t1, save []float64
 	k                   int
+	// y0FromP: y0 holds y0(p_i) from Problem.Initial (no Ensemble.Y0),
+	// so derivatives with respect to p include ∂y0/∂p.
+	y0FromP bool
 }
 
 func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
@@ -461,7 +465,7 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		return nil, inputErr("ensemble size N = %d: must be ≥ 1", n)
 	}
 	in := &inputs{y0: ens.Y0, p: ens.P, t0: ens.T0, t1: ens.T1, save: ens.Save}
-	if in.y0 == nil {
+	if in.y0 == nil && prob.Initial == nil {
 		if prob.Y0 == nil {
 			return nil, inputErr("%s: no initial state: set Ensemble.Y0 (problem has no default)", nameOf(prob))
 		}
@@ -472,6 +476,18 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		if in.p == nil && m > 0 {
 			return nil, inputErr("%s: no parameters: set Ensemble.P (%d per trajectory; problem has no default)", nameOf(prob), m)
 		}
+	}
+	if in.y0 == nil {
+		// The default initial state depends on the parameters
+		// (Problem.Initial): each trajectory starts from y0(p_i).
+		if err := checkShape("P", in.p, n, m, "NumParams"); err != nil {
+			return nil, err
+		}
+		var err error
+		if in.y0, err = initialStates(prob, in.p, n); err != nil {
+			return nil, err
+		}
+		in.y0FromP = true
 	}
 	if in.t0 == nil && in.t1 == nil {
 		if prob.T0 == prob.T1 {
@@ -520,6 +536,36 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// initialStates returns y0(p_i) for each row of p (one row: shared),
+// from Problem.Initial, and refuses values that are not finite.
+func initialStates(prob *Problem, p []float64, n int) ([]float64, error) {
+	dim, m := prob.Dim, prob.NumParams
+	rows := 1
+	if len(p) != m {
+		rows = n
+	}
+	y0 := make([]float64, rows*dim)
+	ev := prob.Initial()
+	for i := range rows {
+		row := y0[i*dim : (i+1)*dim]
+		ev(p[i*m:(i+1)*m], row, nil)
+		for d, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				name := fmt.Sprint(d)
+				if prob.StateNames != nil {
+					name = prob.StateNames[d]
+				}
+				which := fmt.Sprintf("the parameters of trajectory %d", i)
+				if rows == 1 {
+					which = "the parameters"
+				}
+				return nil, inputErr("%s: the initial state computed from %s has %s = %g: it must be finite (check the parameters, or give the initial states)", prob.Name, which, name, v)
+			}
+		}
+	}
+	return y0, nil
 }
 
 // checkShape checks that v has length width (shared) or n·width and

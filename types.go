@@ -9,6 +9,10 @@ type Problem = ode.Problem
 // Func is the right-hand-side contract f(t, y, p, dy); see ode.Func.
 type Func = ode.Func
 
+// InitialFunc computes an initial state and its Jacobian from the
+// parameters; see ode.InitialFunc and Problem.Initial.
+type InitialFunc = ode.InitialFunc
+
 // Status is the outcome of one trajectory; see ode.Status.
 type Status = ode.Status
 

@@ -14,6 +14,12 @@ import (
 // the innermost loop of every engine.
 type Func func(t float64, y, p, dy []float64)
 
+// InitialFunc computes an initial state from the parameters: it writes
+// y0(p) into y0 (length Problem.Dim) and, when jac is not nil, the
+// Jacobian ∂y0/∂p row-major into jac (Dim×NumParams: jac[i·NumParams +
+// j] = ∂y0_i/∂p_j). Like Func it must not keep its arguments.
+type InitialFunc func(p, y0, jac []float64)
+
 // Problem is an ordinary differential equation dy/dt = f(t, y, p) with
 // y ∈ ℝ^Dim and p ∈ ℝ^NumParams, with optional names and defaults.
 //
@@ -38,6 +44,16 @@ type Problem struct {
 	// Y0 and P, when set, are the default initial state (length Dim)
 	// and parameters (length NumParams).
 	Y0, P []float64
+	// Initial, when set, says that the default initial state depends on
+	// the parameters, y0 = y0(p) (a problem file's state x =
+	// r0*cos(phi)): it returns an evaluator of y0(p) and ∂y0/∂p for one
+	// goroutine. A solve whose ensemble gives no initial states then
+	// starts each trajectory from y0(p_i), computed from its own
+	// parameters, and forward sensitivities and gradients with respect
+	// to p include ∂y0/∂p; initial states given explicitly take its
+	// place and do not depend on p. Y0, when also set, should be y0(P).
+	// Nil: the default initial state Y0 does not depend on p.
+	Initial func() InitialFunc
 	// T0 and T1 are the default time span. They are used only when
 	// T0 != T1.
 	T0, T1 float64

@@ -8,7 +8,8 @@ package sym
 // identities x·0 = 0, x+0 = x keep zero derivatives from growing the
 // graph.
 
-// partials returns ∂n/∂arg_k for each operand of node id.
+// partials returns ∂n/∂arg_k for each operand of node id; an invalid
+// Expr where the partial derivative is 0.
 func (g *Graph) partials(id int32) [3]Expr {
 	n := g.nodes[id]
 	self := Expr{g, id}
@@ -64,10 +65,10 @@ func (g *Graph) partials(id int32) [3]Expr {
 	case OpMax: // follows the larger operand; b on a tie
 		d := a.Sub(b)
 		p[0], p[1] = Select(d, one, zero), Select(d, zero, one)
-	case OpSelect:
-		c := Expr{g, n.Args[0]}
-		p[1], p[2] = Select(c, one, zero), Select(c, zero, one)
 	}
+	// OpSelect is differentiated as a whole (see tangent and Cotangent);
+	// comparisons, floor, ceil and sign have the partial derivative 0
+	// (no entry) wherever they are differentiable.
 	return p
 }
 
@@ -113,6 +114,25 @@ func (g *Graph) tangent(outs []Expr, seed func(n Node) (Expr, bool)) []Expr {
 		if n.Op.Arity() == 0 {
 			if s, ok := seed(n); ok {
 				tan[id] = s
+			}
+			continue
+		}
+		if n.Op == OpSelect {
+			// The derivative of the branch taken, Select(c, b', c'): no
+			// product with a 0 or 1 that would turn an infinite or NaN
+			// derivative of the other branch into NaN.
+			tb, tc := tan[n.Args[1]], tan[n.Args[2]]
+			if !tb.Valid() && !tc.Valid() {
+				continue
+			}
+			if !tb.Valid() {
+				tb = g.Const(0)
+			}
+			if !tc.Valid() {
+				tc = g.Const(0)
+			}
+			if d := Select(Expr{g, n.Args[0]}, tb, tc); !isZero(d) {
+				tan[id] = d
 			}
 			continue
 		}
@@ -225,6 +245,29 @@ func JacobianY(f []Expr) []Expr {
 	return jac
 }
 
+// JacobianP returns the dense Jacobian ∂f/∂p of the outputs f with
+// respect to m parameters, row-major: entry i·m + j is ∂f_i/∂p_j. The
+// initial values of a model (Model.Initial) give ∂y0/∂p this way.
+func JacobianP(f []Expr, m int) []Expr {
+	g := graphOf(f...)
+	if g == nil {
+		return nil
+	}
+	jac := make([]Expr, len(f)*m)
+	for j := range m {
+		col := g.tangent(f, func(n Node) (Expr, bool) {
+			if n.Op == OpParam && int(n.Index) == j {
+				return g.Const(1), true
+			}
+			return Expr{}, false
+		})
+		for i := range f {
+			jac[i*m+j] = col[i]
+		}
+	}
+	return jac
+}
+
 // TimeDerivative returns ∂f/∂t (the explicit dependence on t).
 func TimeDerivative(f []Expr) []Expr {
 	g := graphOf(f...)
@@ -273,11 +316,11 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 	}
 	adj := make([]Expr, top+1)
 	accumulate := func(id int32, x Expr) {
-		if v, c := x.IsConst(); c && v == 0 {
+		if isZero(x) {
 			return
 		}
 		if adj[id].Valid() {
-			adj[id] = adj[id].Add(x)
+			adj[id] = g.addAdjoints(adj[id], x)
 		} else {
 			adj[id] = x
 		}
@@ -293,11 +336,23 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 		if !a.Valid() || n.Op.Arity() == 0 {
 			continue
 		}
+		if n.Op == OpSelect {
+			// The adjoint goes to the branch taken, as a select, not as
+			// a product with 0 or 1.
+			c, zero := Expr{g, n.Args[0]}, g.Const(0)
+			if live[n.Args[1]] {
+				accumulate(n.Args[1], Select(c, a, zero))
+			}
+			if live[n.Args[2]] {
+				accumulate(n.Args[2], Select(c, zero, a))
+			}
+			continue
+		}
 		p := g.partials(id)
 		for k := range n.Op.Arity() {
 			arg := n.Args[k]
 			if live[arg] && p[k].Valid() {
-				accumulate(arg, p[k].Mul(a))
+				accumulate(arg, g.scaleAdjoint(p[k], a))
 			}
 		}
 	}
@@ -322,6 +377,59 @@ func Cotangent(f []Expr, dim, m int) (gy, gp []Expr) {
 		}
 	}
 	return gy, gp
+}
+
+// An adjoint that flows into one branch of a select is itself a select
+// with the constant 0 for the other branch. scaleAdjoint and
+// addAdjoints keep it one: the partial derivatives of the branch are
+// applied inside the select, so that where the branch is not taken its
+// adjoint stays 0 instead of 0·∞ or 0·NaN from a partial derivative
+// that is not finite there (the sqrt of ifelse(x > 0, sqrt(x), 0) at
+// x < 0). Where the branch is taken, the arithmetic is the same as
+// without the select.
+
+// scaleAdjoint returns the contribution p·a of an adjoint a through a
+// partial derivative p.
+func (g *Graph) scaleAdjoint(p, a Expr) Expr {
+	if n := g.nodes[a.id]; n.Op == OpSelect {
+		c, x, y := Expr{g, n.Args[0]}, Expr{g, n.Args[1]}, Expr{g, n.Args[2]}
+		switch {
+		case isZero(y):
+			return Select(c, g.scaleAdjoint(p, x), y)
+		case isZero(x):
+			return Select(c, x, g.scaleAdjoint(p, y))
+		}
+	}
+	return p.Mul(a)
+}
+
+// addAdjoints returns a + b, as one select where both are selects on the
+// same condition.
+func (g *Graph) addAdjoints(a, b Expr) Expr {
+	na, nb := g.nodes[a.id], g.nodes[b.id]
+	if na.Op == OpSelect && nb.Op == OpSelect && na.Args[0] == nb.Args[0] {
+		c := Expr{g, na.Args[0]}
+		return Select(c, g.addBranch(na.Args[1], nb.Args[1]), g.addBranch(na.Args[2], nb.Args[2]))
+	}
+	return a.Add(b)
+}
+
+// addBranch adds two branches of adjoints; a constant 0 is left out.
+func (g *Graph) addBranch(a, b int32) Expr {
+	x, y := Expr{g, a}, Expr{g, b}
+	switch {
+	case isZero(x):
+		return y
+	case isZero(y):
+		return x
+	}
+	return g.addAdjoints(x, y)
+}
+
+// isZero reports whether x is the constant 0.
+func isZero(x Expr) bool {
+	v, c := x.IsConst()
+	return c && v == 0
 }
 
 // derivingScope marks the graph as building derivatives until the

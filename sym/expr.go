@@ -1,5 +1,7 @@
 package sym
 
+import "math"
+
 // Add returns e + x.
 func (e Expr) Add(x Expr) Expr { return Apply(OpAdd, e, x) }
 
@@ -70,8 +72,61 @@ func Min(a, b Expr) Expr { return Apply(OpMin, a, b) }
 // operand (b's on a tie).
 func Max(a, b Expr) Expr { return Apply(OpMax, a, b) }
 
-// Select returns b where cond > 0 and c elsewhere.
+// Select returns b where cond > 0 and c elsewhere (c where cond is
+// NaN). Its derivative is that of the branch taken, Select(cond, b',
+// c'); the condition contributes none.
 func Select(cond, b, c Expr) Expr { return Apply(OpSelect, cond, b, c) }
+
+// IfElse returns a where cond ≠ 0 and b where cond = 0. A NaN cond is
+// ≠ 0, so it selects a, as in C. Its derivative is that of the branch
+// taken, IfElse(cond, a', b'). It is a Select: on cond itself when cond
+// is a comparison (its value is 1 or 0), else on Ne(cond, 0).
+func IfElse(cond, a, b Expr) Expr {
+	g := graphOf(cond, a, b)
+	if g == nil {
+		return Expr{}
+	}
+	if !g.own(OpSelect, cond, a, b) {
+		return g.Const(math.NaN())
+	}
+	if !g.nodes[cond.id].Op.IsComparison() {
+		cond = Ne(cond, g.Const(0))
+	}
+	return Select(cond, a, b)
+}
+
+// The comparisons return 1 where they hold and 0 elsewhere. Every
+// comparison with a NaN operand is false, except Ne, which is true
+// (IEEE 754). Their derivative is 0. Gt and Ge are Lt and Le with the
+// operands swapped, which compares the same values.
+
+// Lt returns 1 if a < b, else 0.
+func Lt(a, b Expr) Expr { return Apply(OpLt, a, b) }
+
+// Le returns 1 if a ≤ b, else 0.
+func Le(a, b Expr) Expr { return Apply(OpLe, a, b) }
+
+// Gt returns 1 if a > b, else 0: Lt(b, a).
+func Gt(a, b Expr) Expr { return Apply(OpLt, b, a) }
+
+// Ge returns 1 if a ≥ b, else 0: Le(b, a).
+func Ge(a, b Expr) Expr { return Apply(OpLe, b, a) }
+
+// Eq returns 1 if a = b, else 0 (0 = −0; NaN equals nothing).
+func Eq(a, b Expr) Expr { return Apply(OpEq, a, b) }
+
+// Ne returns 1 if a ≠ b, else 0 (1 when either is NaN).
+func Ne(a, b Expr) Expr { return Apply(OpNe, a, b) }
+
+// Floor returns ⌊x⌋ (math.Floor). Its derivative is taken as 0.
+func Floor(x Expr) Expr { return Apply(OpFloor, x) }
+
+// Ceil returns ⌈x⌉ (math.Ceil). Its derivative is taken as 0.
+func Ceil(x Expr) Expr { return Apply(OpCeil, x) }
+
+// Sign returns 1 for x > 0, −1 for x < 0, and x itself for ±0 and NaN
+// (so sign(−0) = −0 and sign(NaN) = NaN). Its derivative is taken as 0.
+func Sign(x Expr) Expr { return Apply(OpSign, x) }
 
 // Sum returns x₁ + x₂ + … + xₙ, added left to right (0 for no terms).
 // Building a long sum this way costs one node per term.

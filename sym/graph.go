@@ -35,6 +35,13 @@ const (
 	OpMin        // math.Min(a, b)
 	OpMax        // math.Max(a, b)
 	OpSelect     // a > 0 ? b : c
+	OpLt         // 1 if a < b, else 0
+	OpLe         // 1 if a ≤ b, else 0
+	OpEq         // 1 if a = b, else 0
+	OpNe         // 1 if a ≠ b, else 0 (1 when either is NaN)
+	OpFloor      // math.Floor(a)
+	OpCeil       // math.Ceil(a)
+	OpSign       // 1 if a > 0, −1 if a < 0, else a (±0 and NaN unchanged)
 	numOps
 )
 
@@ -42,7 +49,8 @@ var opNames = [numOps]string{
 	OpInvalid: "invalid", OpConst: "const", OpTime: "t", OpState: "state", OpParam: "param", OpSeed: "seed",
 	OpNeg: "neg", OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpPow: "pow", OpSqrt: "sqrt", OpExp: "exp",
 	OpLog: "log", OpSin: "sin", OpCos: "cos", OpTan: "tan", OpTanh: "tanh", OpAtan2: "atan2", OpAbs: "abs",
-	OpMin: "min", OpMax: "max", OpSelect: "select",
+	OpMin: "min", OpMax: "max", OpSelect: "select", OpLt: "<", OpLe: "<=", OpEq: "==", OpNe: "!=",
+	OpFloor: "floor", OpCeil: "ceil", OpSign: "sign",
 }
 
 // String returns the operation's name as written in a problem file.
@@ -56,15 +64,19 @@ func (o Op) String() string {
 // Arity returns the number of operands of the operation (0 for leaves).
 func (o Op) Arity() int {
 	switch o {
-	case OpNeg, OpSqrt, OpExp, OpLog, OpSin, OpCos, OpTan, OpTanh, OpAbs:
+	case OpNeg, OpSqrt, OpExp, OpLog, OpSin, OpCos, OpTan, OpTanh, OpAbs, OpFloor, OpCeil, OpSign:
 		return 1
-	case OpAdd, OpSub, OpMul, OpDiv, OpPow, OpAtan2, OpMin, OpMax:
+	case OpAdd, OpSub, OpMul, OpDiv, OpPow, OpAtan2, OpMin, OpMax, OpLt, OpLe, OpEq, OpNe:
 		return 2
 	case OpSelect:
 		return 3
 	}
 	return 0
 }
+
+// IsComparison reports whether the operation is a comparison (<, ≤, =,
+// ≠), whose value is always 1 or 0.
+func (o Op) IsComparison() bool { return o == OpLt || o == OpLe || o == OpEq || o == OpNe }
 
 // SeedKind tells the seed inputs of derivative programs apart.
 type SeedKind uint8
@@ -348,6 +360,14 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 		if b.id == xs[2].id {
 			return b
 		}
+		// (0 < x) > 0 exactly when x > 0 (both false for NaN): select
+		// on x itself, so that ifelse(x > 0, b, c) and Select(x, b, c)
+		// are one node.
+		if n := g.nodes[a.id]; n.Op == OpLt {
+			if z, ok := g.Expr(n.Args[0]).IsConst(); ok && z == 0 {
+				return g.apply(OpSelect, []Expr{g.Expr(n.Args[1]), b, xs[2]})
+			}
+		}
 	}
 	n := Node{Op: op, Args: [3]int32{-1, -1, -1}}
 	for i, x := range xs {
@@ -355,10 +375,46 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 	}
 	// a+b = b+a and a·b = b·a exactly in IEEE arithmetic, so sorting the
 	// operands shares more nodes without changing any result.
-	if (op == OpAdd || op == OpMul || op == OpMin || op == OpMax) && n.Args[0] > n.Args[1] {
+	if (op == OpAdd || op == OpMul || op == OpMin || op == OpMax || op == OpEq || op == OpNe) && n.Args[0] > n.Args[1] {
 		n.Args[0], n.Args[1] = n.Args[1], n.Args[0]
 	}
 	return g.add(n)
+}
+
+// Evaluate returns the values of outs at (t, y, p) with Eval's
+// arithmetic: the graph's reference evaluator, bit for bit what the
+// compiled programs compute. Seed inputs read 0; y and p must be long
+// enough for the states and parameters the outputs use.
+func (g *Graph) Evaluate(outs []Expr, t float64, y, p []float64) []float64 {
+	need := g.Reachable(outs)
+	vals := make([]float64, len(g.nodes))
+	for id, n := range g.nodes {
+		if !need[id] {
+			continue
+		}
+		switch n.Op {
+		case OpConst:
+			vals[id] = n.Value
+		case OpTime:
+			vals[id] = t
+		case OpState:
+			vals[id] = y[n.Index]
+		case OpParam:
+			vals[id] = p[n.Index]
+		case OpSeed:
+		default:
+			var a [3]float64
+			for k := range n.Op.Arity() {
+				a[k] = vals[n.Args[k]]
+			}
+			vals[id] = Eval(n.Op, a[0], a[1], a[2])
+		}
+	}
+	out := make([]float64, len(outs))
+	for i, o := range outs {
+		out[i] = vals[o.id]
+	}
+	return out
 }
 
 // Eval applies op to operand values: the arithmetic every evaluator of a
@@ -404,8 +460,36 @@ func Eval(op Op, a, b, c float64) float64 {
 			return b
 		}
 		return c
+	case OpLt:
+		return boolValue(a < b)
+	case OpLe:
+		return boolValue(a <= b)
+	case OpEq:
+		return boolValue(a == b)
+	case OpNe:
+		return boolValue(a != b)
+	case OpFloor:
+		return math.Floor(a)
+	case OpCeil:
+		return math.Ceil(a)
+	case OpSign:
+		if a > 0 {
+			return 1
+		}
+		if a < 0 {
+			return -1
+		}
+		return a
 	}
 	return math.NaN()
+}
+
+// boolValue returns 1 for true and 0 for false.
+func boolValue(c bool) float64 {
+	if c {
+		return 1
+	}
+	return 0
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

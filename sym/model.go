@@ -8,7 +8,9 @@ import (
 
 // Model is a problem dy/dt = f(t, y, p) built symbolically: named
 // states with initial values, named parameters with defaults, one
-// derivative per state, an optional time span and a stiffness flag.
+// derivative per state, an optional time span and a stiffness flag. An
+// initial value is a number (State) or an expression of the parameters
+// (StateExpr: y0 = y0(p)).
 //
 //	m := sym.NewModel("lorenz")
 //	x, y, z := m.State("x", 1), m.State("y", 0), m.State("z", 0)
@@ -34,6 +36,9 @@ type Model struct {
 type variable struct {
 	name string
 	init float64
+	// expr, for a state whose initial value depends on the parameters,
+	// is that value; the zero Expr otherwise.
+	expr Expr
 }
 
 // NewModel returns an empty model with its own graph.
@@ -64,16 +69,46 @@ func (m *Model) claim(kind, name string) bool {
 // returns it as an expression. States are numbered in the order added.
 func (m *Model) State(name string, init float64) Expr {
 	m.claim("state", name)
-	m.states = append(m.states, variable{name, init})
+	m.states = append(m.states, variable{name: name, init: init})
 	m.derivs = append(m.derivs, Expr{})
 	return m.g.State(len(m.states) - 1)
+}
+
+// StateExpr adds a state whose initial value is init, an expression of
+// the parameters and constants (not of a state, of t or of a seed), and
+// returns it as an expression. A problem solved without explicit
+// initial states then starts each trajectory from init evaluated at its
+// own parameters, and derivatives with respect to the parameters
+// include ∂y0/∂p. A constant init is the same as State with its value.
+// Misuse records an error.
+func (m *Model) StateExpr(name string, init Expr) Expr {
+	x := m.State(name, 0)
+	if !m.g.own(OpInvalid, init) {
+		return x
+	}
+	if v, ok := init.IsConst(); ok {
+		m.states[len(m.states)-1].init = v
+		return x
+	}
+	for id, need := range m.g.Reachable([]Expr{init}) {
+		if !need {
+			continue
+		}
+		switch n := m.g.nodes[id]; n.Op {
+		case OpState, OpTime, OpSeed:
+			m.g.fail("the initial value of state %q uses %v: it may use parameters and constants only", name, n.Op)
+			return x
+		}
+	}
+	m.states[len(m.states)-1].expr = init
+	return x
 }
 
 // Param adds a parameter with its default value and returns it.
 // Parameters are numbered in the order added.
 func (m *Model) Param(name string, def float64) Expr {
 	m.claim("param", name)
-	m.params = append(m.params, variable{name, def})
+	m.params = append(m.params, variable{name: name, init: def})
 	return m.g.Param(len(m.params) - 1)
 }
 
@@ -114,8 +149,65 @@ func (m *Model) StateNames() []string { return names(m.states) }
 // ParamNames returns the parameter names in order.
 func (m *Model) ParamNames() []string { return names(m.params) }
 
-// Y0 returns the default initial state.
-func (m *Model) Y0() []float64 { return values(m.states) }
+// Y0 returns the default initial state: the initial values at the
+// parameters' defaults.
+func (m *Model) Y0() []float64 {
+	y0 := values(m.states)
+	if !m.InitialDependsOnParams() {
+		return y0
+	}
+	if m.checkInitial() != nil {
+		for i := range y0 {
+			y0[i] = math.NaN()
+		}
+		return y0
+	}
+	for i, v := range m.g.Evaluate(m.Initial(), 0, nil, m.P()) {
+		y0[i] = v
+	}
+	return y0
+}
+
+// checkInitial reports an initial value that uses a parameter the model
+// does not have (a Param node built on the graph directly).
+func (m *Model) checkInitial() error {
+	for i, v := range m.states {
+		if !v.expr.Valid() {
+			continue
+		}
+		for id, need := range m.g.Reachable([]Expr{v.expr}) {
+			if n := m.g.nodes[id]; need && n.Op == OpParam && int(n.Index) >= len(m.params) {
+				return fmt.Errorf("sym: the initial value of state %q uses parameter %d, but the model has %d", m.states[i].name, n.Index, len(m.params))
+			}
+		}
+	}
+	return nil
+}
+
+// Initial returns the initial value of every state as an expression: a
+// constant, or an expression of the parameters (StateExpr). The
+// constants are nodes of the model's graph, added on first use.
+func (m *Model) Initial() []Expr {
+	out := make([]Expr, len(m.states))
+	for i, v := range m.states {
+		out[i] = v.expr
+		if !v.expr.Valid() {
+			out[i] = m.g.Const(v.init)
+		}
+	}
+	return out
+}
+
+// InitialDependsOnParams reports whether some initial value is an
+// expression of the parameters rather than a number.
+func (m *Model) InitialDependsOnParams() bool {
+	for _, v := range m.states {
+		if v.expr.Valid() {
+			return true
+		}
+	}
+	return false
+}
 
 // P returns the default parameters.
 func (m *Model) P() []float64 { return values(m.params) }
@@ -138,7 +230,8 @@ func values(v []variable) []float64 {
 
 // F returns the right-hand side, one expression per state, after
 // checking the model: no building error, at least one state, every state
-// with a derivative, finite defaults. The error names what is wrong.
+// with a derivative, finite defaults (the initial values at the
+// parameters' defaults included). The error names what is wrong.
 func (m *Model) F() ([]Expr, error) {
 	if err := m.g.err; err != nil {
 		return nil, err
@@ -152,9 +245,23 @@ func (m *Model) F() ([]Expr, error) {
 			errs = append(errs, fmt.Errorf("sym: state %q has no derivative", m.states[i].name))
 		}
 	}
-	for _, v := range append(append([]variable(nil), m.states...), m.params...) {
+	for _, v := range m.params {
 		if math.IsNaN(v.init) || math.IsInf(v.init, 0) {
 			errs = append(errs, fmt.Errorf("sym: %q has a non-finite default value %g", v.name, v.init))
+		}
+	}
+	if err := m.checkInitial(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		for i, y := range m.Y0() {
+			if math.IsNaN(y) || math.IsInf(y, 0) {
+				what := "default value"
+				if m.states[i].expr.Valid() {
+					what = "initial value at the parameters' defaults"
+				}
+				errs = append(errs, fmt.Errorf("sym: %q has a non-finite %s %g", m.states[i].name, what, y))
+			}
 		}
 	}
 	if len(errs) > 0 {

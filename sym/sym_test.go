@@ -88,3 +88,192 @@ func TestOpNames(t *testing.T) {
 		}
 	}
 }
+
+// The piecewise operations evaluate as documented, NaN, signed zeros
+// and infinities included: comparisons give 1 or 0 and are false with
+// a NaN operand except ≠; sign keeps ±0 and NaN; floor and ceil are
+// math.Floor and math.Ceil.
+func TestPiecewiseEval(t *testing.T) {
+	nan, inf, negz := math.NaN(), math.Inf(1), math.Copysign(0, -1)
+	cases := []struct {
+		op      Op
+		a, b    float64
+		want    float64
+		wantNeg bool // the result is −0
+	}{
+		{OpLt, 1, 2, 1, false}, {OpLt, 2, 1, 0, false}, {OpLt, 1, 1, 0, false}, {OpLt, nan, 1, 0, false}, {OpLt, 1, nan, 0, false},
+		{OpLt, -inf, inf, 1, false}, {OpLt, negz, 0, 0, false},
+		{OpLe, 1, 1, 1, false}, {OpLe, 2, 1, 0, false}, {OpLe, nan, nan, 0, false}, {OpLe, negz, 0, 1, false},
+		{OpEq, 1, 1, 1, false}, {OpEq, 1, 2, 0, false}, {OpEq, negz, 0, 1, false}, {OpEq, nan, nan, 0, false}, {OpEq, inf, inf, 1, false},
+		{OpNe, 1, 1, 0, false}, {OpNe, 1, 2, 1, false}, {OpNe, nan, nan, 1, false}, {OpNe, nan, 1, 1, false}, {OpNe, negz, 0, 0, false},
+		{OpFloor, 2.5, 0, 2, false}, {OpFloor, -2.5, 0, -3, false}, {OpFloor, -0.5, 0, -1, false}, {OpFloor, negz, 0, 0, true},
+		{OpFloor, inf, 0, inf, false}, {OpFloor, 1e300, 0, 1e300, false},
+		{OpCeil, 2.5, 0, 3, false}, {OpCeil, -2.5, 0, -2, false}, {OpCeil, -0.5, 0, 0, true}, {OpCeil, 0.5, 0, 1, false},
+		{OpSign, 3, 0, 1, false}, {OpSign, -1e-300, 0, -1, false}, {OpSign, inf, 0, 1, false}, {OpSign, -inf, 0, -1, false},
+		{OpSign, 0, 0, 0, false}, {OpSign, negz, 0, 0, true},
+	}
+	for _, c := range cases {
+		got := Eval(c.op, c.a, c.b, 0)
+		if got != c.want || (got == 0 && math.Signbit(got) != c.wantNeg) {
+			t.Errorf("%v(%v, %v) = %v, want %v (negative zero: %v)", c.op, c.a, c.b, got, c.want, c.wantNeg)
+		}
+	}
+	for _, op := range []Op{OpFloor, OpCeil, OpSign} {
+		if got := Eval(op, nan, 0, 0); math.Float64bits(got) != math.Float64bits(nan) {
+			t.Errorf("%v(NaN) = %#x, want the NaN itself %#x", op, math.Float64bits(got), math.Float64bits(nan))
+		}
+	}
+}
+
+// The piecewise builders fold constants with Eval, share equal
+// comparisons, and build ifelse as a select on a comparison.
+func TestPiecewiseBuild(t *testing.T) {
+	g := NewGraph()
+	x, y, z := g.State(0), g.State(1), g.State(2)
+	zero := g.Const(0)
+	nodes := []struct {
+		name      string
+		got, want Expr
+	}{
+		{"x > y is y < x", Gt(x, y), Lt(y, x)},
+		{"x >= y is y <= x", Ge(x, y), Le(y, x)},
+		{"== commutes", Eq(x, y), Eq(y, x)},
+		{"!= commutes", Ne(x, y), Ne(y, x)},
+		{"ifelse on a comparison", IfElse(Lt(x, y), y, z), Select(Lt(x, y), y, z)},
+		{"ifelse on a number", IfElse(x, y, z), Select(Ne(x, zero), y, z)},
+		{"ifelse(x > 0) is select on x", IfElse(Gt(x, zero), y, z), Select(x, y, z)},
+		{"ifelse same branches", IfElse(x, y, y), y},
+		{"ifelse true", IfElse(g.Const(2), y, z), y},
+		{"ifelse NaN is true", IfElse(g.Const(math.NaN()), y, z), y},
+		{"ifelse false", IfElse(g.Const(0), y, z), z},
+		{"fold <", Lt(g.Const(1), g.Const(2)), g.Const(1)},
+		{"fold >=", Ge(g.Const(1), g.Const(2)), zero},
+		{"fold floor", Floor(g.Const(-1.5)), g.Const(-2)},
+		{"fold ceil", Ceil(g.Const(-1.5)), g.Const(-1)},
+		{"fold sign", Sign(g.Const(-7)), g.Const(-1)},
+	}
+	for _, c := range nodes {
+		if c.got != c.want {
+			t.Errorf("%s: node %d (%v), want %d (%v)", c.name, c.got.ID(), g.Node(c.got.ID()).Op, c.want.ID(), g.Node(c.want.ID()).Op)
+		}
+	}
+	if Lt(x, y) == Lt(y, x) || Le(x, y) == Lt(x, y) {
+		t.Error("different comparisons were merged")
+	}
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []Op{OpLt, OpLe, OpEq, OpNe} {
+		if !op.IsComparison() || op.Arity() != 2 {
+			t.Errorf("%v: IsComparison %v, arity %d", op, op.IsComparison(), op.Arity())
+		}
+	}
+	for _, op := range []Op{OpFloor, OpCeil, OpSign, OpSelect, OpAdd} {
+		if op.IsComparison() {
+			t.Errorf("%v is not a comparison", op)
+		}
+	}
+}
+
+// The derivative of a select is the select of the branches'
+// derivatives: a NaN derivative of the branch not taken does not leak
+// into the result (a product with 0 would give NaN).
+func TestSelectDerivative(t *testing.T) {
+	g := NewGraph()
+	x := g.State(0)
+	// ifelse(x > 0, sqrt(x), -x): at x < 0 the sqrt branch has a NaN
+	// derivative.
+	f := []Expr{IfElse(Gt(x, g.Const(0)), Sqrt(x), x.Neg())}
+	d := Tangent(f)[0]
+	gy, _ := Cotangent(f, 1, 0)
+	for _, c := range []struct{ x, want float64 }{{-4, -1}, {4, 0.25}} {
+		for _, e := range []Expr{d, gy[0]} {
+			got := evalAt(g, e, c.x, 1)
+			if got != c.want {
+				t.Errorf("d/dx at x = %v: %v, want %v", c.x, got, c.want)
+			}
+		}
+	}
+}
+
+// evalAt evaluates e with y[0] = y and every seed input = seed, with
+// Eval's arithmetic.
+func evalAt(g *Graph, e Expr, y, seed float64) float64 {
+	vals := make([]float64, e.ID()+1)
+	for id := int32(0); id <= e.ID(); id++ {
+		n := g.Node(id)
+		switch n.Op {
+		case OpConst:
+			vals[id] = n.Value
+		case OpState:
+			vals[id] = y
+		case OpSeed:
+			vals[id] = seed
+		case OpTime, OpParam:
+			vals[id] = 0
+		default:
+			var a [3]float64
+			for k := range n.Op.Arity() {
+				a[k] = vals[n.Args[k]]
+			}
+			vals[id] = Eval(n.Op, a[0], a[1], a[2])
+		}
+	}
+	return vals[e.ID()]
+}
+
+// Initial values may be expressions of the parameters: the model keeps
+// them, Y0 evaluates them at the defaults, JacobianP differentiates
+// them, and initial values that use states, t or unknown parameters,
+// or are not finite at the defaults, are errors.
+func TestInitialExpressions(t *testing.T) {
+	m := NewModel("orbit")
+	r0, phi := m.Param("r0", 2), m.Param("phi", 0.5)
+	x := m.StateExpr("x", r0.Mul(Cos(phi)))
+	y := m.StateExpr("y", r0.Mul(Sin(phi)))
+	v := m.StateExpr("v", m.Const(3)) // a constant: the same as State("v", 3)
+	m.Deriv(x, y)
+	m.Deriv(y, x.Neg())
+	m.Deriv(v, v)
+	if _, err := m.F(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.InitialDependsOnParams() {
+		t.Error("InitialDependsOnParams = false")
+	}
+	r, ph := 2.0, 0.5
+	if y0 := m.Y0(); y0[0] != r*math.Cos(ph) || y0[1] != r*math.Sin(ph) || y0[2] != 3 {
+		t.Errorf("Y0 = %v", y0)
+	}
+	init := m.Initial()
+	if c, ok := init[2].IsConst(); !ok || c != 3 {
+		t.Errorf("Initial()[2] = %v, want the constant 3", init[2])
+	}
+	jac := m.Graph().Evaluate(JacobianP(init, 2), 0, nil, []float64{r, ph})
+	want := []float64{math.Cos(ph), -(r * math.Sin(ph)), math.Sin(ph), r * math.Cos(ph), 0, 0}
+	for i := range want {
+		if jac[i] != want[i] {
+			t.Errorf("∂y0/∂p = %v, want %v", jac, want)
+			break
+		}
+	}
+	plain := NewModel("plain")
+	plain.Deriv(plain.State("x", 1), plain.Const(0))
+	if plain.InitialDependsOnParams() {
+		t.Error("a model of constant initial values depends on parameters")
+	}
+
+	for want, build := range map[string]func(m *Model){
+		"uses state":           func(m *Model) { a := m.State("a", 1); m.Deriv(a, a); m.Deriv(m.StateExpr("b", a), a) },
+		"uses t":               func(m *Model) { m.Deriv(m.StateExpr("b", m.Time()), m.Const(0)) },
+		"has 1":                func(m *Model) { m.Deriv(m.StateExpr("b", m.Graph().Param(3)), m.Const(0)) },
+		"initial value at the": func(m *Model) { k := m.Param("k", 0); m.Deriv(m.StateExpr("b", Log(k)), m.Const(0)) },
+	} {
+		m := NewModel("bad")
+		m.Param("q", 1)
+		build(m)
+		if _, err := m.F(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("F() = %v, want an error mentioning %q", err, want)
+		}
+	}
+}

@@ -83,6 +83,12 @@ func Call16(entry uintptr, args *[16]unsafe.Pointer)
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv() (eax, edx uint32)
 
+// sse41: CPUID says SSE4.1 (leaf 1, ECX bit 19), which has roundsd.
+var sse41 = func() bool {
+	_, _, c, _ := cpuid(1, 0)
+	return c&(1<<19) != 0
+}()
+
 // avx: CPUID says AVX and OSXSAVE, and the system saves the Y registers
 // (XCR0 bits 1 and 2).
 var avx = func() bool {

@@ -10,6 +10,7 @@ import (
 const (
 	supported = false
 	avx       = false
+	sse41     = false
 )
 
 // Code is machine code in executable memory; there is none on this

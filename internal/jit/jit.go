@@ -18,3 +18,7 @@ func Enabled() bool { return supported && !disabled }
 // HasAVX reports whether AVX code may run here: Enabled, and the
 // processor and the operating system support AVX.
 func HasAVX() bool { return Enabled() && avx }
+
+// HasSSE41 reports whether SSE4.1 code (roundsd) may run here: Enabled,
+// and the processor has SSE4.1.
+func HasSSE41() bool { return Enabled() && sse41 }

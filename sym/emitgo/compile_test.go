@@ -118,6 +118,24 @@ func hexList(xs []float64) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
+// initialValues returns y0(p) then ∂y0/∂p from the problem's Initial,
+// or nothing when it has none.
+func initialValues(pr *ode.Problem, p []float64) []float64 {
+	if pr.Initial == nil {
+		return nil
+	}
+	y0, jac := make([]float64, pr.Dim), make([]float64, pr.Dim*pr.NumParams)
+	pr.Initial()(p, y0, jac)
+	y1 := make([]float64, pr.Dim)
+	pr.Initial()(p, y1, nil)
+	for i := range y0 {
+		if math.Float64bits(y0[i]) != math.Float64bits(y1[i]) {
+			panic("Initial without a Jacobian differs")
+		}
+	}
+	return append(y0, jac...)
+}
+
 // problemMeta describes a problem's names and defaults exactly.
 func problemMeta(pr *ode.Problem) string {
 	return fmt.Sprintf("%q %d %d %q %q %s %s %s %s %t", pr.Name, pr.Dim, pr.NumParams, pr.StateNames, pr.ParamNames,
@@ -148,6 +166,9 @@ func check(name string, pr *ode.Problem, direct *ode.Programs, pts []point) {
 				os.Exit(1)
 			}
 			fmt.Printf("%s %d %s %s\n", name, i, labels[j], hexBits(vals[j]))
+		}
+		for j, v := range initialValues(pr, pt.p) {
+			fmt.Printf("%s %d Initial[%d] %s\n", name, i, j, hexBits(v))
 		}
 		checkSens(name, pr, direct, pt)
 	}
@@ -229,8 +250,15 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// goFloat returns an exact Go expression for x (inputs are never NaN).
+// goFloat returns an exact Go expression for x (a NaN input is
+// math.NaN()).
 func goFloat(x float64) string {
+	if math.IsNaN(x) {
+		return "math.NaN()"
+	}
+	if x == 0 && math.Signbit(x) {
+		return "math.Copysign(0, -1)"
+	}
 	if math.IsInf(x, 0) {
 		return fmt.Sprintf("math.Inf(%d)", int(math.Copysign(1, x)))
 	}
@@ -281,6 +309,7 @@ func (g genModel) points(n int) [][6][]float64 {
 }
 
 func testModels() []genModel {
+	negz := math.Copysign(0, -1)
 	norm := func(r *rand.Rand, k int, scale float64) []float64 {
 		x := make([]float64, k)
 		for i := range x {
@@ -304,6 +333,28 @@ func testModels() []genModel {
 		}, extra: [][]float64{{0, math.Inf(1), 0}}},
 		{m: manyParamsModel(), prefix: "Many", draw: func(r *rand.Rand) (float64, []float64, []float64) {
 			return r.Float64(), norm(r, 2, 1), norm(r, 10, 1)
+		}},
+		{m: orbitModel(), prefix: "Orbit", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return r.Float64(), norm(r, 5, 1), []float64{0.5 + r.Float64(), r.NormFloat64(), r.Float64()}
+		}},
+		{m: piecewiseModel(), prefix: "Piecewise", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return 2 * r.Float64(), norm(r, 2, 2), norm(r, 1, 1)
+		}, extra: [][]float64{
+			{0, 1, 1, 1},         // a = b, ifelse(a - k) = ifelse(0)
+			{0.5, 1.5, 0.5, 0.5}, // a = 1.5, b = k, floor and ceil at integers
+			{0, -0.0, -0.0, 0},   // signed zeros
+			{1, 2.5, -2.5, -0.0}, // halves
+			{0, math.Inf(1), math.Inf(-1), math.Inf(1)},
+		}},
+		{m: nanModel(), prefix: "NaN", draw: func(r *rand.Rand) (float64, []float64, []float64) {
+			return 0, norm(r, 5, 2), nil
+		}, extra: [][]float64{
+			{0, math.NaN(), 1, 0, 0, 0},
+			{0, 1, math.NaN(), 0, 0, 0},
+			{0, math.NaN(), math.NaN(), 0, 0, 0},
+			{0, negz, 0, 0, 0, 0},
+			{0, math.Inf(-1), -0.5, 0, 0, 0},
+			{0, -0.5, 2.5, 0, 0, 0},
 		}},
 	}
 }
@@ -331,7 +382,7 @@ func TestCompiledAgreesWithTape(t *testing.T) {
 	var main, want bytes.Buffer
 	main.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\t\"strings\"\n\n\t\"github.com/gradsolve/gradsolve/ode\"\n)\n")
 	main.WriteString(harness)
-	main.WriteString(sourceOf(t, "evalPrograms", "hexBits", "hexList", "problemMeta"))
+	main.WriteString(sourceOf(t, "evalPrograms", "hexBits", "hexList", "problemMeta", "initialValues"))
 	var calls strings.Builder
 	for _, gm := range testModels() {
 		s := mustBuild(t, gm.m)
@@ -350,6 +401,9 @@ func TestCompiledAgreesWithTape(t *testing.T) {
 			labels, vals := evalPrograms(pg, pr.Dim, pr.NumParams, pt[0][0], pt[1], pt[2], pt[3], pt[4], pt[5])
 			for j := range vals {
 				fmt.Fprintf(&want, "%s %d %s %s\n", gm.prefix, i, labels[j], hexBits(vals[j]))
+			}
+			for j, v := range initialValues(pr, pt[2]) {
+				fmt.Fprintf(&want, "%s %d Initial[%d] %s\n", gm.prefix, i, j, hexBits(v))
 			}
 		}
 		main.WriteString("}\n\n")

@@ -60,7 +60,10 @@ type Options struct {
 // <Prefix>Sens, f and any number of sensitivity columns in one call,
 // with <Prefix>SensF to serve it as ode.Problem.SensF; and
 // <Prefix>Problem, which returns the model as an ode.Problem with its
-// names and defaults. The functions keep no state and allocate nothing,
+// names and defaults. A model whose initial values depend on the
+// parameters also gets <Prefix>Initial, y0(p) and ∂y0/∂p with the
+// signature of ode.InitialFunc, served as ode.Problem.Initial. The
+// functions keep no state and allocate nothing,
 // and they return the same results as the tape's evaluators bit for
 // bit.
 func Generate(s *tape.Set, opts Options) ([]byte, error) {
@@ -102,6 +105,14 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("emitgo: model %q: sensitivities: %w", s.Model.Name, err)
+	}
+	ip, err := s.InitialProgram()
+	if err == nil && ip != nil {
+		g.initial = true
+		err = g.function(g.initialFunc(ip))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("emitgo: model %q: initial values: %w", s.Model.Name, err)
 	}
 	g.problem()
 
@@ -173,6 +184,7 @@ type gen struct {
 	body     bytes.Buffer // everything after the import block
 	usesMath bool
 	usesFmt  bool
+	initial  bool // <Prefix>Initial was written
 }
 
 // outSlice is one result slice of a generated function.
@@ -189,6 +201,29 @@ type fn struct {
 	inputs [numBlocks]string // the slice (or scalar) holding each input block; "" where the function has none
 	outs   []outSlice
 	doc    []string // doc comment lines after the name
+	// initial marks <Prefix>Initial: a program of the parameters alone
+	// (a layout of 0 states), whose last output slice may be nil.
+	initial bool
+}
+
+// initialFunc describes <Prefix>Initial, from the program of the
+// model's initial values (tape.Set.InitialProgram).
+func (g *gen) initialFunc(pg *tape.Program) fn {
+	d, m := g.dim, g.np
+	return fn{
+		suffix: "Initial", pg: pg, params: "p, y0, jac []float64", inputs: [numBlocks]string{blockP: "p"},
+		outs: []outSlice{{"y0", d}, {"jac", d * m}}, initial: true,
+		doc: []string{
+			"writes the initial state y0(p), a function of the parameters,",
+			"into y0 and, when jac is not nil, its Jacobian ∂y0/∂p into jac,",
+			fmt.Sprintf("row-major, %d×%d:", d, m),
+			"",
+			fmt.Sprintf("\tjac[i*%d + j] = ∂y0_i/∂p_j", m),
+			"",
+			"A solve without explicit initial states starts each trajectory",
+			"from y0 of its own parameters (ode.Problem.Initial).",
+		},
+	}
 }
 
 func (g *gen) funcs(s *tape.Set) []fn {
@@ -454,8 +489,12 @@ func fJVPProgram(s *tape.Set) (*tape.Program, error) {
 func (g *gen) function(f fn) error {
 	pg := f.pg
 	lay := pg.Layout()
-	if lay.Dim != g.dim || lay.NumParams != g.np {
-		return fmt.Errorf("layout has %d states and %d parameters, the model %d and %d", lay.Dim, lay.NumParams, g.dim, g.np)
+	wantDim := g.dim
+	if f.initial {
+		wantDim = 0
+	}
+	if lay.Dim != wantDim || lay.NumParams != g.np {
+		return fmt.Errorf("layout has %d states and %d parameters, want %d and %d", lay.Dim, lay.NumParams, wantDim, g.np)
 	}
 	want := 0
 	for _, o := range f.outs {
@@ -475,7 +514,11 @@ func (g *gen) function(f fn) error {
 	}
 	var stores bytes.Buffer
 	outs := pg.Outputs()
-	for _, o := range f.outs {
+	for k, o := range f.outs {
+		optional := f.initial && k == len(f.outs)-1 && o.n > 0
+		if optional {
+			fmt.Fprintf(&stores, "\tif %s == nil {\n\t\treturn\n\t}\n\t_ = %s[%d]\n", o.name, o.name, o.n-1)
+		}
 		if err := e.stores(&stores, o.name, outs[:o.n]); err != nil {
 			return err
 		}
@@ -488,8 +531,8 @@ func (g *gen) function(f fn) error {
 	writeComment(w, g.prefix+f.suffix, doc)
 	fmt.Fprintf(w, "func %s%s(%s) {\n", g.prefix, f.suffix, f.params)
 	e.hints(w, [numBlocks]int{blockY: g.dim, blockP: g.np, blockV: g.dim, blockW: g.np, blockU: g.dim})
-	for _, o := range f.outs {
-		if o.n > 0 {
+	for k, o := range f.outs {
+		if o.n > 0 && !(f.initial && k == len(f.outs)-1) {
 			fmt.Fprintf(w, "\t_ = %s[%d]\n", o.name, o.n-1)
 		}
 	}
@@ -639,7 +682,11 @@ var mathFuncs = map[sym.Op]string{
 	sym.OpPow: "math.Pow", sym.OpSqrt: "math.Sqrt", sym.OpExp: "math.Exp", sym.OpLog: "math.Log",
 	sym.OpSin: "math.Sin", sym.OpCos: "math.Cos", sym.OpTan: "math.Tan", sym.OpTanh: "math.Tanh",
 	sym.OpAtan2: "math.Atan2", sym.OpAbs: "math.Abs", sym.OpMin: "math.Min", sym.OpMax: "math.Max",
+	sym.OpFloor: "math.Floor", sym.OpCeil: "math.Ceil",
 }
+
+// goComparison is the Go operator of each comparison.
+var goComparison = map[sym.Op]string{sym.OpLt: "<", sym.OpLe: "<=", sym.OpEq: "==", sym.OpNe: "!="}
 
 // instruction emits instruction k: s<k> = op(args). (Not v<k>: v is
 // the tangent argument of JVP.)
@@ -677,6 +724,10 @@ func (g *gen) instruction(w *bytes.Buffer, k int, op sym.Op, args [3]string, lit
 		fmt.Fprintf(w, "\t%s := %s / %s\n", v, x[0], x[1])
 	case sym.OpSelect:
 		fmt.Fprintf(w, "\tvar %s float64\n\tif %s > 0 {\n\t\t%s = %s\n\t} else {\n\t\t%s = %s\n\t}\n", v, x[0], v, args[1], v, args[2])
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe: // Go's comparisons are IEEE's: false with NaN, except !=
+		fmt.Fprintf(w, "\tvar %s float64\n\tif %s %s %s {\n\t\t%s = 1\n\t}\n", v, x[0], goComparison[op], x[1], v)
+	case sym.OpSign: // sym.Eval: 1, −1, or the operand itself (±0, NaN)
+		fmt.Fprintf(w, "\t%s := %s\n\tif %s > 0 {\n\t\t%s = 1\n\t} else if %s < 0 {\n\t\t%s = -1\n\t}\n", v, args[0], x[0], v, x[0], v)
 	default:
 		name, ok := mathFuncs[op]
 		if !ok || n > 2 {
@@ -733,7 +784,11 @@ func (g *gen) problem() {
 	}
 	lit := func(x float64) string { s, _, _ := g.literal(x); return s }
 	fmt.Fprintf(w, "\n// %sProblem returns the model %s as an ode.Problem: its names\n", p, strconv.Quote(m.Name))
-	fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs and SensF.\n")
+	if g.initial {
+		fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs, SensF and\n// Initial.\n")
+	} else {
+		fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs and SensF.\n")
+	}
 	fmt.Fprintf(w, "func %sProblem() *ode.Problem {\n\treturn &ode.Problem{\n", p)
 	fmt.Fprintf(w, "Name: %s,\nDim: %d,\nNumParams: %d,\nF: %sF,\n", strconv.Quote(m.Name), g.dim, g.np, p)
 	fmt.Fprintf(w, "StateNames: %s,\nParamNames: %s,\n", strs(m.StateNames()), strs(m.ParamNames()))
@@ -742,6 +797,9 @@ func (g *gen) problem() {
 	fmt.Fprintf(w, "Programs: func() *ode.Programs {\nreturn &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt,\n", p)
 	fmt.Fprintf(w, "JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}\n},\n", p)
 	fmt.Fprintf(w, "SensF: %sSensF,\n", p)
+	if g.initial {
+		fmt.Fprintf(w, "Initial: func() ode.InitialFunc { return %sInitial },\n", p)
+	}
 	w.WriteString("}\n}\n")
 }
 
@@ -795,11 +853,14 @@ type printer struct {
 	tooLong      bool
 }
 
-// precedence of the node's outermost operation: 1 for + −, 2 for · /,
-// 3 for unary minus and negative constants, 4 for the rest.
+// precedence of the node's outermost operation: 0 for comparisons, 1
+// for + −, 2 for · /, 3 for unary minus and negative constants, 4 for
+// the rest.
 func (p *printer) precedence(id int32) int {
 	n := p.g.Node(id)
 	switch n.Op {
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
+		return 0
 	case sym.OpAdd, sym.OpSub:
 		return 1
 	case sym.OpMul, sym.OpDiv:
@@ -841,6 +902,21 @@ func (p *printer) expr(id int32, min, depth int) {
 	case sym.OpNeg:
 		p.b.WriteByte('-')
 		p.expr(a, 4, depth+1)
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe: // not chained: both operands above 0
+		p.expr(a, 1, depth+1)
+		p.b.WriteString(" " + n.Op.String() + " ")
+		p.expr(b, 1, depth+1)
+	case sym.OpSelect:
+		p.b.WriteString("ifelse(")
+		p.expr(a, 0, depth+1)
+		if !p.g.Node(a).Op.IsComparison() {
+			p.b.WriteString(" > 0")
+		}
+		for _, k := range n.Args[1:] {
+			p.b.WriteString(", ")
+			p.expr(k, 0, depth+1)
+		}
+		p.b.WriteByte(')')
 	case sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv:
 		prec := p.precedence(id)
 		p.expr(a, p.operandMin(a, prec, true), depth+1)

@@ -108,6 +108,61 @@ func manyParamsModel() *sym.Model {
 	return m
 }
 
+// orbitModel has initial values that depend on its parameters: a
+// circular orbit of radius r0 at angle phi with speed factor q, and one
+// state (z) whose initial value is a number.
+func orbitModel() *sym.Model {
+	m := sym.NewModel("orbit")
+	r0, phi, q := m.Param("r0", 2), m.Param("phi", 0.5), m.Param("q", 1)
+	v := sym.Sqrt(m.Const(1).Div(r0)).Mul(q)
+	x := m.StateExpr("x", r0.Mul(sym.Cos(phi)))
+	y := m.StateExpr("y", r0.Mul(sym.Sin(phi)))
+	vx := m.StateExpr("vx", v.Neg().Mul(sym.Sin(phi)))
+	vy := m.StateExpr("vy", v.Mul(sym.Cos(phi)))
+	z := m.State("z", 1)
+	r3 := x.Mul(x).Add(y.Mul(y)).PowConst(1.5)
+	m.Deriv(x, vx)
+	m.Deriv(y, vy)
+	m.Deriv(vx, x.Neg().Div(r3))
+	m.Deriv(vy, y.Neg().Div(r3))
+	m.Deriv(z, q.Mul(z))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
+// piecewiseModel uses every piecewise operation: comparisons, ifelse on
+// a comparison and on a number, sign, floor and ceil.
+func piecewiseModel() *sym.Model {
+	m := sym.NewModel("piecewise")
+	a, b := m.State("a", 1.2), m.State("b", -0.3)
+	k := m.Param("k", 0.8)
+	t := m.Time()
+	m.Deriv(a, sym.IfElse(sym.Gt(a, b), k.Mul(a).Mul(b), sym.Sin(b)).Add(sym.Sign(b).Mul(a.Mul(a))).
+		Add(sym.Floor(b.MulConst(3).Add(t)).Mul(k)).Add(sym.Eq(a, b)).Sub(sym.Ne(b, k).Mul(t)))
+	m.Deriv(b, sym.Lt(a, m.Const(1.5)).Mul(k).Mul(b).Add(sym.IfElse(a.Sub(k), sym.Exp(b), a)).
+		Add(sym.Ceil(a.Sub(t)).Mul(b)).Add(sym.Ge(k, b).Mul(a)))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
+// nanModel sends NaN and signed zeros through the piecewise operations
+// alone, whose results do not depend on which NaN operand propagates:
+// comparisons (false with NaN except !=), ifelse (NaN ≠ 0), sign, floor
+// and ceil (NaN unchanged).
+func nanModel() *sym.Model {
+	m := sym.NewModel("nan")
+	x, y := m.State("x", 0), m.State("y", 0)
+	z, u, w := m.State("z", 0), m.State("u", 0), m.State("w", 0)
+	m.Deriv(x, sym.Sum(sym.Lt(x, y), sym.Le(x, y).MulConst(2), sym.Eq(x, y).MulConst(4), sym.Ne(x, y).MulConst(8),
+		sym.Gt(x, y).MulConst(16), sym.Ge(x, y).MulConst(32)))
+	m.Deriv(y, sym.IfElse(x, m.Const(1), m.Const(2)).Add(sym.IfElse(sym.Gt(y, m.Const(0)), m.Const(4), m.Const(8))))
+	m.Deriv(z, sym.Sign(x))
+	m.Deriv(u, sym.Floor(y))
+	m.Deriv(w, sym.Ceil(x))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
 func mustBuild(t testing.TB, m *sym.Model) *tape.Set {
 	t.Helper()
 	s, err := tape.Build(m)
@@ -299,6 +354,23 @@ func TestTranslation(t *testing.T) {
 	}
 	if !strings.Contains(all, "math.Pow(") || !strings.Contains(all, ", -0.5)") {
 		t.Error("all-ops output lacks math.Pow with the exponent -0.5")
+	}
+	// Comparisons become Go comparisons setting 1, sign keeps its
+	// operand unless it is > 0 or < 0, floor and ceil call math, and the
+	// formulas show ifelse and the comparisons.
+	pw := string(mustGenerate(t, piecewiseModel(), emitgo.Options{Package: "pw"}))
+	for _, want := range []string{
+		"\tif y[1] < y[0] {\n\t\ts0 = 1\n\t}\n",
+		"\tif y[0] == y[1] {\n",
+		"\tif y[1] != p[0] {\n",
+		"\tif y[0] < 1.5 {\n",
+		"\ts5 := y[1]\n\tif y[1] > 0 {\n\t\ts5 = 1\n\t} else if y[1] < 0 {\n\t\ts5 = -1\n\t}\n",
+		":= math.Floor(", ":= math.Ceil(",
+		"da/dt = ifelse(b < a, ", "ifelse(a - k != 0, exp(b), a)", "(a == b)",
+	} {
+		if !strings.Contains(pw, want) {
+			t.Errorf("piecewise output lacks %q", want)
+		}
 	}
 }
 

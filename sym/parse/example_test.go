@@ -2,6 +2,7 @@ package parse_test
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -54,7 +55,7 @@ z' = sinh(x)
 	// bad.ode:3:8: unclosed "(": missing ")" before the end of the line
 	// bad.ode:4:7: division by zero (the divisor is the constant 0)
 	// bad.ode:5:1: derivative of unknown state z
-	// bad.ode:5:6: unknown function sinh (did you mean sin?); the functions are sqrt, exp, log, sin, cos, tan, tanh, atan2, pow, abs, min, max
+	// bad.ode:5:6: unknown function sinh (did you mean sin?); the functions are sqrt, exp, log, sin, cos, tan, tanh, atan2, pow, abs, min, max, ifelse, sign, floor, ceil
 }
 
 // Format writes shared subexpressions as lets, and the operands of + and
@@ -86,4 +87,69 @@ v' = -w2*x - 0.1*v + sin(t)/w2
 	// let _1 = w*w
 	// x' = v
 	// v' = x*-_1 - v*0.1 + sin(t)/_1
+}
+
+// Piecewise functions: comparisons give 1 or 0, ifelse(c, a, b) is a
+// where c ≠ 0, and sign, floor and ceil are as in Go's math (sign keeps
+// ±0 and NaN). A derivative follows the branch taken. Const lines, like
+// state and param lines, take comma lists.
+func ExampleParse_piecewise() {
+	src := `state x = 0
+param a = 0.5
+const period = 2, on = 3
+let square = ifelse(floor(t) - period*floor(t/period) == 0, 1, -1)   # +1 on [0, 1), -1 on [1, 2), …
+x' = square + a*sign(x) + (t >= on) - ceil(x) + x^2
+`
+	m, err := parse.Parse("square.ode", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pg := s.Programs()
+	dy, jac := make([]float64, 1), make([]float64, 1)
+	for _, pt := range []struct{ t, x float64 }{{0.5, 0.25}, {1.5, 0.25}, {3.5, -2.5}} {
+		pg.F(pt.t, []float64{pt.x}, m.P(), dy)
+		pg.JacY(pt.t, []float64{pt.x}, m.P(), jac)
+		fmt.Printf("t = %g, x = %g: f = %g, ∂f/∂x = %g\n", pt.t, pt.x, dy[0], jac[0])
+	}
+	// Output:
+	// t = 0.5, x = 0.25: f = 0.5625, ∂f/∂x = 0.5
+	// t = 1.5, x = 0.25: f = -1.4375, ∂f/∂x = 0.5
+	// t = 3.5, x = -2.5: f = 7.75, ∂f/∂x = -5
+}
+
+// An initial value may be an expression of the parameters: each
+// trajectory of a solve without explicit initial states starts from
+// y0(p) of its own parameters, and sensitivities with respect to p
+// start from ∂y0/∂p.
+func ExampleParse_initialValues() {
+	src := `param r0 = 2, phi = 0
+const c = cos(phi)      # an expression of phi
+state x = r0*c, y = r0*sin(phi)
+x' = -y
+y' = x
+`
+	m, err := parse.Parse("circle.ode", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pr := s.Problem()
+	y0, jac := make([]float64, 2), make([]float64, 4)
+	pr.Initial()([]float64{3, math.Pi / 2}, y0, jac)
+	fmt.Printf("defaults: y0 = %g\n", pr.Y0)
+	fmt.Printf("r0 = 3, phi = π/2: y0 = [%.3g %.3g], ∂y0/∂(r0, phi) = [%.3g %.3g; %.3g %.3g]\n", y0[0], y0[1], jac[0], jac[1], jac[2], jac[3])
+	// Output:
+	// defaults: y0 = [2 0]
+	// r0 = 3, phi = π/2: y0 = [1.84e-16 3], ∂y0/∂(r0, phi) = [6.12e-17 -3; 1 1.84e-16]
 }

@@ -13,7 +13,8 @@ import (
 // written: operands left to right, no reassociation, so a file and the
 // Go code it transcribes perform the same floating-point operations.
 //
-//	expr    = term { ( "+" | "-" ) term } .
+//	expr    = sum [ ( "<" | "<=" | ">" | ">=" | "==" | "!=" ) sum ] .
+//	sum     = term { ( "+" | "-" ) term } .
 //	term    = unary { ( "*" | "/" ) unary } .
 //	unary   = ( "+" | "-" ) unary | power .
 //	power   = primary [ "^" unary ] .
@@ -26,8 +27,50 @@ func (p *parser) expr() val {
 }
 
 // exprOp parses an expression and returns its last top-level + or −
-// ("" if none).
+// ("" if none, or if the expression is a comparison). Comparisons bind
+// more loosely than + and − and do not chain: a < b < c is an error.
 func (p *parser) exprOp() (val, string) {
+	l, last := p.sum()
+	t := p.tok()
+	if !isComparison(t) {
+		return l, last
+	}
+	p.next()
+	r, _ := p.sum()
+	if t2 := p.tok(); isComparison(t2) {
+		p.failAt(t2.col, `comparisons do not chain: "a %s b %s c" is neither (a %s b) %s c nor both comparisons; write (a %s b)*(b %s c) for both, or parenthesize one`,
+			t.text, t2.text, t.text, t2.text, t.text, t2.text)
+	}
+	switch t.text {
+	case "<":
+		return p.apply(sym.OpLt, t.col, l, r), ""
+	case "<=":
+		return p.apply(sym.OpLe, t.col, l, r), ""
+	case ">": // a > b is b < a: the same comparison of the same values
+		return p.apply(sym.OpLt, t.col, r, l), ""
+	case ">=":
+		return p.apply(sym.OpLe, t.col, r, l), ""
+	case "==":
+		return p.apply(sym.OpEq, t.col, l, r), ""
+	}
+	return p.apply(sym.OpNe, t.col, l, r), ""
+}
+
+// isComparison reports whether t is a comparison operator.
+func isComparison(t token) bool {
+	if t.kind != tPunct {
+		return false
+	}
+	switch t.text {
+	case "<", "<=", ">", ">=", "==", "!=":
+		return true
+	}
+	return false
+}
+
+// sum parses terms joined by + and − and returns the last of those
+// operators ("" if none).
+func (p *parser) sum() (val, string) {
 	l := p.term()
 	last := ""
 	for p.isPunct("+") || p.isPunct("-") {
@@ -131,7 +174,7 @@ func (p *parser) name(t token) val {
 		return val{e: p.m.Const(math.Pi)}
 	case "t":
 		if p.constWhat != "" {
-			p.errorAt(t.col, "t (the time) is not constant: %s must be a constant expression", p.constWhat)
+			p.errorAt(t.col, "t (the time) is not constant: %s", p.constRule())
 			return val{bad: true}
 		}
 		return val{e: p.m.Time(), varying: true}
@@ -152,15 +195,26 @@ func (p *parser) name(t token) val {
 		p.errorAt(t.col, "%s is used in its own definition", t.text)
 		return val{bad: true}
 	}
-	if p.constWhat != "" && d.v.varying && !d.v.bad {
+	if p.constWhat != "" && !d.v.bad && (d.v.varying || d.v.param && !p.allowParams) {
 		what := "a " + d.kind
-		if d.kind == "let" {
-			what = "a let that depends on states, params or t"
+		switch {
+		case d.kind == "let" && d.v.varying:
+			what = "a let that depends on states or t"
+		case d.kind == "let" || d.kind == "const":
+			what = "a " + d.kind + " that depends on params"
 		}
-		p.errorAt(t.col, "%s is %s: %s must be a constant expression", t.text, what, p.constWhat)
+		p.errorAt(t.col, "%s is %s: %s", t.text, what, p.constRule())
 		return val{bad: true}
 	}
 	return d.v
+}
+
+// constRule says what the expression being parsed may use, for errors.
+func (p *parser) constRule() string {
+	if p.allowParams {
+		return p.constWhat + " may use params and constants, not states or t"
+	}
+	return p.constWhat + " must be a constant expression"
 }
 
 // call parses the arguments of a call to the function named by t (the
@@ -224,6 +278,7 @@ func (p *parser) apply(op sym.Op, col int, args ...val) val {
 			return val{bad: true}
 		}
 		r.varying = r.varying || a.varying
+		r.param = r.param || a.param
 		xs[i] = a.e
 	}
 	if op == sym.OpDiv {
@@ -232,7 +287,11 @@ func (p *parser) apply(op sym.Op, col int, args ...val) val {
 			return val{bad: true}
 		}
 	}
-	r.e = sym.Apply(op, xs...)
+	if op == sym.OpSelect { // ifelse(cond, a, b): cond ≠ 0 selects a
+		r.e = sym.IfElse(xs[0], xs[1], xs[2])
+	} else {
+		r.e = sym.Apply(op, xs...)
+	}
 	if c, ok := r.e.IsConst(); ok && (math.IsNaN(c) || math.IsInf(c, 0)) {
 		p.errorAt(col, "constant expression %s = %g is not finite", formatOp(op, xs), c)
 		return val{bad: true}
@@ -250,7 +309,7 @@ func formatOp(op sym.Op, xs []sym.Expr) string {
 	switch op {
 	case sym.OpNeg:
 		return "-" + s[0]
-	case sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv:
+	case sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv, sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
 		return s[0] + " " + op.String() + " " + s[1]
 	case sym.OpPow:
 		return s[0] + "^" + s[1]

@@ -31,6 +31,10 @@ var fuzzSeeds = []string{
 	"state x = 1\nx' = x^x^x^-x\n",
 	"state x = 1\nx' = x*0 + 0/x + x^0 + 0^x\n",
 	"name a\nname b\nstate x = 1 # c\nx' = x # c\n",
+	"const a = 1, b = a < 2\nstate x = 1, y = 0\nlet c = x >= y, d = x != 0\nx' = ifelse(c, sign(y), floor(x) - ceil(t)) + (x == y)\ny' = ifelse(x - 1, d, -1) <= 0\n",
+	"state x = 1\nx' = 0 < x < 1 + !x\n",
+	"param r = 2, a = 0.5\nconst c = cos(a), d = 3\nlet s = r*sin(a)\nstate x = r*c, y = s, z = d\nx' = -y*c\ny' = x\nz' = s*z\n",
+	"param k = 0\nstate x = log(k)\nstate y = t\nparam q = k\nx' = x\n",
 }
 
 // FuzzParse checks that Parse never panics; that every error carries a

@@ -19,7 +19,7 @@ const (
 	tEOL     tokKind = iota // end of the line (or the start of a comment)
 	tIdent                  // name
 	tNumber                 // decimal literal; num holds its value
-	tPunct                  // one of + - * / ^ ( ) , = '
+	tPunct                  // one of + - * / ^ ( ) , = ' or a comparison < <= > >= == !=
 	tInvalid                // a lexical error; text holds the message
 )
 
@@ -96,6 +96,14 @@ func lexTokens(s string) ([]token, *lexError) {
 			}
 			toks = append(toks, t)
 			i = j
+		case strings.IndexByte("<>=!", c) >= 0 && i+1 < len(s) && s[i+1] == '=':
+			toks = append(toks, token{kind: tPunct, text: s[i : i+2], col: i + 1})
+			i += 2
+		case c == '<' || c == '>':
+			toks = append(toks, token{kind: tPunct, text: s[i : i+1], col: i + 1})
+			i++
+		case c == '!':
+			return toks, &lexError{i + 1, `unexpected character '!': the only operator with ! is != (there is no logical not; write x == 0)`}
 		case strings.IndexByte(punct, c) >= 0:
 			toks = append(toks, token{kind: tPunct, text: s[i : i+1], col: i + 1})
 			i++

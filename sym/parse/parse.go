@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,8 +69,10 @@ var (
 		"sin": {sym.OpSin, 1}, "cos": {sym.OpCos, 1}, "tan": {sym.OpTan, 1}, "tanh": {sym.OpTanh, 1},
 		"atan2": {sym.OpAtan2, 2}, "pow": {sym.OpPow, 2}, "abs": {sym.OpAbs, 1},
 		"min": {sym.OpMin, 2}, "max": {sym.OpMax, 2},
+		"ifelse": {sym.OpSelect, 3}, "sign": {sym.OpSign, 1}, "floor": {sym.OpFloor, 1}, "ceil": {sym.OpCeil, 1},
 	}
-	functionNames = []string{"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "atan2", "pow", "abs", "min", "max"}
+	functionNames = []string{"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "atan2", "pow", "abs", "min", "max",
+		"ifelse", "sign", "floor", "ceil"}
 )
 
 // reservedKind says why a name cannot be defined ("" if it can).
@@ -100,8 +103,10 @@ type val struct {
 	// bad: an error was reported for this expression; it builds nothing
 	// and reports nothing more.
 	bad bool
-	// varying: depends on a state, a parameter or t.
+	// varying: depends on a state or t.
 	varying bool
+	// param: depends on a parameter.
+	param bool
 }
 
 // def is a defined name.
@@ -141,8 +146,10 @@ type parser struct {
 	i     int
 	depth int
 	// constWhat, when not empty, says what must be constant ("the
-	// initial value of x"): states, parameters and t are then refused.
-	constWhat string
+	// initial value of x"): states and t are then refused, and so are
+	// parameters unless allowParams is set.
+	constWhat   string
+	allowParams bool
 }
 
 // unknownRef is an "unknown name" error, revisited at the end of the
@@ -242,7 +249,7 @@ func startsOperand(t token) bool {
 }
 
 func (p *parser) parseLine(line int, text string) {
-	p.line, p.i, p.depth, p.constWhat = line, 0, 0, ""
+	p.line, p.i, p.depth, p.constWhat, p.allowParams = line, 0, 0, "", false
 	p.toks = lex(text)
 	if len(p.toks) > 1 {
 		p.statements++
@@ -274,11 +281,8 @@ func (p *parser) statement() {
 	switch t.text {
 	case "name":
 		p.nameStmt(at)
-	case "state", "param":
+	case "state", "param", "const", "let":
 		p.bindings(t.text)
-	case "const", "let":
-		p.binding(t.text)
-		p.expectEnd("end of line")
 	case "span":
 		p.spanStmt(at)
 	case "stiff":
@@ -317,7 +321,9 @@ func (p *parser) nameStmt(at pos) {
 	p.m.Name = t.text
 }
 
-// bindings parses the rest of "state NAME = EXPR, …" or "param …".
+// bindings parses the rest of "state NAME = EXPR, …" (or param, const,
+// let): one or more bindings separated by commas, each defined before
+// the next is parsed, so a later one may use an earlier one.
 func (p *parser) bindings(kind string) {
 	if kind == "state" {
 		p.sawState = true
@@ -352,38 +358,49 @@ func (p *parser) binding(kind string) {
 		p.defs[name] = d
 	}
 	v := val{bad: true}
+	col := p.tok().col
 	defer func() {
 		if ok {
-			p.define(d, name, v)
+			p.define(d, name, v, col)
 		}
 	}()
 	switch kind {
-	case "state":
-		v = p.constExpr(fmt.Sprintf("the initial value of state %s", name))
+	case "state": // a number, or an expression of the parameters: y0(p)
+		v = p.constExpr(fmt.Sprintf("the initial value of state %s", name), true)
 	case "param":
-		v = p.constExpr(fmt.Sprintf("the default of param %s", name))
-	case "const":
-		v = p.constExpr(fmt.Sprintf("const %s", name))
+		v = p.constExpr(fmt.Sprintf("the default of param %s", name), false)
+	case "const": // folded to a number, unless it uses a parameter
+		v = p.constExpr(fmt.Sprintf("const %s", name), true)
 	case "let":
 		v = p.expr()
 	}
 }
 
-// define completes the definition of name with its value v (bad after an
-// error: a state or parameter then gets the default 0, which does not
-// matter since Parse returns no model).
-func (p *parser) define(d *def, name string, v val) {
+// define completes the definition of name with its value v, which
+// starts at column col (bad after an error: a state or parameter then
+// gets the default 0, which does not matter since Parse returns no
+// model).
+func (p *parser) define(d *def, name string, v val, col int) {
 	d.pending = false
 	var x float64
+	isConst := true
 	if !v.bad {
-		x, _ = v.e.IsConst()
+		x, isConst = v.e.IsConst()
 	}
 	switch d.kind {
 	case "state":
-		d.v = val{e: p.m.State(name, x), varying: true}
+		if isConst {
+			d.v = val{e: p.m.State(name, x), varying: true}
+		} else {
+			d.v = val{e: p.m.StateExpr(name, v.e), varying: true}
+			y0 := p.m.Graph().Evaluate([]sym.Expr{v.e}, 0, nil, p.m.P())[0]
+			if math.IsNaN(y0) || math.IsInf(y0, 0) {
+				p.errorAt(col, "the initial value of state %s is %g at the params' defaults: it must be finite there", name, y0)
+			}
+		}
 		p.states = append(p.states, name)
 	case "param":
-		d.v = val{e: p.m.Param(name, x), varying: true}
+		d.v = val{e: p.m.Param(name, x), param: true}
 	default:
 		d.v = v
 	}
@@ -403,16 +420,17 @@ func (p *parser) checkNew(name string, col int) bool {
 }
 
 // constExpr parses an expression that must be constant (what says
-// which) and returns it; bad if it is not.
-func (p *parser) constExpr(what string) val {
-	p.constWhat = what
+// which), or with params set may also use parameters, and returns it;
+// bad if it is not.
+func (p *parser) constExpr(what string, params bool) val {
+	p.constWhat, p.allowParams = what, params
 	col := p.tok().col
 	v, _ := p.exprOp()
-	p.constWhat = ""
+	p.constWhat, p.allowParams = "", false
 	if v.bad {
 		return v
 	}
-	if _, ok := v.e.IsConst(); !ok || v.varying {
+	if _, ok := v.e.IsConst(); (!ok && !params) || v.varying {
 		p.errorAt(col, "%s must be a constant expression", what) // not reached: names are checked as they are used
 		return val{bad: true}
 	}
@@ -449,8 +467,8 @@ func (p *parser) spanStmt(at pos) {
 	p.m.T0, p.m.T1 = a, b
 }
 
-// constExprOp is constExpr that also returns the last top-level binary
-// operator.
+// constExprOp is constExpr (without parameters) that also returns the
+// last top-level binary operator.
 func (p *parser) constExprOp(what string) (val, string) {
 	p.constWhat = what
 	v, op := p.exprOp()

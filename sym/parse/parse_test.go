@@ -266,6 +266,28 @@ func TestPrecedence(t *testing.T) {
 		{"t^2", tt * tt},
 		{"sin(pi/2)", math.Sin(math.Pi / 2)},
 		{"((y))", y},
+		// Comparisons bind more loosely than + and −, and give 1 or 0.
+		{"y < k + 2", 1},
+		{"y + 1 < k*2", 0},
+		{"y <= 3", 1},
+		{"y > 3", 0},
+		{"y >= 3", 1},
+		{"y == 3", 1},
+		{"y != 3", 0},
+		{"2*(y > k) - 1", 1},
+		{"(y < k) + (y > k)*10", 10},
+		{"-y < -k", 1},
+		{"ifelse(y > k, y, k)", y},
+		{"ifelse(y < k, y, k)", k},
+		{"ifelse(y - 3, 1, 2)", 2},
+		{"ifelse(y, 1, 2)", 1},
+		{"ifelse(y > k, ifelse(t < 1, 5, 6), 7)", 5},
+		{"sign(k - y) + sign(y) + sign(y - 3)", 0},
+		{"floor(y/k) + ceil(y/k)*10", 1 + 2*10},
+		{"floor(-y/k)", -2},
+		{"ceil(-t)", math.Copysign(0, -1)},
+		{"sign(-(t - 0.5))", math.Copysign(0, -1)},
+		{"floor(t) - 2*floor(t/2) == 0", 1},
 	}
 	for _, row := range rows {
 		src := "state y = 3\nparam k = 2\ny' = " + row.expr + "\n"
@@ -339,6 +361,78 @@ func TestStatementsConst(t *testing.T) {
 	}
 	if m.T0 != 0 || m.T1 != 0 || m.Stiff || m.Name != "c" {
 		t.Errorf("span [%v, %v], stiff %v, name %q: want no span, not stiff, name c", m.T0, m.T1, m.Stiff, m.Name)
+	}
+}
+
+// Const and let lines take comma lists, as state and param lines do;
+// each binding may use the ones before it on the line.
+func TestBindingLists(t *testing.T) {
+	m := mustParse(t, "lists.ode", "const a = 1, b = 2/3, c = a + b\nstate x = c\nlet u = x*a, w = u - b\nx' = w\n")
+	a, b := 1.0, 2.0/3 // float64 arithmetic, as the file's
+	if y0 := m.Y0(); y0[0] != a+b {
+		t.Errorf("y0 = %v, want %v", y0, a+b)
+	}
+	pr := mustProblem(t, m)
+	dy := make([]float64, 1)
+	pr.F(0, []float64{3}, nil, dy)
+	if want := 3*a - b; dy[0] != want {
+		t.Errorf("f(3) = %v, want %v", dy[0], want)
+	}
+	for _, row := range []errRow{
+		{"const list missing comma", "const a = 1 b = 2\n", 1, 13, []string{`unexpected name "b"`, `expected "," or end of line`}},
+		{"const list trailing comma", "const a = 1,\n", 1, 13, []string{"expected a name after const"}},
+		{"const list duplicate", "const a = 1, a = 2\n", 1, 14, []string{"a is already defined", "const at f.ode:1:7"}},
+		{"let list own definition", "state x = 1\nlet u = x, w = w\nx' = u\n", 2, 16, []string{"w is used in its own definition"}},
+	} {
+		t.Run(row.name, func(t *testing.T) { checkError(t, row) })
+	}
+}
+
+// Initial values and consts may use parameters: the model then carries
+// the initial values as expressions of p, a const that uses a parameter
+// is an expression of p (like a let), and Y0 is the value at the
+// defaults.
+func TestInitialFromParams(t *testing.T) {
+	m := mustParse(t, "orbit.ode", `param r0 = 2, phi = 0.5, ecc = 0.5
+const e2 = ecc^2, half = 1/2
+let vc = sqrt((1 + ecc)/r0)
+state x = r0*cos(phi), y = r0*sin(phi)
+state vx = -vc*sin(phi), vy = vc*cos(phi), w = half
+x' = vx
+y' = vy
+vx' = -x*e2
+vy' = -y
+w' = 0
+`)
+	if !m.InitialDependsOnParams() {
+		t.Fatal("InitialDependsOnParams = false")
+	}
+	r0, phi, ecc := 2.0, 0.5, 0.5
+	vc := math.Sqrt((1 + ecc) / r0)
+	want := []float64{r0 * math.Cos(phi), r0 * math.Sin(phi), -vc * math.Sin(phi), vc * math.Cos(phi), 0.5}
+	if y0 := m.Y0(); !bitsEqual(y0, want) {
+		t.Errorf("Y0 = %v, want %v", y0, want)
+	}
+	if c, ok := m.Initial()[4].IsConst(); !ok || c != 0.5 {
+		t.Errorf("w's initial value is not the constant 0.5")
+	}
+	// The initial values follow p.
+	p := []float64{3, 1, 0.2}
+	vc = math.Sqrt((1 + p[2]) / p[0])
+	want = []float64{p[0] * math.Cos(p[1]), p[0] * math.Sin(p[1]), -vc * math.Sin(p[1]), vc * math.Cos(p[1]), 0.5}
+	if got := m.Graph().Evaluate(m.Initial(), 0, nil, p); !bitsEqual(got, want) {
+		t.Errorf("y0(%v) = %v, want %v", p, got, want)
+	}
+	// e2 is ecc^2 = ecc*ecc, an expression of p in f.
+	pr := mustProblem(t, m)
+	dy := make([]float64, 5)
+	pr.F(0, []float64{1, 1, 0, 0, 0}, p, dy)
+	if dy[2] != -(p[2] * p[2]) {
+		t.Errorf("vx' = %v, want %v", dy[2], -(p[2] * p[2]))
+	}
+	// A file whose initial values are numbers has none that depend on p.
+	if mustParse(t, "c.ode", "param k = 1\nconst c = 2\nstate x = c\nx' = k*x\n").InitialDependsOnParams() {
+		t.Error("constant initial values depend on parameters")
 	}
 }
 
@@ -428,7 +522,14 @@ func TestErrors(t *testing.T) {
 		// Constant expressions.
 		{"state default uses a state", "state x = 1, y = x\n", 1, 18, []string{"x is a state", "initial value of state y", "constant"}},
 		{"param default uses t", "param k = 2*t\n", 1, 13, []string{"t (the time) is not constant", "default of param k"}},
-		{"const uses a param", "param k = 1\nconst c = k\n", 2, 11, []string{"k is a param", "const c", "constant"}},
+		{"param default uses a param const", "param k = 1\nconst c = k\nparam q = c\n", 3, 11, []string{"c is a const that depends on params", "default of param q", "constant"}},
+		{"param default uses a param", "param k = 1, q = 2*k\n", 1, 20, []string{"k is a param", "default of param q", "constant"}},
+		{"span uses a param const", "param k = 1\nconst c = 2*k\nstate x = 1\nx' = x\nspan 0 c\n", 5, 8, []string{"c is a const that depends on params", "span"}},
+		{"span uses a param let", "param k = 1\nlet c = 2*k\nstate x = 1\nx' = x\nspan 0 c\n", 5, 8, []string{"c is a let that depends on params", "span"}},
+		{"state init uses t", "state x = 2*t\nx' = x\n", 1, 13, []string{"t (the time) is not constant", "initial value of state x", "may use params and constants"}},
+		{"const uses t", "const c = t\n", 1, 11, []string{"t (the time) is not constant", "const c", "may use params"}},
+		{"state init uses a varying let", "state x = 1\nlet a = x\nstate y = a\nx' = x\ny' = y\n", 3, 11, []string{"a is a let that depends on states or t", "initial value of state y"}},
+		{"state init not finite at the defaults", "param k = 0\nstate x = log(k)\nx' = x\n", 2, 11, []string{"initial value of state x is -Inf at the params' defaults", "finite"}},
 		{"const uses a varying let", "state x = 1\nlet a = x\nconst c = a\n", 3, 11, []string{"a is a let that depends on states", "const c"}},
 		{"span uses a param", "param k = 1\nspan 0 k\n", 2, 8, []string{"k is a param", "span", "constant"}},
 		// Span.
@@ -450,6 +551,18 @@ func TestErrors(t *testing.T) {
 		{"too many arguments", "state x = 1\nx' = sqrt(x, 1)\n", 2, 6, []string{"sqrt takes 1 argument, got 2"}},
 		{"no arguments", "state x = 1\nx' = sin()\n", 2, 6, []string{"sin takes 1 argument, got 0"}},
 		{"pow one argument", "state x = 1\nx' = pow(x)\n", 2, 6, []string{"pow takes 2 arguments, got 1"}},
+		// Comparisons.
+		{"chained comparison", "state x = 1\nx' = 0 < x < 1\n", 2, 12, []string{"comparisons do not chain", "(a < b)*(b < c)"}},
+		{"chained equality", "state x = 1\nx' = x == 1 == 1\n", 2, 13, []string{"comparisons do not chain"}},
+		{"lone !", "state x = 1\nx' = !x\n", 2, 6, []string{"unexpected character '!'", "!=", "x == 0"}},
+		{"comparison missing operand", "state x = 1\nx' = x <\n", 2, 9, []string{`missing operand after "<"`}},
+		{"comparison operator alone", "state x = 1\nx' = <= x\n", 2, 6, []string{`unexpected "<="`, "missing operand"}},
+		{"equality as assignment", "state x == 1\n", 1, 9, []string{`expected "="`, `"=="`}},
+		{"ifelse arguments", "state x = 1\nx' = ifelse(x, 1)\n", 2, 6, []string{"ifelse takes 3 arguments, got 2"}},
+		{"sign arguments", "state x = 1\nx' = sign(x, 1)\n", 2, 6, []string{"sign takes 1 argument, got 2"}},
+		{"reserved ifelse", "state ifelse = 1\n", 1, 7, []string{"ifelse is a function", "cannot be defined"}},
+		{"reserved floor", "state x = 1\nlet floor = x\nx' = 1\n", 2, 5, []string{"floor is a function", "cannot be defined"}},
+		{"comparison uses a state in a const", "state x = 1\nconst c = x > 1\n", 2, 11, []string{"x is a state", "const c"}},
 		// Numbers.
 		{"overflow", "state x = 1\nx' = 1e999*x\n", 2, 6, []string{"number 1e999 overflows float64"}},
 		{"two dots", "state x = 1\nx' = 1.2.3\n", 2, 6, []string{`malformed number "1.2.3"`}},
@@ -601,6 +714,31 @@ func TestFormatRoundTrip(t *testing.T) {
 			t.Errorf("Format text lacks %q:\n%s", w, text)
 		}
 	}
+	// Piecewise functions: comparisons in sums and as conditions, ifelse
+	// on a comparison, on a number (written c > 0) and on the Go API's
+	// Select, sign, floor and ceil.
+	m = mustParse(t, "pw.ode", "state x = -1, y = 2\nparam k = 0.5\nlet c = x*y < k\n"+
+		"x' = ifelse(c, sin(x), y - 1 > k) + (x == y) - 2*(y != k) + sign(x - k)\n"+
+		"y' = ifelse(x*k, floor(y*3), ceil(t - x)) + ifelse(x > 0, y, k) + ifelse(t <= 1, 1, -1)\n")
+	text = checkRoundTrip(t, m, rand.New(rand.NewPCG(9, 10)))
+	for _, w := range []string{"ifelse(", " < ", " == ", " != ", " <= ", "sign(", "floor(", "ceil("} {
+		if !strings.Contains(text, w) {
+			t.Errorf("Format text lacks %q:\n%s", w, text)
+		}
+	}
+	// Initial values that use parameters: the parameters come first,
+	// then the lets the initial values share, then the states.
+	m = mustParse(t, "iv.ode", "param r0 = 2, phi = 0.5\nconst c = cos(phi)\nstate x = r0*c, v = 1, y = r0*sin(phi) - c\nx' = c*y\ny' = -x*r0\nv' = v\n")
+	text = checkRoundTrip(t, m, rand.New(rand.NewPCG(13, 14)))
+	if !strings.HasPrefix(text, "name iv\nparam r0 = 2\nparam phi = 0.5\nlet _1 = cos(phi)\nstate x = ") || !strings.Contains(text, "state v = 1\n") {
+		t.Errorf("Format of initial values that use parameters wrote:\n%s", text)
+	}
+	g := sym.NewModel("select")
+	a := g.State("a", 1)
+	g.Deriv(a, sym.Select(a.Sub(g.Const(0.5)), a, a.Neg()))
+	if text = checkRoundTrip(t, g, rand.New(rand.NewPCG(11, 12))); !strings.Contains(text, "ifelse(a - 0.5 > 0, a, -a)") {
+		t.Errorf("Format(Select) wrote:\n%s", text)
+	}
 }
 
 // checkRoundTrip formats m, parses the text, compares the two models and
@@ -641,6 +779,12 @@ func checkRoundTrip(t testing.TB, m *sym.Model, rng *rand.Rand) string {
 		if !bitsEqual(dy1, dy2) {
 			t.Fatalf("round trip of %s: f(%v, %v, %v) = %v, after %v\n%s", m.Name, tt, y, p, dy1, dy2, text)
 		}
+		if i1, i2 := m.Graph().Evaluate(m.Initial(), 0, nil, p), m2.Graph().Evaluate(m2.Initial(), 0, nil, p); !bitsEqual(i1, i2) {
+			t.Fatalf("round trip of %s: y0(%v) = %v, after %v\n%s", m.Name, p, i1, i2, text)
+		}
+	}
+	if m2.InitialDependsOnParams() != m.InitialDependsOnParams() {
+		t.Fatalf("round trip of %s: initial values depend on the parameters: %v, after %v\n%s", m.Name, m.InitialDependsOnParams(), m2.InitialDependsOnParams(), text)
 	}
 	return text
 }
@@ -658,11 +802,11 @@ func TestFormatErrors(t *testing.T) {
 	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "not an identifier") {
 		t.Errorf("Format(state %q) = %v", "x y", err)
 	}
-	m = sym.NewModel("sel")
+	m = sym.NewModel("seed")
 	x = m.State("x", 1)
-	m.Deriv(x, sym.Select(x, x, x.Neg()))
-	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "select") {
-		t.Errorf("Format(select) = %v", err)
+	m.Deriv(x, x.Mul(m.Graph().Seed(sym.SeedV, 0)))
+	if _, err := parse.Format(m); err == nil || !strings.Contains(err.Error(), "seed") {
+		t.Errorf("Format(seed) = %v", err)
 	}
 	m = sym.NewModel("incomplete")
 	m.State("x", 1)
@@ -749,6 +893,41 @@ func TestDocShowsExamples(t *testing.T) {
 		}
 		if body := strings.Join(lines, ""); !strings.Contains(string(doc), body) {
 			t.Errorf("docs/ode-format.md does not show %s:\n%s", file, body)
+		}
+	}
+}
+
+// examples/kepler_ecc.ode at its default eccentricity is
+// examples/kepler.ode: the same initial state and, for the same mu, the
+// same f bit for bit; at other e it starts at that orbit's pericentre.
+func TestKeplerEccentricityExample(t *testing.T) {
+	ecc, err := parse.ParseFile(filepath.Join("..", "..", "examples", "kepler_ecc.ode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kep, err := parse.ParseFile(filepath.Join("..", "..", "examples", "kepler.ode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bitsEqual(ecc.Y0(), kep.Y0()) || !ecc.InitialDependsOnParams() {
+		t.Errorf("kepler_ecc y0 = %v (depends on p: %v), kepler %v", ecc.Y0(), ecc.InitialDependsOnParams(), kep.Y0())
+	}
+	e := 0.2
+	if got, want := ecc.Graph().Evaluate(ecc.Initial(), 0, nil, []float64{e, 1}), []float64{1 - e, 0, 0, math.Sqrt(1 * (1 + e) / (1 - e))}; !bitsEqual(got, want) {
+		t.Errorf("y0(e = %v) = %v, want %v", e, got, want)
+	}
+	fe, fk := mustProblem(t, ecc).F, mustProblem(t, kep).F
+	rng := rand.New(rand.NewPCG(3, 4))
+	y, d1, d2 := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+	for range 100 {
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		mu := 0.5 + rng.Float64()
+		fe(0, y, []float64{0.3, mu}, d1)
+		fk(0, y, []float64{mu}, d2)
+		if !bitsEqual(d1, d2) {
+			t.Fatalf("f(%v, mu = %v): kepler_ecc %v, kepler %v", y, mu, d1, d2)
 		}
 	}
 }

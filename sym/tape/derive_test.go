@@ -44,71 +44,123 @@ func fdCheck(t *testing.T, what string, got, want float64) {
 // (uᵀJ_y)·v + (uᵀJ_p)·w to rounding.
 func TestDerivativesAgainstFiniteDifferences(t *testing.T) {
 	for _, m := range []*sym.Model{allOpsModel(), lorenzModel()} {
-		s := mustBuild(t, m)
-		pg := s.Programs()
-		dim, np := m.Dim(), m.NumParams()
-		rng := rand.New(rand.NewPCG(5, 6))
-		const h = 1e-5
-		f := func(tt float64, y, p []float64) []float64 {
-			out := make([]float64, dim)
-			pg.F(tt, y, p, out)
-			return out
+		checkFiniteDifferences(t, m, 0.2, nil)
+	}
+}
+
+// piecewiseModel uses every piecewise operation (comparisons, ifelse,
+// sign, floor, ceil) on states (a, b, c), parameters (k, q) and t,
+// mixed with smooth ones; piecewiseKinks reports how close a point is
+// to a kink, where a branch changes.
+func piecewiseModel() *sym.Model {
+	m := sym.NewModel("piecewise")
+	a, b, c := m.State("a", 1.2), m.State("b", 0.3), m.State("c", -0.7)
+	k, q := m.Param("k", 0.8), m.Param("q", 1.3)
+	t := m.Time()
+	m.Deriv(a, sym.IfElse(sym.Gt(a, b), k.Mul(a).Mul(b), q.Mul(sym.Sin(b))).
+		Add(sym.Sign(c).Mul(a.Mul(a))).Add(sym.Floor(b.MulConst(3).Add(t)).Mul(k)))
+	m.Deriv(b, sym.Lt(a, m.Const(1.5)).Mul(q).Mul(b).Add(sym.IfElse(c, sym.Exp(b), a)).
+		Add(sym.Ceil(a.Sub(t)).Mul(b)).Add(sym.Le(k, q).Mul(a)).Add(sym.Eq(a, b)).Add(sym.Ne(b, c).Mul(t).Mul(c)))
+	m.Deriv(c, sym.IfElse(sym.Gt(t, m.Const(0.5)), c.Mul(a), c.Neg()).Add(sym.Ge(b, c).Mul(sym.Sqrt(a))).
+		Add(sym.IfElse(sym.Lt(b, m.Const(0.4)), k.Mul(c), sym.Sign(b.Sub(c)).Mul(q))))
+	m.T0, m.T1 = 0, 1
+	return m
+}
+
+// piecewiseKinks returns the distance of (t, y, p) from the nearest
+// kink of piecewiseModel.
+func piecewiseKinks(tt float64, y, p []float64) float64 {
+	a, b, c, k, q := y[0], y[1], y[2], p[0], p[1]
+	frac := func(x float64) float64 { return math.Abs(x - math.Round(x)) }
+	d := math.Inf(1)
+	for _, x := range []float64{a - b, c, frac(3*b + tt), a - 1.5, frac(a - tt), k - q, b - c, tt - 0.5, b - 0.4} {
+		d = math.Min(d, math.Abs(x))
+	}
+	return d
+}
+
+// The piecewise operations differentiate as the branch taken: away
+// from the kinks every derivative program agrees with finite
+// differences of f (the kinks lie at least 1e-3 away, a hundred steps
+// h·|direction| of the differences).
+func TestPiecewiseDerivativesAgainstFiniteDifferences(t *testing.T) {
+	// A spread of 2 around the defaults takes every branch.
+	checkFiniteDifferences(t, piecewiseModel(), 2, func(tt float64, y, p []float64) bool { return piecewiseKinks(tt, y, p) > 1e-3 })
+}
+
+// checkFiniteDifferences compares every derivative program of m with
+// central differences of f at 50 random points, its defaults plus
+// uniform numbers in [0, spread) (those accept allows, when not nil).
+func checkFiniteDifferences(t *testing.T, m *sym.Model, spread float64, accept func(tt float64, y, p []float64) bool) {
+	t.Helper()
+	s := mustBuild(t, m)
+	pg := s.Programs()
+	dim, np := m.Dim(), m.NumParams()
+	rng := rand.New(rand.NewPCG(5, 6))
+	const h = 1e-5
+	f := func(tt float64, y, p []float64) []float64 {
+		out := make([]float64, dim)
+		pg.F(tt, y, p, out)
+		return out
+	}
+	for trial := 0; trial < 50; {
+		y := make([]float64, dim)
+		p := make([]float64, np)
+		for i := range y {
+			y[i] = m.Y0()[i] + spread*rng.Float64()
 		}
-		for trial := range 50 {
-			y := make([]float64, dim)
-			p := make([]float64, np)
-			for i := range y {
-				y[i] = m.Y0()[i] + 0.2*rng.Float64()
-			}
-			for j := range p {
-				p[j] = m.P()[j] + 0.2*rng.Float64()
-			}
-			tt := rng.Float64()
-			v, w, u := randVec(rng, dim), randVec(rng, np), randVec(rng, dim)
-			// Directional difference along (v, w).
-			yp, ym, pp, pm := axpy(y, h, v), axpy(y, -h, v), axpy(p, h, w), axpy(p, -h, w)
-			fp, fm := f(tt, yp, pp), f(tt, ym, pm)
-			jvp := make([]float64, dim)
-			pg.JVP(tt, y, p, v, w, jvp)
+		for j := range p {
+			p[j] = m.P()[j] + spread*rng.Float64()
+		}
+		tt := rng.Float64()
+		if accept != nil && !accept(tt, y, p) {
+			continue
+		}
+		trial++
+		v, w, u := randVec(rng, dim), randVec(rng, np), randVec(rng, dim)
+		// Directional difference along (v, w).
+		yp, ym, pp, pm := axpy(y, h, v), axpy(y, -h, v), axpy(p, h, w), axpy(p, -h, w)
+		fp, fm := f(tt, yp, pp), f(tt, ym, pm)
+		jvp := make([]float64, dim)
+		pg.JVP(tt, y, p, v, w, jvp)
+		for i := range dim {
+			fdCheck(t, m.Name+" jvp", jvp[i], (fp[i]-fm[i])/(2*h))
+		}
+		// Dense J_y column by column; ∂f/∂t.
+		jac := make([]float64, dim*dim)
+		pg.JacY(tt, y, p, jac)
+		for j := range dim {
+			e := make([]float64, dim)
+			e[j] = 1
+			fp, fm := f(tt, axpy(y, h, e), p), f(tt, axpy(y, -h, e), p)
 			for i := range dim {
-				fdCheck(t, m.Name+" jvp", jvp[i], (fp[i]-fm[i])/(2*h))
+				fdCheck(t, m.Name+" jac", jac[i*dim+j], (fp[i]-fm[i])/(2*h))
 			}
-			// Dense J_y column by column; ∂f/∂t.
-			jac := make([]float64, dim*dim)
-			pg.JacY(tt, y, p, jac)
-			for j := range dim {
-				e := make([]float64, dim)
-				e[j] = 1
-				fp, fm := f(tt, axpy(y, h, e), p), f(tt, axpy(y, -h, e), p)
-				for i := range dim {
-					fdCheck(t, m.Name+" jac", jac[i*dim+j], (fp[i]-fm[i])/(2*h))
-				}
-			}
-			dfdt := make([]float64, dim)
-			pg.DfDt(tt, y, p, dfdt)
-			fp, fm = f(tt+h, y, p), f(tt-h, y, p)
-			for i := range dim {
-				fdCheck(t, m.Name+" dfdt", dfdt[i], (fp[i]-fm[i])/(2*h))
-			}
-			// uᵀJ_y and uᵀJ_p against differences of uᵀf.
-			gy, gp := make([]float64, dim), make([]float64, np)
-			pg.VJP(tt, y, p, u, gy, gp)
-			for j := range dim {
-				e := make([]float64, dim)
-				e[j] = 1
-				fdCheck(t, m.Name+" vjp_y", gy[j], (dot(u, f(tt, axpy(y, h, e), p))-dot(u, f(tt, axpy(y, -h, e), p)))/(2*h))
-			}
-			for j := range np {
-				e := make([]float64, np)
-				e[j] = 1
-				fdCheck(t, m.Name+" vjp_p", gp[j], (dot(u, f(tt, y, axpy(p, h, e)))-dot(u, f(tt, y, axpy(p, -h, e))))/(2*h))
-			}
-			// Duality, to rounding: both sides are sums of the same
-			// products in different orders (relative 1e-13).
-			lhs, rhs := dot(u, jvp), dot(gy, v)+dot(gp, w)
-			if math.Abs(lhs-rhs) > 1e-13*math.Max(1, math.Abs(lhs)) {
-				t.Errorf("%s trial %d: uᵀ(Jv) = %.17g, (uᵀJ)v = %.17g", m.Name, trial, lhs, rhs)
-			}
+		}
+		dfdt := make([]float64, dim)
+		pg.DfDt(tt, y, p, dfdt)
+		fp, fm = f(tt+h, y, p), f(tt-h, y, p)
+		for i := range dim {
+			fdCheck(t, m.Name+" dfdt", dfdt[i], (fp[i]-fm[i])/(2*h))
+		}
+		// uᵀJ_y and uᵀJ_p against differences of uᵀf.
+		gy, gp := make([]float64, dim), make([]float64, np)
+		pg.VJP(tt, y, p, u, gy, gp)
+		for j := range dim {
+			e := make([]float64, dim)
+			e[j] = 1
+			fdCheck(t, m.Name+" vjp_y", gy[j], (dot(u, f(tt, axpy(y, h, e), p))-dot(u, f(tt, axpy(y, -h, e), p)))/(2*h))
+		}
+		for j := range np {
+			e := make([]float64, np)
+			e[j] = 1
+			fdCheck(t, m.Name+" vjp_p", gp[j], (dot(u, f(tt, y, axpy(p, h, e)))-dot(u, f(tt, y, axpy(p, -h, e))))/(2*h))
+		}
+		// Duality, to rounding: both sides are sums of the same
+		// products in different orders (relative 1e-13).
+		lhs, rhs := dot(u, jvp), dot(gy, v)+dot(gp, w)
+		if math.Abs(lhs-rhs) > 1e-13*math.Max(1, math.Abs(lhs)) {
+			t.Errorf("%s trial %d: uᵀ(Jv) = %.17g, (uᵀJ)v = %.17g", m.Name, trial, lhs, rhs)
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 //
 // Where the platform allows it (linux/amd64: see jitgen.go and package internal/jit),
 // Compile also translates a program into machine code at run time: the
-// arithmetic (− + − × ÷, √, |·|, select) becomes straight-line SSE2
+// arithmetic (− + − × ÷, √, |·|, select, comparisons, sign; floor and
+// ceil where the processor has SSE4.1) becomes straight-line SSE2
 // code that keeps values in the vector registers and reads y, p and the
 // seeds straight from the caller's slices; the math functions (exp,
 // log, pow, …) and min/max stay Go calls, run between pieces of
@@ -72,8 +73,11 @@ type callInstr struct {
 // others are Go calls).
 func jitable(op sym.Op) bool {
 	switch op {
-	case sym.OpNeg, sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv, sym.OpSqrt, sym.OpAbs, sym.OpSelect:
+	case sym.OpNeg, sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv, sym.OpSqrt, sym.OpAbs, sym.OpSelect,
+		sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe, sym.OpSign:
 		return true
+	case sym.OpFloor, sym.OpCeil:
+		return useRoundSD // else Go calls (see jitpiece.go)
 	}
 	return false
 }

@@ -56,8 +56,10 @@ func sameBits(t *testing.T, what string, got, want []float64) {
 }
 
 // specials are inputs that exercise the corners of select, abs, sqrt,
-// min and max: signed zeros, infinities, NaN.
-var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -2.5}
+// min, max, the comparisons, sign, floor and ceil: signed zeros,
+// infinities, NaN, halves, values that floor or ceil to −0, and values
+// beyond 2^52 where every float64 is an integer.
+var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -2.5, -0.2, 1e300, 4.5e15}
 
 // checkJIT evaluates every program of s on machine code and on the
 // interpreter at random and special inputs and requires equal bits,
@@ -158,7 +160,7 @@ func randomModel(rng *rand.Rand, dim, m, n int) *sym.Model {
 	for range n {
 		a, b, c := pick(), pick(), pick()
 		var e sym.Expr
-		switch rng.IntN(14) {
+		switch rng.IntN(22) {
 		case 0, 1:
 			e = a.Add(b)
 		case 2, 3:
@@ -181,6 +183,22 @@ func randomModel(rng *rand.Rand, dim, m, n int) *sym.Model {
 			e = sym.Max(a, b)
 		case 13:
 			e = sym.Sin(a)
+		case 14:
+			e = sym.Lt(a, b)
+		case 15:
+			e = sym.Le(a, b)
+		case 16:
+			e = sym.Eq(a, b).Add(sym.Ne(b, c))
+		case 17:
+			e = sym.IfElse(a, b, c)
+		case 18:
+			e = sym.Sign(a)
+		case 19:
+			e = sym.Floor(a.MulConst(2.5))
+		case 20:
+			e = sym.Ceil(a.MulConst(2.5))
+		case 21:
+			e = sym.IfElse(sym.Gt(a, b), b.Mul(c), sym.Sign(c))
 		}
 		pool = append(pool, e)
 	}
@@ -225,6 +243,28 @@ func TestJITMatchesInterpreterRandom(t *testing.T) {
 				calls++
 			}
 		}
+	}
+}
+
+// Without SSE4.1 floor and ceil are Go calls between pieces of machine
+// code; that route gives the interpreter's bits too.
+func TestJITFloorWithoutRoundSD(t *testing.T) {
+	if !useRoundSD {
+		t.Skip("no SSE4.1 here: the random models already take this route")
+	}
+	useRoundSD = false
+	defer func() { useRoundSD = true }()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 10 {
+		md := randomModel(rng, 1+rng.IntN(4), rng.IntN(3), 20+rng.IntN(40))
+		s, err := Build(md)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if s.F.jit == nil {
+			t.Skip("no machine code on this platform")
+		}
+		checkJIT(t, s, 6, rng)
 	}
 }
 

@@ -273,6 +273,12 @@ func (g *jitGen) instr(i int) {
 		g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xTmp)
 		g.a.SSE(jit.PPD, jit.OpAndN, xTmp, byte(sc))
 		g.a.SSE(jit.PPD, jit.OpOr, byte(d), xTmp)
+	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
+		d = g.compare(in, nx)
+	case sym.OpSign:
+		d = g.sign(in, nx)
+	case sym.OpFloor, sym.OpCeil:
+		d = g.round(in, nx)
 	default:
 		panic("tape: no machine code for " + in.Op.String())
 	}

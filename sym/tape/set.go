@@ -36,6 +36,9 @@ type Set struct {
 	// guards it and the graph, which building one extends.
 	mu   sync.Mutex
 	sens map[string]*Program
+	// initial is the program of initial values that depend on the
+	// parameters (see initial.go).
+	initial *initialCache
 }
 
 // Build differentiates the model's right-hand side symbolically and
@@ -122,7 +125,8 @@ func (s *Set) Problem() *ode.Problem {
 		SensF:      s.SensF,
 		StateNames: m.StateNames(),
 		ParamNames: m.ParamNames(),
-		Y0:         m.Y0(),
+		Y0:         s.defaultY0(),
+		Initial:    s.initialFunc(),
 		P:          m.P(),
 		T0:         m.T0,
 		T1:         m.T1,
