@@ -35,7 +35,7 @@ func BenchmarkLorenzF(b *testing.B) {
 	}{
 		{"handwritten", systems.Lorenz().F},
 		{"tape", s.Programs().F},
-		{"interpreter", interpreted(s.F).NewFunc()},
+		{"interpreter", interpreted(s.F()).NewFunc()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {

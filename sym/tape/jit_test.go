@@ -24,10 +24,7 @@ func interpreted(pg *Program) *Program {
 // value included.
 func programs(t *testing.T, s *Set) map[string]*Program {
 	t.Helper()
-	all := map[string]*Program{
-		"f": s.F, "jvp": s.JVP, "vjp": s.VJP, "jac_y": s.JacY, "dfdt": s.DfDt,
-		"jvp_jac_y": s.JVPJacY, "jvp_dfdt": s.JVPDfDt, "jvp_vjp": s.JVPVJP, "dfdt_vjp": s.DfDtVJP,
-	}
+	all := All(t, s)
 	cols := []int{-1}
 	if s.Model.NumParams() > 0 {
 		cols = append(cols, 0)
@@ -133,7 +130,7 @@ func TestJITMatchesInterpreterExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 40, rng)
@@ -213,7 +210,7 @@ func TestJITMatchesInterpreterRandom(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 6, rng)
@@ -267,10 +264,10 @@ func TestJITFuncShortSlices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.F.jit == nil {
+	if s.F().jit == nil {
 		t.Skip("no machine code on this platform")
 	}
-	f := s.F.NewFunc()
+	f := s.F().NewFunc()
 	ok := []float64{1, 2}
 	for _, c := range []struct {
 		name     string
@@ -312,7 +309,7 @@ func FuzzJITMatchesInterpreter(f *testing.F) {
 		if err != nil {
 			t.Skip(err) // a random model may fold to an invalid constant
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 4, rng)
