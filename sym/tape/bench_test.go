@@ -1,6 +1,7 @@
 package tape
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/sym"
@@ -42,5 +43,85 @@ func BenchmarkLorenzF(b *testing.B) {
 				c.f(0, yv, p, dy)
 			}
 		})
+	}
+}
+
+// linearModel is a linear chain of n states, y0' = −k·y0 and
+// yi' = c·y(i−1) − k·yi: a right-hand side of size linear in n whose
+// dense Jacobian has n² entries.
+func linearModel(n int) *sym.Model {
+	m := sym.NewModel("linear")
+	k, c := m.Param("k", 1), m.Param("c", 0.5)
+	y := make([]sym.Expr, n)
+	for i := range y {
+		y[i] = m.State("y"+strconv.Itoa(i), float64(min(1, 1-i)))
+	}
+	m.Deriv(y[0], k.Mul(y[0]).Neg())
+	for i := 1; i < n; i++ {
+		m.Deriv(y[i], c.Mul(y[i-1]).Sub(k.Mul(y[i])))
+	}
+	return m
+}
+
+// sinSumModel has one state x and terms sin terms: x' = Σ_i sin(a_i·x
+// + b), with a_i = 1 + i/terms: every term a math call between pieces
+// of machine code.
+func sinSumModel(terms int) *sym.Model {
+	m := sym.NewModel("sinsum")
+	x := m.State("x", 0.5)
+	b := m.Param("b", 0.25)
+	sum := m.Const(0)
+	for i := range terms {
+		a := m.Const(1 + float64(i)/float64(terms))
+		sum = sum.Add(sym.Sin(a.Mul(x).Add(b)))
+	}
+	m.Deriv(x, sum)
+	return m
+}
+
+// Building a problem costs time and memory linear in its size: Build
+// compiles f (derivative programs wait until asked for, see Set), and
+// the machine-code compiler is linear in the program. Run with
+// go test -run X -bench Build -benchmem ./sym/tape: ns/op and B/op
+// should grow tenfold from n=1000 to n=10000, and from 1e4 to 1e5 sin
+// terms. The model is built outside the timer; its parse cost is in
+// cmd/gradsolve's figures (docs/benchmarks.md).
+func BenchmarkBuildLinear(b *testing.B) {
+	for _, n := range []int{1000, 2000, 5000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			benchBuild(b, false, func() *sym.Model { return linearModel(n) })
+		})
+	}
+}
+
+// BenchmarkBuildSinSum: see BenchmarkBuildLinear. The all variants
+// build every program too (one state: the Jacobians are as small as f).
+func BenchmarkBuildSinSum(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run("terms="+strconv.Itoa(n), func(b *testing.B) {
+			benchBuild(b, false, func() *sym.Model { return sinSumModel(n) })
+		})
+		b.Run("terms="+strconv.Itoa(n)+"/all", func(b *testing.B) {
+			benchBuild(b, true, func() *sym.Model { return sinSumModel(n) })
+		})
+	}
+}
+
+func benchBuild(b *testing.B, all bool, model func() *sym.Model) {
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		m := model()
+		b.StartTimer()
+		s, err := Build(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Programs() // what an engine asks for; builds nothing more
+		if all {
+			if err := s.BuildAll(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

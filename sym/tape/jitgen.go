@@ -113,12 +113,17 @@ func (g *jitGen) loc(k int32) jit.Mem {
 	return jit.Mem{Base: g.bases[blk], Disp: off * 8}
 }
 
+// reset empties the vector registers at the start of a segment. Only
+// the tape registers they held are marked as held nowhere: where is -1
+// everywhere else already, and clearing all of it for each segment would
+// make the compiler quadratic (a program with a math call every few
+// operations has segments in proportion to its size).
 func (g *jitGen) reset() {
 	for s := range g.slots {
+		if r := g.slots[s].reg; r >= 0 {
+			g.where[r] = -1
+		}
 		g.slots[s] = slot{reg: -1}
-	}
-	for i := range g.where {
-		g.where[i] = -1
 	}
 }
 
@@ -381,6 +386,12 @@ func compileJIT(pg *Program) *jitCode {
 	}
 	l := pg.layout
 	g := &jitGen{pg: pg, bases: trampolineBases, where: make([]int8, pg.nregs)}
+	for i := range g.where {
+		g.where[i] = -1
+	}
+	for s := range g.slots {
+		g.slots[s] = slot{reg: -1}
+	}
 	g.nextUses()
 	split := min(l.Dim, len(pg.outs))
 	j := &jitCode{split: split}
