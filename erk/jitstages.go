@@ -46,13 +46,14 @@ const jitMinDim = 6
 // bytes a component, Vern7 519, DP8 720) and each attempt streams all of
 // it through the processor; it is kept (jitCache) for the process's
 // life. BenchmarkJITStagesLarge (Lorenz-96, ns per attempt and
-// component, Go kernels against machine code, this 2-core AMD EPYC,
-// noisy) gave Tsit5 25/16 at 10 000 components (3.1 MB of code), DP8
-// 94/45 at 8 192 (5.9 MB) but 48/127 at 10 000 (7.2 MB), and Tsit5
-// 35/44 at 32 768 (10 MB): past a few megabytes the unrolled code loses
-// its lead, and it would grow without bound. Above this size (Tsit5
-// beyond about 13 000 components, Vern7 8 000, DP8 5 800) the sums run
-// on the Go kernels, which give the same bits.
+// component, Go kernels against machine code, this 2-core AMD EPYC)
+// gave Tsit5 24/14 at 4 096 components (1.3 MB of code), 24/21 at
+// 10 000 (3.1 MB) and 23/24 at 32 768 (10 MB); DP8 59/34 at 4 096
+// (2.9 MB), 49/46 at 10 000 (7.2 MB) and 54/90 at 32 768 (24 MB): past
+// a few megabytes the unrolled code loses its lead, and it would grow
+// without bound. Above this size (Tsit5 beyond about 13 000 components,
+// Vern7 8 000, DP8 5 800) the sums run on the Go kernels, which give
+// the same bits.
 const jitMaxCode = 4 << 20
 
 // jitCodeEstimate returns the size of sv's stage code in bytes, within

@@ -1,10 +1,13 @@
 package tape
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
@@ -63,6 +66,28 @@ func linearModel(n int) *sym.Model {
 	return m
 }
 
+// linearODE is linearModel as a problem file, as bench/bigode.sh writes
+// it: states declared 50 a line.
+func linearODE(n int) []byte {
+	var b strings.Builder
+	b.WriteString("name linear\nparam k = 1, c = 0.5\nspan 0 1\n")
+	for lo := 0; lo < n; lo += 50 {
+		b.WriteString("state ")
+		for i := lo; i < min(n, lo+50); i++ {
+			if i > lo {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "y%d = %d", i, min(1, 1-i))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("y0' = -k*y0\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "y%d' = c*y%d - k*y%d\n", i, i-1, i)
+	}
+	return []byte(b.String())
+}
+
 // sinSumModel has one state x and terms sin terms: x' = Σ_i sin(a_i·x
 // + b), with a_i = 1 + i/terms: every term a math call between pieces
 // of machine code.
@@ -90,6 +115,28 @@ func BenchmarkBuildLinear(b *testing.B) {
 	for _, n := range []int{1000, 2000, 5000, 10000} {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
 			benchBuild(b, false, func() *sym.Model { return linearModel(n) })
+		})
+	}
+}
+
+// BenchmarkParseBuildLinear is BenchmarkBuildLinear from the text of a
+// problem file (the route of gradsolve solve FILE.ode): parse, check
+// and build.
+func BenchmarkParseBuildLinear(b *testing.B) {
+	for _, n := range []int{1000, 2000, 5000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			src := linearODE(n)
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for range b.N {
+				m, err := parse.Parse("linear.ode", src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Build(m); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
