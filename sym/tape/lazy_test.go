@@ -215,3 +215,43 @@ func TestLazyConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Two Sets built from one model share its graph, and build their
+// programs concurrently without a race (go test -race) and with the
+// bits of one Set.
+func TestTwoSetsOneModel(t *testing.T) {
+	m := lorenzModel()
+	s1, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, p := []float64{1, 2, 3}, []float64{10, 28, 8.0 / 3}
+	res := make([][]float64, 2)
+	var wg sync.WaitGroup
+	for i, s := range []*Set{s1, s2} {
+		wg.Go(func() {
+			pg := s.Programs()
+			if _, err := s.SensF([]int{0, -1}); err != nil {
+				t.Error(err)
+			}
+			jac := make([]float64, 9)
+			pg.JacY(0, y, p, jac)
+			gy, gp := make([]float64, 3), make([]float64, 3)
+			pg.JVPVJP(0, y, p, y, p, y, gy, gp)
+			res[i] = append(jac, append(gy, gp...)...)
+		})
+	}
+	wg.Wait()
+	for k := range res[0] {
+		if math.Float64bits(res[0][k]) != math.Float64bits(res[1][k]) {
+			t.Fatalf("result %d: %v and %v", k, res[0][k], res[1][k])
+		}
+	}
+	if _, err := (&Set{Model: m}).JacY(); err == nil {
+		t.Error("a Set not made by Build built a program")
+	}
+}

@@ -1,9 +1,12 @@
 package tape
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym"
@@ -20,7 +23,7 @@ import (
 // it. A program built on demand is the program Build compiled when it
 // compiled all of them, bit for bit (see derivedLocked).
 //
-// A Set is safe for concurrent use. The model belongs to the Set once
+// A Set comes from Build, and is safe for concurrent use. The model belongs to the Set once
 // built: building a program extends the model's graph, so the model
 // and its graph must not be changed, or used to build other programs,
 // afterwards.
@@ -33,8 +36,10 @@ type Set struct {
 
 	lazy [numLazy]lazyProgram
 
-	// base holds the first derivatives of f once derived (see
-	// derivedLocked); graphMu guards it.
+	// gmu is the lock of the model's graph (graphLock); it guards the
+	// graph and base, the first derivatives of f once derived (see
+	// derivedLocked).
+	gmu  *sync.Mutex
 	base *baseDerivs
 
 	// sens caches the fused sensitivity programs by column list; mu
@@ -81,10 +86,23 @@ type baseDerivs struct {
 	vjp, jvp, dfdt []sym.Expr
 }
 
-// graphMu serializes every extension and compilation of a graph by this
-// package: two Sets built from the same model share its graph.
-// Derivatives are built once per program, so one lock for all is cheap.
-var graphMu sync.Mutex
+// graphLocks holds a lock per graph, which serializes every extension
+// and compilation of the graph by this package: two Sets built from one
+// model share its graph. Keys are weak, and an entry goes with its graph.
+var graphLocks sync.Map // weak.Pointer[sym.Graph] → *sync.Mutex
+
+// graphLock returns the lock of graph g.
+func graphLock(g *sym.Graph) *sync.Mutex {
+	k := weak.Make(g)
+	if mu, ok := graphLocks.Load(k); ok {
+		return mu.(*sync.Mutex)
+	}
+	mu, loaded := graphLocks.LoadOrStore(k, new(sync.Mutex))
+	if !loaded {
+		runtime.AddCleanup(g, func(k weak.Pointer[sym.Graph]) { graphLocks.Delete(k) }, k)
+	}
+	return mu.(*sync.Mutex)
+}
 
 // Build checks the model and compiles its right-hand side f. The
 // derivative programs are built when first asked for (see Set).
@@ -93,13 +111,14 @@ func Build(m *sym.Model) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	graphMu.Lock()
-	defer graphMu.Unlock()
+	gmu := graphLock(m.Graph())
+	gmu.Lock()
+	defer gmu.Unlock()
 	pg, err := Compile("f", m.Graph(), f, m.Dim(), m.NumParams())
 	if err != nil {
 		return nil, fmt.Errorf("tape: model %q: %w", m.Name, err)
 	}
-	return &Set{Model: m, f: pg, fOuts: f}, nil
+	return &Set{Model: m, f: pg, fOuts: f, gmu: gmu}, nil
 }
 
 // F returns the program of f(t, y, p) (Dim outputs).
@@ -151,11 +170,14 @@ func (s *Set) BuildAll() error {
 
 // program returns program k, deriving and compiling it on first use.
 func (s *Set) program(k lazyID) (*Program, error) {
+	if s.f == nil {
+		return nil, errNotBuilt
+	}
 	lp := &s.lazy[k]
 	lp.once.Do(func() {
 		lp.err = fmt.Errorf("tape: model %q: building %s panicked", s.Model.Name, lazyNames[k]) // until it succeeds
-		graphMu.Lock()
-		defer graphMu.Unlock()
+		s.gmu.Lock()
+		defer s.gmu.Unlock()
 		outs := s.derivedLocked(k)
 		m := s.Model
 		pg, err := Compile(lazyNames[k], m.Graph(), outs, m.Dim(), m.NumParams())
@@ -168,6 +190,9 @@ func (s *Set) program(k lazyID) (*Program, error) {
 	})
 	return lp.pg.Load(), lp.err
 }
+
+// errNotBuilt is the error of a Set that Build did not make.
+var errNotBuilt = errors.New("tape: the Set was not made by Build")
 
 // built returns program k if it is built, else nil; it builds nothing.
 func (s *Set) built(k lazyID) *Program { return s.lazy[k].pg.Load() }
@@ -183,7 +208,7 @@ func (s *Set) mustProgram(k lazyID) *Program {
 	return pg
 }
 
-// derivedLocked derives the outputs of program k; graphMu is held.
+// derivedLocked derives the outputs of program k; s.gmu is held.
 //
 // The bits of a program depend on the order its expressions' nodes were
 // created in only through reverse mode (Cotangent sums the adjoint
@@ -225,7 +250,7 @@ func (s *Set) derivedLocked(k lazyID) []sym.Expr {
 }
 
 // baseLocked derives uᵀJ, J·v + J_p·w and ∂f/∂t once (see
-// derivedLocked); graphMu is held.
+// derivedLocked); s.gmu is held.
 func (s *Set) baseLocked() *baseDerivs {
 	if s.base == nil {
 		m := s.Model
@@ -362,6 +387,9 @@ func (s *Set) Problem() *ode.Problem {
 // gives each caller (one per worker) its own register file. The
 // program is compiled once per column list and kept.
 func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
+	if s.f == nil {
+		return nil, errNotBuilt
+	}
 	m := s.Model
 	dim, np := m.Dim(), m.NumParams()
 	key := fmt.Sprint(paramCols)
@@ -376,8 +404,8 @@ func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
 	if pg != nil {
 		return pg.NewFunc, nil
 	}
-	graphMu.Lock()
-	defer graphMu.Unlock()
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
 	s.baseLocked() // first, for the bits of later programs (see derivedLocked)
 	s.mu.Lock()
 	defer s.mu.Unlock()
