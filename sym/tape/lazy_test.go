@@ -51,6 +51,9 @@ func TestBuildIsLazy(t *testing.T) {
 			t.Errorf("after J_y: %s built = %v", lazyNames[k], got)
 		}
 	}
+	if got := s.Built(); len(got) != 1 || got[0] != "jac_y" {
+		t.Errorf("Built() = %v after J_y, want [jac_y]", got)
+	}
 	// Programs asked for after the build hands out the built program.
 	if s.Programs().JacY(0, y, p, jac); jac[0] != -10 {
 		t.Errorf("J_y[0] = %v after the build", jac[0])

@@ -191,6 +191,20 @@ func (s *Set) program(k lazyID) (*Program, error) {
 	return lp.pg.Load(), lp.err
 }
 
+// Built returns the names (Program.Name) of the derivative programs
+// built so far, in BuildAll's order: what the engines that ran have
+// asked for. f, built by Build, and the fused sensitivity programs are
+// not listed.
+func (s *Set) Built() []string {
+	var names []string
+	for k := range numLazy {
+		if s.built(k) != nil {
+			names = append(names, lazyNames[k])
+		}
+	}
+	return names
+}
+
 // errNotBuilt is the error of a Set that Build did not make.
 var errNotBuilt = errors.New("tape: the Set was not made by Build")
 
