@@ -23,10 +23,10 @@ import (
 // it. A program built on demand is the program Build compiled when it
 // compiled all of them, bit for bit (see derivedLocked).
 //
-// A Set comes from Build, and is safe for concurrent use. The model belongs to the Set once
-// built: building a program extends the model's graph, so the model
-// and its graph must not be changed, or used to build other programs,
-// afterwards.
+// A Set comes from Build, and is safe for concurrent use. The model
+// belongs to the Set once built: building a program extends the model's
+// graph, so the model and its graph must not be changed, or used to
+// build other programs, afterwards.
 type Set struct {
 	// Model is the model the programs come from.
 	Model *sym.Model
@@ -217,7 +217,7 @@ func (s *Set) built(k lazyID) *Program { return s.lazy[k].pg.Load() }
 func (s *Set) mustProgram(k lazyID) *Program {
 	pg, err := s.program(k)
 	if err != nil {
-		panic(fmt.Sprintf("tape: building program %s on first use: %v", lazyNames[k], err))
+		panic(fmt.Sprintf("%v (building program %s on first use)", err, lazyNames[k]))
 	}
 	return pg
 }
@@ -231,7 +231,7 @@ func (s *Set) mustProgram(k lazyID) *Program {
 // derivative of any kind — and a fused sensitivity program (SensF) —
 // first derives the three whose nodes the others are built from, uᵀJ,
 // J·v + J_p·w and ∂f/∂t, in that order on the graph of f alone, as
-// Build did when it built everything: the nodes of J·v and ∂f/∂t, which
+// Build used to when it built everything: the nodes of J·v and ∂f/∂t, which
 // the second derivatives JVPVJP and DfDtVJP differentiate in reverse
 // mode, then come in the same order whatever is asked for first. Those
 // three are linear in f's size; the dense Jacobians are the programs
