@@ -41,6 +41,48 @@ import (
 // .ode route, Vern7 629/592, DP8 785/737).
 const jitMinDim = 6
 
+// jitMaxCode bounds the machine code of one tableau and dimension. The
+// sums are unrolled, so the code grows with the dimension (Tsit5 312
+// bytes a component, Vern7 519, DP8 720) and each attempt streams all of
+// it through the processor; it is kept (jitCache) for the process's
+// life. BenchmarkJITStagesLarge (Lorenz-96, ns per attempt and
+// component, Go kernels against machine code, this 2-core AMD EPYC)
+// gave Tsit5 24/14 at 4 096 components (1.3 MB of code), 24/21 at
+// 10 000 (3.1 MB) and 23/24 at 32 768 (10 MB); DP8 59/34 at 4 096
+// (2.9 MB), 49/46 at 10 000 (7.2 MB) and 54/90 at 32 768 (24 MB): past
+// a few megabytes the unrolled code loses its lead, and it would grow
+// without bound. Above this size (Tsit5 beyond about 13 000 components,
+// Vern7 8 000, DP8 5 800) the sums run on the Go kernels, which give
+// the same bits.
+const jitMaxCode = 4 << 20
+
+// jitCodeEstimate returns the size of sv's stage code in bytes, within
+// a few percent (TestJITCodeEstimate): for each of the two arrangements
+// of the stages (jitStages.entries), per component 3.5 bytes a term, 4 a
+// sum and 30 for the error norm, from the instructions sum and norm emit
+// for every four components.
+func jitCodeEstimate(sv *Solver) int {
+	end := sv.s
+	if sv.fsal {
+		end--
+	}
+	terms, sums := len(sv.e), 2
+	for i := 1; i < end; i++ {
+		terms += len(sv.rows[i])
+		sums++
+	}
+	if sv.fsal {
+		terms += len(sv.rows[sv.s-1])
+	} else {
+		terms += len(sv.b)
+	}
+	if sv.e3 != nil {
+		terms += len(sv.e3)
+		sums++
+	}
+	return sv.dim * (7*terms + 8*sums + 60)
+}
+
 // The general registers of the code (loaded by jit.Call from
 // Solver.jargs): the stages k (contiguous, k_j at j·dim), y, the
 // stage input yt, the proposed state y1, the error vectors ev and ev3,
@@ -79,6 +121,7 @@ type jitStages struct {
 	// with k_0 and k_{s−1} swapped, as an FSAL step leaves them (1).
 	entries [2]jitEntries
 	end     int // stages whose input is yt: 1…end−1
+	size    int // bytes of machine code
 	nd      int // the components of the error vectors
 }
 
@@ -105,14 +148,15 @@ type jitKey struct {
 }
 
 // stagesJITFor returns sv's stage sums as machine code, or nil where
-// there is none (no AVX, machine code turned off, a small system); the
-// attempt is fused where the right-hand side is machine code.
+// there is none (no AVX, machine code turned off, a small system, or one
+// whose code would pass jitMaxCode); the attempt is fused where the
+// right-hand side is machine code.
 func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
 	if !jit.HasAVX() {
 		return nil
 	}
 	_, fused := jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
-	if sv.dim < jitMinDim && !fused {
+	if sv.dim < jitMinDim && !fused || jitCodeEstimate(sv) > jitMaxCode {
 		return nil
 	}
 	return buildJITStages(sv, tb, fused)
@@ -188,6 +232,7 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 		return nil
 	}
 	js.code, js.coefs = code, g.coefs
+	js.size = len(g.a.B)
 	for v, o := range offs {
 		e := &js.entries[v]
 		if fused {

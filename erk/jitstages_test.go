@@ -216,6 +216,75 @@ func TestJITStagesChosen(t *testing.T) {
 	}
 }
 
+// Systems whose unrolled code would pass jitMaxCode run on the Go
+// kernels, and the estimate the choice rests on is within 10% of the
+// code's real size for every method.
+func TestJITCodeEstimate(t *testing.T) {
+	requireMachineCode(t)
+	for _, tb := range method.All() {
+		for _, n := range []int{1000, 20000} {
+			l96, _ := systems.Lorenz96(n, 0)
+			sv, err := New(Config{Tableau: tb, F: l96.F, Dim: n, RTol: fill(1e-6, n), ATol: fill(1e-6, n), MaxSteps: 10,
+				Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			est := jitCodeEstimate(sv)
+			if want := est <= jitMaxCode; (sv.jit != nil) != want {
+				t.Errorf("%s n = %d: estimate %d bytes, machine code %v", tb.Name, n, est, sv.jit != nil)
+			}
+			if sv.jit == nil {
+				continue
+			}
+			if d := float64(est-sv.jit.size) / float64(sv.jit.size); math.Abs(d) > 0.1 {
+				t.Errorf("%s n = %d: estimate %d bytes, code %d", tb.Name, n, est, sv.jit.size)
+			}
+		}
+	}
+}
+
+// BenchmarkJITStagesLarge runs Tsit5, Vern7 and DP8 on large Lorenz-96
+// systems, on the Go kernels and on machine-code sums built even past
+// jitMaxCode, for the choice of that bound (compare ns/attempt/comp).
+func BenchmarkJITStagesLarge(b *testing.B) {
+	if !jit.HasAVX() {
+		b.Skip("no AVX machine code here")
+	}
+	for _, tb := range []*method.Tableau{method.Tsit5, method.Vern7, method.DP8} {
+		for _, n := range []int{4096, 10000, 32768} {
+			l96, _ := systems.Lorenz96(n, 0)
+			for _, machine := range []bool{false, true} {
+				name := fmt.Sprintf("%s/n=%d/go", tb.Name, n)
+				if machine {
+					name = fmt.Sprintf("%s/n=%d/jit", tb.Name, n)
+				}
+				b.Run(name, func(b *testing.B) {
+					sv, err := New(Config{Tableau: tb, F: l96.F, Dim: n, RTol: fill(1e-8, n), ATol: fill(1e-8, n),
+						MaxSteps: 100000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
+					if err != nil {
+						b.Fatal(err)
+					}
+					sv.jit, sv.stages = nil, kernelFor(tb)
+					if machine {
+						sv.jit = buildJITStages(sv, tb, false)
+						sv.setJITArgs()
+						sv.stages = (*Solver).stagesJIT
+						b.ReportMetric(float64(sv.jit.size), "code-bytes")
+					}
+					tr := &Trajectory{T0: 0, T1: 0.2, Y0: l96.Y0, P: l96.P}
+					out := &Output{Y: make([]float64, n)}
+					att := 0
+					for range b.N {
+						sv.Solve(tr, out, nil)
+						att += out.Stats.Attempts()
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(att)/float64(n), "ns/attempt/comp")
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkJITStages solves Lorenz-96 systems of several sizes with
 // Vern7 on the generated Go kernels and on the machine-code sums, in one
 // run (compare ns/op per size).

@@ -70,10 +70,13 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 	if s == nil || s.Model == nil {
 		return nil, errors.New("emitgo: nil tape.Set or Set without a Model")
 	}
-	for _, pg := range []*tape.Program{s.F, s.JVP, s.VJP, s.JacY, s.DfDt, s.JVPJacY, s.JVPDfDt, s.JVPVJP, s.DfDtVJP} {
-		if pg == nil {
-			return nil, fmt.Errorf("emitgo: model %q: the tape.Set lacks a program (build it with tape.Build)", s.Model.Name)
-		}
+	if s.F() == nil {
+		return nil, fmt.Errorf("emitgo: model %q: the tape.Set lacks f (build it with tape.Build)", s.Model.Name)
+	}
+	// Every program, derived in the order that fixes their node ids (and
+	// so the source): a Set builds its derivatives on demand.
+	if err := s.BuildAll(); err != nil {
+		return nil, fmt.Errorf("emitgo: %w", err)
 	}
 	if !token.IsIdentifier(opts.Package) || opts.Package == "_" {
 		return nil, fmt.Errorf("emitgo: Options.Package %q is not a valid package name", opts.Package)
@@ -226,6 +229,12 @@ func (g *gen) initialFunc(pg *tape.Program) fn {
 	}
 }
 
+// built returns a program of a Set after BuildAll, which built them all.
+func built(program func() (*tape.Program, error)) *tape.Program {
+	pg, _ := program()
+	return pg
+}
+
 func (g *gen) funcs(s *tape.Set) []fn {
 	d, m := g.dim, g.np
 	std := [numBlocks]string{blockT: "t", blockY: "y", blockP: "p"}
@@ -236,12 +245,12 @@ func (g *gen) funcs(s *tape.Set) []fn {
 	withVWU[blockU] = "u"
 	return []fn{
 		{
-			suffix: "F", pg: s.F, params: "t float64, y, p, dy []float64", inputs: std,
+			suffix: "F", pg: s.F(), params: "t float64, y, p, dy []float64", inputs: std,
 			outs: []outSlice{{"dy", d}},
 			doc:  g.fDoc(),
 		},
 		{
-			suffix: "JVP", pg: s.JVP, params: "t float64, y, p, v, w, out []float64", inputs: withVW,
+			suffix: "JVP", pg: built(s.JVP), params: "t float64, y, p, v, w, out []float64", inputs: withVW,
 			outs: []outSlice{{"out", d}},
 			doc: []string{
 				"writes the Jacobian-vector product J_y·v + J_p·w into out,",
@@ -253,7 +262,7 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			},
 		},
 		{
-			suffix: "VJP", pg: s.VJP, params: "t float64, y, p, u, gy, gp []float64", inputs: withU,
+			suffix: "VJP", pg: built(s.VJP), params: "t float64, y, p, u, gy, gp []float64", inputs: withU,
 			outs: []outSlice{{"gy", d}, {"gp", m}},
 			doc: []string{
 				"writes the vector-Jacobian products uᵀJ_y into gy and",
@@ -266,7 +275,7 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			},
 		},
 		{
-			suffix: "JacY", pg: s.JacY, params: "t float64, y, p, jac []float64", inputs: std,
+			suffix: "JacY", pg: built(s.JacY), params: "t float64, y, p, jac []float64", inputs: std,
 			outs: []outSlice{{"jac", d * d}},
 			doc: []string{
 				"writes the Jacobian J_y = ∂f/∂y at (t, y, p) into jac,",
@@ -276,14 +285,14 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			},
 		},
 		{
-			suffix: "DfDt", pg: s.DfDt, params: "t float64, y, p, out []float64", inputs: std,
+			suffix: "DfDt", pg: built(s.DfDt), params: "t float64, y, p, out []float64", inputs: std,
 			outs: []outSlice{{"out", d}},
 			doc:  []string{"writes the partial derivative ∂f/∂t at (t, y, p) into out."},
 		},
 		// The second derivatives the Rosenbrock methods need for
 		// sensitivities and for the reverse replay.
 		{
-			suffix: "JVPJacY", pg: s.JVPJacY, params: "t float64, y, p, v, w, jac []float64", inputs: withVW,
+			suffix: "JVPJacY", pg: built(s.JVPJacY), params: "t float64, y, p, v, w, jac []float64", inputs: withVW,
 			outs: []outSlice{{"jac", d * d}},
 			doc: []string{
 				"writes ∂(J_y·v + J_p·w)/∂y at (t, y, p) into jac,",
@@ -292,12 +301,12 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			},
 		},
 		{
-			suffix: "JVPDfDt", pg: s.JVPDfDt, params: "t float64, y, p, v, w, out []float64", inputs: withVW,
+			suffix: "JVPDfDt", pg: built(s.JVPDfDt), params: "t float64, y, p, v, w, out []float64", inputs: withVW,
 			outs: []outSlice{{"out", d}},
 			doc:  []string{"writes ∂(J_y·v + J_p·w)/∂t at (t, y, p) into out."},
 		},
 		{
-			suffix: "JVPVJP", pg: s.JVPVJP, params: "t float64, y, p, v, w, u, gy, gp []float64", inputs: withVWU,
+			suffix: "JVPVJP", pg: built(s.JVPVJP), params: "t float64, y, p, v, w, u, gy, gp []float64", inputs: withVWU,
 			outs: []outSlice{{"gy", d}, {"gp", m}},
 			doc: []string{
 				"writes uᵀ·∂(J_y·v + J_p·w)/∂y into gy and uᵀ·∂(J_y·v + J_p·w)/∂p",
@@ -306,7 +315,7 @@ func (g *gen) funcs(s *tape.Set) []fn {
 			},
 		},
 		{
-			suffix: "DfDtVJP", pg: s.DfDtVJP, params: "t float64, y, p, u, gy, gp []float64", inputs: withU,
+			suffix: "DfDtVJP", pg: built(s.DfDtVJP), params: "t float64, y, p, u, gy, gp []float64", inputs: withU,
 			outs: []outSlice{{"gy", d}, {"gp", m}},
 			doc:  []string{"writes uᵀ·∂(∂f/∂t)/∂y into gy and uᵀ·∂(∂f/∂t)/∂p into gp, at (t, y, p)."},
 		},

@@ -1,9 +1,13 @@
 package tape
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
@@ -35,12 +39,136 @@ func BenchmarkLorenzF(b *testing.B) {
 	}{
 		{"handwritten", systems.Lorenz().F},
 		{"tape", s.Programs().F},
-		{"interpreter", interpreted(s.F).NewFunc()},
+		{"interpreter", interpreted(s.F()).NewFunc()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
 				c.f(0, yv, p, dy)
 			}
 		})
+	}
+}
+
+// linearModel is a linear chain of n states, y0' = −k·y0 and
+// yi' = c·y(i−1) − k·yi: a right-hand side of size linear in n whose
+// dense Jacobian has n² entries.
+func linearModel(n int) *sym.Model {
+	m := sym.NewModel("linear")
+	k, c := m.Param("k", 1), m.Param("c", 0.5)
+	y := make([]sym.Expr, n)
+	for i := range y {
+		y[i] = m.State("y"+strconv.Itoa(i), float64(min(1, 1-i)))
+	}
+	m.Deriv(y[0], k.Mul(y[0]).Neg())
+	for i := 1; i < n; i++ {
+		m.Deriv(y[i], c.Mul(y[i-1]).Sub(k.Mul(y[i])))
+	}
+	return m
+}
+
+// linearODE is linearModel as a problem file, as bench/bigode.sh writes
+// it: states declared 50 a line.
+func linearODE(n int) []byte {
+	var b strings.Builder
+	b.WriteString("name linear\nparam k = 1, c = 0.5\nspan 0 1\n")
+	for lo := 0; lo < n; lo += 50 {
+		b.WriteString("state ")
+		for i := lo; i < min(n, lo+50); i++ {
+			if i > lo {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "y%d = %d", i, min(1, 1-i))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("y0' = -k*y0\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "y%d' = c*y%d - k*y%d\n", i, i-1, i)
+	}
+	return []byte(b.String())
+}
+
+// sinSumModel has one state x and terms sin terms: x' = Σ_i sin(a_i·x
+// + b), with a_i = 1 + i/terms: every term a math call between pieces
+// of machine code.
+func sinSumModel(terms int) *sym.Model {
+	m := sym.NewModel("sinsum")
+	x := m.State("x", 0.5)
+	b := m.Param("b", 0.25)
+	sum := m.Const(0)
+	for i := range terms {
+		a := m.Const(1 + float64(i)/float64(terms))
+		sum = sum.Add(sym.Sin(a.Mul(x).Add(b)))
+	}
+	m.Deriv(x, sum)
+	return m
+}
+
+// Building a problem costs time and memory linear in its size: Build
+// compiles f (derivative programs wait until asked for, see Set), and
+// the machine-code compiler is linear in the program. Run with
+// go test -run X -bench Build -benchmem ./sym/tape: ns/op and B/op
+// should grow tenfold from n=1000 to n=10000, and from 1e4 to 1e5 sin
+// terms. The model is built outside the timer; its parse cost is in
+// cmd/gradsolve's figures (docs/benchmarks.md).
+func BenchmarkBuildLinear(b *testing.B) {
+	for _, n := range []int{1000, 2000, 5000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			benchBuild(b, false, func() *sym.Model { return linearModel(n) })
+		})
+	}
+}
+
+// BenchmarkParseBuildLinear is BenchmarkBuildLinear from the text of a
+// problem file (the route of gradsolve solve FILE.ode): parse, check
+// and build.
+func BenchmarkParseBuildLinear(b *testing.B) {
+	for _, n := range []int{1000, 2000, 5000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			src := linearODE(n)
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for range b.N {
+				m, err := parse.Parse("linear.ode", src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Build(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBuildSinSum: see BenchmarkBuildLinear. The all variants
+// build every program too (one state: the Jacobians are as small as f).
+func BenchmarkBuildSinSum(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run("terms="+strconv.Itoa(n), func(b *testing.B) {
+			benchBuild(b, false, func() *sym.Model { return sinSumModel(n) })
+		})
+		b.Run("terms="+strconv.Itoa(n)+"/all", func(b *testing.B) {
+			benchBuild(b, true, func() *sym.Model { return sinSumModel(n) })
+		})
+	}
+}
+
+func benchBuild(b *testing.B, all bool, model func() *sym.Model) {
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		m := model()
+		b.StartTimer()
+		s, err := Build(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Programs() // what an engine asks for; builds nothing more
+		if all {
+			if err := s.BuildAll(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

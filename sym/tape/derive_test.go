@@ -252,13 +252,14 @@ func TestNeuralNetworkLinearSize(t *testing.T) {
 		t.Errorf("graph of f has %d nodes for %d weights: not linear", nodesF, weights)
 	}
 	s := mustBuild(t, m)
-	for _, pg := range []*tape.Program{s.F, s.JVP, s.VJP} {
+	all := tape.All(t, s)
+	for _, pg := range []*tape.Program{all["f"], all["jvp"], all["vjp"]} {
 		if n := len(pg.Code()); n > 12*weights {
 			t.Errorf("program %s has %d instructions for %d weights", pg.Name, n, weights)
 		}
 	}
 	t.Logf("%d weights: %d graph nodes after all derivatives; f %d, jvp %d, vjp %d instructions; f registers %d",
-		weights, m.Graph().Len(), len(s.F.Code()), len(s.JVP.Code()), len(s.VJP.Code()), s.F.NumRegisters())
+		weights, m.Graph().Len(), len(all["f"].Code()), len(all["jvp"].Code()), len(all["vjp"].Code()), all["f"].NumRegisters())
 }
 
 func itoa(i int) string {

@@ -22,9 +22,20 @@
 // itself. Set GRADSOLVE_JIT=off in the environment to keep the
 // interpreter.
 //
-// Build compiles the five programs every engine may need from a
-// sym.Model — f, J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense J_y, and
-// ∂f/∂t — and Set.Problem wraps them as an ode.Problem.
+// Build compiles f from a sym.Model; the derivative programs the
+// engines may need — J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense J_y,
+// ∂f/∂t and the second derivatives of Rosenbrock sensitivities — are
+// derived and compiled when first asked for (see Set), so that building
+// costs time and memory linear in the size of f. Set.Problem wraps them
+// as an ode.Problem.
+//
+// Every evaluator checks that the slices it is given are at least as
+// long as the program needs, and panics naming the program, the
+// argument and both lengths otherwise ("tape: f: len(dy) = 5, want at
+// least 6"): a short slice is a programmer error of the Go API, as an
+// index out of range is, and no evaluator reads or writes past a
+// slice's length, on machine code or on the interpreter. Longer slices
+// are allowed; their first values are used.
 package tape
 
 //go:generate go run gen_fused.go

@@ -34,7 +34,8 @@ func TestFusedMatchesPlain(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, pg := range []*Program{s.F, s.JVP, s.VJP, s.JacY, s.DfDt} {
+	all := All(t, s)
+	for _, pg := range []*Program{all["f"], all["jvp"], all["vjp"], all["jac_y"], all["dfdt"]} {
 		if len(pg.xcode) > len(pg.code) {
 			t.Errorf("%s: %d fused instructions for %d plain ones", pg.Name, len(pg.xcode), len(pg.code))
 		}

@@ -127,17 +127,10 @@ func (j *jitCode) run(a *jitArgs, r, y, p, v, w, u []float64) {
 // empty slice, which the code then never reads).
 func data(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 
-// checkLen panics, as slicing would, when s is shorter than n.
-func checkLen(what string, s []float64, n int) {
-	if len(s) < n {
-		panic("tape: " + what + " too short")
-	}
-}
-
-// jitF runs machine code of several pieces for EvalF.
+// jitF runs machine code of several pieces for EvalF, which checked
+// the slices' lengths.
 func (pg *Program) jitF(r []float64, t float64, y, p, out []float64) {
 	j := pg.jit
-	pg.badLengths(r, y, p, out)
 	r[0] = t
 	// Field by field: a composite literal is built in a temporary and
 	// copied with wide loads that stall on the narrow stores.
@@ -150,29 +143,14 @@ func (pg *Program) jitF(r []float64, t float64, y, p, out []float64) {
 // jitAll runs machine code for the evaluators with seeds, with the
 // outputs in out, or split between out and out2 (the gradients with
 // respect to y and p) when two is set; it reports false when the
-// program has none.
+// program has none. The evaluator checked the slices' lengths.
 func (pg *Program) jitAll(r []float64, t float64, y, p, v, w, u, out, out2 []float64, two bool) bool {
 	j := pg.jit
 	if j == nil {
 		return false
 	}
-	l := pg.layout
-	checkLen("register file", r, pg.nregs)
-	checkLen("y", y, l.Dim)
-	checkLen("p", p, l.NumParams)
-	if pg.uses[3] || pg.uses[4] {
-		checkLen("v", v, l.Dim)
-		checkLen("w", w, l.NumParams)
-	}
-	if pg.uses[5] {
-		checkLen("u", u, l.Dim)
-	}
 	if !two {
-		checkLen("output", out, len(pg.outs))
 		out2 = out[j.split:]
-	} else {
-		checkLen("output", out, j.split)
-		checkLen("output", out2, len(pg.outs)-j.split)
 	}
 	r[0] = t
 	// Field by field, as in jitF.

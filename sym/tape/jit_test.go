@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/sym"
@@ -24,10 +23,7 @@ func interpreted(pg *Program) *Program {
 // value included.
 func programs(t *testing.T, s *Set) map[string]*Program {
 	t.Helper()
-	all := map[string]*Program{
-		"f": s.F, "jvp": s.JVP, "vjp": s.VJP, "jac_y": s.JacY, "dfdt": s.DfDt,
-		"jvp_jac_y": s.JVPJacY, "jvp_dfdt": s.JVPDfDt, "jvp_vjp": s.JVPVJP, "dfdt_vjp": s.DfDtVJP,
-	}
+	all := All(t, s)
 	cols := []int{-1}
 	if s.Model.NumParams() > 0 {
 		cols = append(cols, 0)
@@ -135,7 +131,7 @@ func TestJITMatchesInterpreterExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 40, rng)
@@ -231,7 +227,7 @@ func TestJITMatchesInterpreterRandom(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 6, rng)
@@ -307,24 +303,24 @@ func TestJITFuncShortSlices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.F.jit == nil {
+	if s.F().jit == nil {
 		t.Skip("no machine code on this platform")
 	}
-	f := s.F.NewFunc()
+	f := s.F().NewFunc()
 	ok := []float64{1, 2}
 	for _, c := range []struct {
 		name     string
 		y, p, dy []float64
+		want     string
 	}{
-		{"y", ok[:1], []float64{3}, make([]float64, 2)},
-		{"p", ok, nil, make([]float64, 2)},
-		{"out", ok, []float64{3}, make([]float64, 1)},
+		{"y", ok[:1], []float64{3}, make([]float64, 2), "tape: f: len(y) = 1, want at least 2"},
+		{"p", ok, nil, make([]float64, 2), "tape: f: len(p) = 0, want at least 1"},
+		{"out", ok, []float64{3}, make([]float64, 1), "tape: f: len(dy) = 1, want at least 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
-				msg := fmt.Sprint(recover())
-				if !strings.Contains(msg, "shorter than the program needs") && !strings.Contains(msg, "too short") {
-					t.Errorf("panic %q, want one about the lengths", msg)
+				if msg := fmt.Sprint(recover()); msg != c.want {
+					t.Errorf("panic %q, want %q", msg, c.want)
 				}
 			}()
 			f(0, c.y, c.p, c.dy)
@@ -352,7 +348,7 @@ func FuzzJITMatchesInterpreter(f *testing.F) {
 		if err != nil {
 			t.Skip(err) // a random model may fold to an invalid constant
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 4, rng)

@@ -2,9 +2,9 @@ package tape
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"reflect"
+	"sync"
 
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/sym"
@@ -113,12 +113,17 @@ func (g *jitGen) loc(k int32) jit.Mem {
 	return jit.Mem{Base: g.bases[blk], Disp: off * 8}
 }
 
+// reset empties the vector registers at the start of a segment. Only
+// the tape registers they held are marked as held nowhere: where is -1
+// everywhere else already, and clearing all of it for each segment would
+// make the compiler quadratic (a program with a math call every few
+// operations has segments in proportion to its size).
 func (g *jitGen) reset() {
 	for s := range g.slots {
+		if r := g.slots[s].reg; r >= 0 {
+			g.where[r] = -1
+		}
 		g.slots[s] = slot{reg: -1}
-	}
-	for i := range g.where {
-		g.where[i] = -1
 	}
 }
 
@@ -361,22 +366,68 @@ func (g *jitGen) funcPrologue() {
 }
 
 // badArgsStub emits the target of the length checks: a tail jump to
-// jitBadArgs with the arguments untouched, so that it panics as if
-// called by the caller itself.
+// jitBadArgs, so that it panics as if called by the caller itself, with
+// the slices' pointers and lengths untouched and, in place of what the
+// message does not need, the lengths the program needs as the slices'
+// capacities and its name (see jitNames) as t. jitBadArgs has f's
+// signature: the caller reserved the stack for spilling its arguments,
+// and no more.
 func (g *jitGen) badArgsStub() {
 	a := &g.a
 	target := len(a.B)
 	for _, at := range g.badJumps {
 		binary.LittleEndian.PutUint32(a.B[at:], uint32(target-(at+4)))
 	}
+	l := g.pg.layout
+	a.MovImm64(gpCX, uint64(l.Dim))
+	a.MovImm64(gpR8, uint64(l.NumParams))
+	a.MovImm64(gpR11, uint64(len(g.pg.outs)))
+	loadMask(a, 0, math.Float64bits(float64(jitNames.index(g.pg.Name))))
 	a.MovImm64(jit.R12, uint64(reflect.ValueOf(jitBadArgs).Pointer()))
 	a.JmpReg(jit.R12)
 }
 
 // jitBadArgs is where machine code called as an ode.Func goes when a
-// slice is shorter than the program needs.
-func jitBadArgs(_ float64, y, p, out []float64) {
-	panic(fmt.Sprintf("tape: f called with len(y) = %d, len(p) = %d, len(out) = %d: shorter than the program needs", len(y), len(p), len(out)))
+// slice is shorter than the program needs, to panic as EvalF does. The
+// capacities of y, p and out are the lengths the program needs, and
+// name numbers its name (see badArgsStub): only the lengths and
+// capacities are read.
+func jitBadArgs(name float64, y, p, out []float64) {
+	prog := jitNames.name(int(name))
+	panicShort(prog, []lenArg{{"y", len(y), cap(y)}, {"p", len(p), cap(p)}, {outName(prog), len(out), cap(out)}})
+}
+
+// jitNames numbers the names of programs with machine code called as an
+// ode.Func, for the messages of jitBadArgs (which receives a number).
+var jitNames nameTable
+
+type nameTable struct {
+	mu    sync.Mutex
+	ids   map[string]int
+	names []string
+}
+
+func (t *nameTable) index(name string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.ids[name]; ok {
+		return i
+	}
+	if t.ids == nil {
+		t.ids = map[string]int{}
+	}
+	t.ids[name] = len(t.names)
+	t.names = append(t.names, name)
+	return len(t.names) - 1
+}
+
+func (t *nameTable) name(i int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i >= 0 && i < len(t.names) {
+		return t.names[i]
+	}
+	return "?"
 }
 
 // compileJIT translates pg into machine code, or returns nil when it
@@ -387,6 +438,12 @@ func compileJIT(pg *Program) *jitCode {
 	}
 	l := pg.layout
 	g := &jitGen{pg: pg, bases: trampolineBases, where: make([]int8, pg.nregs)}
+	for i := range g.where {
+		g.where[i] = -1
+	}
+	for s := range g.slots {
+		g.slots[s] = slot{reg: -1}
+	}
 	g.nextUses()
 	split := min(l.Dim, len(pg.outs))
 	j := &jitCode{split: split}

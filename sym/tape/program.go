@@ -137,20 +137,32 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 		}
 	}
 	// Operations, in id order (a topological order).
-	var ops []int32
+	nOps := 0
+	for id := range int32(g.Len()) {
+		if need[id] && g.Node(id).Op.Arity() > 0 {
+			nOps++
+		}
+	}
+	ops := make([]int32, 0, nOps)
 	for id := range int32(g.Len()) {
 		if need[id] && g.Node(id).Op.Arity() > 0 {
 			ops = append(ops, id)
 		}
 	}
 	base := nIn + int32(len(pg.consts))
-	// The plain code: one instruction per operation.
+	// The plain code: one instruction per operation. The operand lists
+	// share one array (a slice of each node's own Args would make every
+	// node escape to the heap).
 	units := make([]unit, len(ops))
+	args := make([]int32, 0, 3*len(ops))
 	for k, id := range ops {
 		n := g.Node(id)
-		units[k] = unit{node: id, op: uint16(n.Op), reads: n.Args[:n.Op.Arity()]}
+		at := len(args)
+		args = append(args, n.Args[:n.Op.Arity()]...)
+		units[k] = unit{node: id, op: uint16(n.Op), reads: args[at:len(args):len(args)]}
 	}
 	plainRegs, nPlain := allocate(units, outs, reg, base, g.Len())
+	pg.code = make([]Instr, 0, len(units))
 	for _, u := range units {
 		in := Instr{Op: sym.Op(u.op), Dst: plainRegs[u.node]}
 		args := [3]*int32{&in.A, &in.B, &in.C}
@@ -162,6 +174,7 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 	// The interpreter's code: two-level arithmetic trees fused.
 	fused := fuse(g, ops, outs)
 	execRegs, nExec := allocate(fused, outs, reg, base, g.Len())
+	pg.xcode = make([]xinstr, 0, len(fused))
 	for _, u := range fused {
 		x := xinstr{op: u.op, d: execRegs[u.node]}
 		for a, r := range u.reads {
@@ -256,7 +269,7 @@ func fuse(g *sym.Graph, ops []int32, outs []sym.Expr) []unit {
 		return op == sym.OpAdd || op == sym.OpSub || op == sym.OpMul || op == sym.OpDiv
 	}
 	absorbed := make([]bool, g.Len())
-	shape := make(map[int32]byte)
+	shape := make([]byte, g.Len()) // 0: not fused
 	for k := len(ops) - 1; k >= 0; k-- {
 		id := ops[k]
 		n := g.Node(id)
@@ -282,28 +295,38 @@ func fuse(g *sym.Graph, ops []int32, outs []sym.Expr) []unit {
 			absorbed[n.Args[1]] = true
 		}
 	}
-	var units []unit
+	n := 0
+	for _, id := range ops {
+		if !absorbed[id] {
+			n++
+		}
+	}
+	units := make([]unit, 0, n)
+	args := make([]int32, 0, 4*n) // every unit's operands, in one array
 	for _, id := range ops {
 		if absorbed[id] {
 			continue
 		}
 		n := g.Node(id)
-		u := unit{node: id, op: uint16(n.Op), reads: n.Args[:n.Op.Arity()]}
-		if sh, ok := shape[id]; ok {
+		at := len(args)
+		op := uint16(n.Op)
+		if sh := shape[id]; sh != 0 {
 			a, b := g.Node(n.Args[0]), g.Node(n.Args[1])
 			switch sh {
 			case 'L':
-				u.op = fusedCode('L', n.Op, a.Op, 0)
-				u.reads = []int32{a.Args[0], a.Args[1], n.Args[1]}
+				op = fusedCode('L', n.Op, a.Op, 0)
+				args = append(args, a.Args[0], a.Args[1], n.Args[1])
 			case 'R':
-				u.op = fusedCode('R', n.Op, b.Op, 0)
-				u.reads = []int32{n.Args[0], b.Args[0], b.Args[1]}
+				op = fusedCode('R', n.Op, b.Op, 0)
+				args = append(args, n.Args[0], b.Args[0], b.Args[1])
 			case 'B':
-				u.op = fusedCode('B', n.Op, a.Op, b.Op)
-				u.reads = []int32{a.Args[0], a.Args[1], b.Args[0], b.Args[1]}
+				op = fusedCode('B', n.Op, a.Op, b.Op)
+				args = append(args, a.Args[0], a.Args[1], b.Args[0], b.Args[1])
 			}
+		} else {
+			args = append(args, n.Args[:n.Op.Arity()]...)
 		}
-		units = append(units, u)
+		units = append(units, unit{node: id, op: op, reads: args[at:len(args):len(args)]})
 	}
 	return units
 }

@@ -1,0 +1,209 @@
+package tape
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym"
+	"github.com/gradsolve/gradsolve/sym/parse"
+)
+
+// sentinel fills the capacity past a slice's length: an evaluator that
+// wrote there would change it.
+var sentinel = math.Float64frombits(0x7ff8dead0000beef)
+
+// evalArgs are the slice arguments of one evaluator call, with their
+// names in ode.Programs, in the order the evaluator checks them.
+type evalArgs struct {
+	names []string
+	need  []int
+	s     [][]float64
+}
+
+// argsFor returns the arguments of the evaluator that runs program pg,
+// each of length need+extra, or need−1 for argument short (−1: none),
+// and capacity need+4, with sentinel past the need or the length.
+func argsFor(pg *Program, short, extra int) evalArgs {
+	l := pg.layout
+	var a evalArgs
+	add := func(name string, n int) {
+		a.names, a.need = append(a.names, name), append(a.need, n)
+	}
+	add("y", l.Dim)
+	add("p", l.NumParams)
+	switch kindOf(pg) {
+	case evalF:
+		add(outName(pg.Name), len(pg.outs))
+	case evalJVP:
+		add("v", l.Dim)
+		add("w", l.NumParams)
+		add(outName(pg.Name), len(pg.outs))
+	case evalVJP:
+		add("u", l.Dim)
+		add("gy", pg.split())
+		add("gp", len(pg.outs)-pg.split())
+	case evalJVPVJP:
+		add("v", l.Dim)
+		add("w", l.NumParams)
+		add("u", l.Dim)
+		add("gy", pg.split())
+		add("gp", len(pg.outs)-pg.split())
+	}
+	for i, n := range a.need {
+		length := n + extra
+		if i == short {
+			length = n - 1
+		}
+		s := make([]float64, n+4)
+		for k := range s {
+			s[k] = 0.25 + 0.5*float64(k%5)
+			if k >= min(n, length) { // past what the program may read or write
+				s[k] = sentinel
+			}
+		}
+		a.s = append(a.s, s[:length])
+	}
+	return a
+}
+
+// kindOf returns the evaluator of a program of a Set, by its name.
+func kindOf(pg *Program) evalKind {
+	switch pg.Name {
+	case "jvp", "jvp_jac_y", "jvp_dfdt":
+		return evalJVP
+	case "vjp", "dfdt_vjp":
+		return evalVJP
+	case "jvp_vjp":
+		return evalJVPVJP
+	}
+	return evalF
+}
+
+// call runs pg's evaluator on a, through the Program's method, or
+// through the matching evaluator of ode.Programs when pgs is set.
+func call(pg *Program, pgs *ode.Programs, a evalArgs) {
+	s, r := a.s, pg.NewRegisters()
+	if pgs == nil {
+		switch kindOf(pg) {
+		case evalF:
+			pg.EvalF(r, 0.5, s[0], s[1], s[2])
+		case evalJVP:
+			pg.EvalJVP(r, 0.5, s[0], s[1], s[2], s[3], s[4])
+		case evalVJP:
+			pg.EvalVJP(r, 0.5, s[0], s[1], s[2], s[3], s[4])
+		case evalJVPVJP:
+			pg.EvalJVPVJP(r, 0.5, s[0], s[1], s[2], s[3], s[4], s[5], s[6])
+		}
+		return
+	}
+	switch pg.Name {
+	case "f":
+		pgs.F(0.5, s[0], s[1], s[2])
+	case "jac_y":
+		pgs.JacY(0.5, s[0], s[1], s[2])
+	case "dfdt":
+		pgs.DfDt(0.5, s[0], s[1], s[2])
+	case "jvp":
+		pgs.JVP(0.5, s[0], s[1], s[2], s[3], s[4])
+	case "jvp_jac_y":
+		pgs.JVPJacY(0.5, s[0], s[1], s[2], s[3], s[4])
+	case "jvp_dfdt":
+		pgs.JVPDfDt(0.5, s[0], s[1], s[2], s[3], s[4])
+	case "vjp":
+		pgs.VJP(0.5, s[0], s[1], s[2], s[3], s[4])
+	case "dfdt_vjp":
+		pgs.DfDtVJP(0.5, s[0], s[1], s[2], s[3], s[4])
+	case "jvp_vjp":
+		pgs.JVPVJP(0.5, s[0], s[1], s[2], s[3], s[4], s[5], s[6])
+	}
+}
+
+// A slice one shorter than a program needs panics naming the program,
+// the argument and both lengths, through every evaluator — the Program
+// methods on machine code and on the interpreter, the evaluators of
+// ode.Programs (machine code called directly for f where it is one
+// piece), NewFunc and Problem.F — and nothing is written, even where the
+// slice's capacity has room. Longer slices give the results of exact
+// ones and are not written past the outputs' lengths.
+func TestSliceLengths(t *testing.T) {
+	halo, err := parse.ParseFile(filepath.Join("..", "..", "examples", "halo.ode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Set{mustBuildSet(t, lorenzModel()), mustBuildSet(t, halo)} {
+		all := All(t, m)
+		cols := []int{-1, 0}
+		if _, err := m.SensF(cols); err != nil {
+			t.Fatal(err)
+		}
+		all["sens"] = m.sens[fmt.Sprint(cols)]
+		for name, pg := range all {
+			routes := map[string]func(evalArgs){
+				"method":      func(a evalArgs) { call(pg, nil, a) },
+				"interpreter": func(a evalArgs) { call(interpreted(pg), nil, a) },
+			}
+			if name != "sens" {
+				routes["ode.Programs"] = func(a evalArgs) { call(pg, m.Programs(), a) }
+			}
+			if kindOf(pg) == evalF {
+				routes["NewFunc"] = func(a evalArgs) { pg.NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }
+				routes["interpreter NewFunc"] = func(a evalArgs) { interpreted(pg).NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }
+			}
+			if name == "f" {
+				routes["Problem.F"] = func(a evalArgs) { m.Problem().F(0.5, a.s[0], a.s[1], a.s[2]) }
+			}
+			for route, run := range routes {
+				exact := argsFor(pg, -1, 0)
+				run(exact)
+				long := argsFor(pg, -1, 3)
+				run(long)
+				for i, s := range long.s {
+					n := long.need[i]
+					for k := range s {
+						if k < n && math.Float64bits(s[k]) != math.Float64bits(exact.s[i][k]) {
+							t.Errorf("%s %s %s: long %s[%d] = %v, exact %v", m.Model.Name, name, route, long.names[i], k, s[k], exact.s[i][k])
+						}
+						if k >= n && math.Float64bits(s[k]) != math.Float64bits(sentinel) {
+							t.Errorf("%s %s %s: long %s[%d] (past the %d the program uses) written", m.Model.Name, name, route, long.names[i], k, n)
+						}
+					}
+				}
+				for i, n := range exact.need {
+					if n == 0 {
+						continue
+					}
+					a := argsFor(pg, i, 0)
+					want := fmt.Sprintf("tape: %s: len(%s) = %d, want at least %d", name, a.names[i], n-1, n)
+					func() {
+						defer func() {
+							if msg := fmt.Sprint(recover()); msg != want {
+								t.Errorf("%s %s %s: short %s: panic %q, want %q", m.Model.Name, name, route, a.names[i], msg, want)
+							}
+						}()
+						run(a)
+					}()
+					for j, s := range a.s {
+						s = s[:cap(s)]
+						for k := len(a.s[j]); k < len(s); k++ {
+							if math.Float64bits(s[k]) != math.Float64bits(sentinel) {
+								t.Errorf("%s %s %s: short %s: %s[%d] written past its length", m.Model.Name, name, route, a.names[i], a.names[j], k)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func mustBuildSet(t *testing.T, m *sym.Model) *Set {
+	t.Helper()
+	s, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
