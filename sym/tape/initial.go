@@ -25,9 +25,10 @@ func (s *Set) InitialProgram() (*Program, error) {
 	if !m.InitialDependsOnParams() {
 		return nil, nil
 	}
-	s.mu.Lock() // building extends the graph, which SensF also extends
-	defer s.mu.Unlock()
+	s.gmu.Lock() // building extends the graph (see derivedLocked)
+	defer s.gmu.Unlock()
 	if s.initial == nil {
+		s.baseLocked() // first, for the bits of later programs (see derivedLocked)
 		c := &initialCache{}
 		y0 := m.Initial()
 		outs := append(y0, sym.JacobianP(y0, m.NumParams())...)
@@ -41,14 +42,14 @@ func (s *Set) InitialProgram() (*Program, error) {
 
 // defaultY0 returns the model's default initial state. Where it is
 // computed from initial values that depend on the parameters, it reads
-// (and may extend, with constants) the graph, so it holds mu as SensF
-// and InitialProgram do.
+// (and may extend, with constants) the graph, so it holds the graph's
+// lock as SensF and InitialProgram do.
 func (s *Set) defaultY0() []float64 {
 	if !s.Model.InitialDependsOnParams() {
 		return s.Model.Y0()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
 	return s.Model.Y0()
 }
 

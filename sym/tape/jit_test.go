@@ -257,7 +257,7 @@ func TestJITFloorWithoutRoundSD(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		if s.F.jit == nil {
+		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}
 		checkJIT(t, s, 6, rng)

@@ -47,7 +47,7 @@ type Set struct {
 	mu   sync.Mutex
 	sens map[string]*Program
 	// initial is the program of initial values that depend on the
-	// parameters (see initial.go).
+	// parameters (see initial.go); gmu guards it.
 	initial *initialCache
 }
 
