@@ -40,6 +40,10 @@ type Sizes struct {
 	// Jacobian and its LU factors, Dim² numbers each (and one more per
 	// sensitivity column).
 	Implicit bool
+	// InitialFromParams says the initial states are computed from each
+	// trajectory's parameters (Problem.Initial with no Ensemble.Y0):
+	// N·Dim more numbers.
+	InitialFromParams bool
 }
 
 // Footprint is the memory a job's arrays take, in bytes.
@@ -99,6 +103,9 @@ func (s Sizes) budget() *memory.Budget {
 	b.Add("Result.T", "N", 16, n) // with the last step sizes
 	b.Add("Result.Status", "N", int(unsafe.Sizeof(Status(0))), n)
 	b.Add("Result.Stats", "N", int(unsafe.Sizeof(Stats{})), n)
+	if s.InitialFromParams {
+		b.Add("initial states y0(p)", "N·Dim", 8, n, dim)
+	}
 	nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
 	// Each worker's solver: a goroutine's stack and about 2·13+8 vectors
 	// of the (augmented) state — 13 stages bound every method here.
@@ -176,7 +183,8 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Siz
 		k /= n
 	}
 	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0),
-		Implicit: o.Rosenbrock != nil || o.Method == nil && prob.Stiff}
+		Implicit:          o.Rosenbrock != nil || o.Method == nil && prob.Stiff,
+		InitialFromParams: ens.Y0 == nil && prob.Initial != nil && len(ens.P) != prob.NumParams}
 	if o.Sens != nil {
 		s.NS = len(o.Sens.Wrt)
 	}

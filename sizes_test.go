@@ -119,6 +119,12 @@ func TestFootprint(t *testing.T) {
 	if err != nil || err2 != nil || imp.Bytes-exp.Bytes != uint64(2*8*dim*dim*2) {
 		t.Errorf("a Rosenbrock method's Jacobians: %d − %d bytes, want %d", imp.Bytes, exp.Bytes, 2*8*dim*dim*2)
 	}
+	// Initial states computed from each trajectory's parameters: N·Dim
+	// more numbers.
+	ini, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Workers: 2, InitialFromParams: true}.Footprint()
+	if err != nil || ini.Bytes-exp.Bytes != uint64(8*n*dim) {
+		t.Errorf("initial states from the parameters: %d − %d bytes, want %d", ini.Bytes, exp.Bytes, 8*n*dim)
+	}
 	if _, err := (gradsolve.Sizes{N: 1 << 62, Dim: 3}).Footprint(); !errors.Is(err, gradsolve.ErrInput) {
 		t.Errorf("overflow: %v", err)
 	}

@@ -561,7 +561,7 @@ func initialStates(prob *Problem, p []float64, n int) ([]float64, error) {
 				if rows == 1 {
 					which = "the parameters"
 				}
-				return nil, inputErr("%s: the initial state computed from %s has %s = %g: it must be finite (check the parameters, or give the initial states)", prob.Name, which, name, v)
+				return nil, inputErr("%s: the initial state computed from %s has %s = %g: it must be finite (check the parameters, or give the initial states)", nameOf(prob), which, name, v)
 			}
 		}
 	}

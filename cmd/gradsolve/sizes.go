@@ -13,21 +13,22 @@ import (
 // fileNames are the command's names for the library's arrays in a
 // refusal: the output files, or what the memory is for.
 var fileNames = map[string]string{
-	"Result.Y":            "y_final",
-	"Result.Saved":        "y_saved",
-	"Result.T":            "status and statistics",
-	"Result.Status":       "status and statistics",
-	"Result.Stats":        "status and statistics",
-	"Result.S":            "sens",
-	"Result.SavedS":       "sens_saved",
-	"sensitivity buffers": "sensitivity buffers",
-	"worker state":        "worker state",
-	"worker Jacobians":    "Jacobians",
-	"recorded meshes":     "recording",
-	"Recording points":    "recording",
-	"Gradient.P":          "grad_params",
-	"Gradient.Y0":         "grad_y0",
-	"Cotangents.Y":        "cotangents",
+	"Result.Y":             "y_final",
+	"Result.Saved":         "y_saved",
+	"Result.T":             "status and statistics",
+	"Result.Status":        "status and statistics",
+	"Result.Stats":         "status and statistics",
+	"Result.S":             "sens",
+	"Result.SavedS":        "sens_saved",
+	"sensitivity buffers":  "sensitivity buffers",
+	"worker state":         "worker state",
+	"worker Jacobians":     "Jacobians",
+	"recorded meshes":      "recording",
+	"Recording points":     "recording",
+	"Gradient.P":           "grad_params",
+	"Gradient.Y0":          "grad_y0",
+	"Cotangents.Y":         "cotangents",
+	"initial states y0(p)": "initial states",
 }
 
 // sizeFlags describes where n and k come from, for the messages.
@@ -70,7 +71,8 @@ func (j *job) gradColumns() int { return len(j.gradWrt) }
 // columns) or grad's route.
 func (j *job) jobSizes(sf sizeFlags) gradsolve.Sizes {
 	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers,
-		Implicit: j.rt != nil || j.tb == nil && j.pr.Stiff}
+		Implicit:          j.rt != nil || j.tb == nil && j.pr.Stiff,
+		InitialFromParams: j.fl.y0 == "" && j.pr.Initial != nil}
 	if j.cmd == "grad" {
 		s.Gradient = true
 		engine := "cpu-erk"
