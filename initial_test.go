@@ -9,23 +9,7 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
-	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/sym/tape"
 )
-
-// problemFrom parses and compiles a problem file given as text.
-func problemFrom(t testing.TB, name, src string) *gradsolve.Problem {
-	t.Helper()
-	m, err := parse.Parse(name+".ode", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tape.Build(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Problem()
-}
 
 // decay is y' = −k·y from y(0) = a·b: y(t) = a·b·e^(−kt), so
 //
@@ -43,7 +27,7 @@ y' = -k*y
 // sensitivities are the derivatives of the same discrete solution and
 // carry the same relative error.
 func TestInitialFromParamsClosedForm(t *testing.T) {
-	pr := problemFrom(t, "decay", decaySrc)
+	pr := sourceProblem(t, "decay", decaySrc)
 	if pr.Initial == nil {
 		t.Fatal("Problem.Initial is nil")
 	}
@@ -85,7 +69,7 @@ func TestInitialFromParamsClosedForm(t *testing.T) {
 // An initial state that is not finite at a trajectory's parameters is
 // refused with a message naming the state and the trajectory.
 func TestInitialFromParamsNotFinite(t *testing.T) {
-	pr := problemFrom(t, "logy", "param k = 1\nstate y = log(k)\ny' = -y\nspan 0 1\n")
+	pr := sourceProblem(t, "logy", "param k = 1\nstate y = log(k)\ny' = -y\nspan 0 1\n")
 	_, err := gradsolve.Solve(context.Background(), pr, &gradsolve.Ensemble{N: 2, P: []float64{1, -1}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "trajectory 1 has y = NaN") {
 		t.Errorf("error %v, want one about y = NaN on trajectory 1", err)
@@ -131,7 +115,7 @@ func orbitLoss(res *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
 // agree to their truncation and rounding error: O(h²·L”') + O(ε·L/h)
 // ≈ 1e-8 relative at h = 1e-5, so 1e-6.
 func TestInitialFromParamsGradient(t *testing.T) {
-	pr := problemFrom(t, "orbit", orbitSrc)
+	pr := sourceProblem(t, "orbit", orbitSrc)
 	p := []float64{0.5, 1, 0.3, 0.2, 1.3, -0.4}
 	ens := &gradsolve.Ensemble{N: 2, P: p, Save: []float64{1.25}}
 	type meth struct {
@@ -218,7 +202,7 @@ func TestInitialFromParamsGradient(t *testing.T) {
 // them when P moves, and ∂L/∂p loses the term through y0(p) — the
 // gradient is that of a recording with the same Y0 given explicitly.
 func TestReplayWithGivenInitialStates(t *testing.T) {
-	pr := problemFrom(t, "orbit", orbitSrc)
+	pr := sourceProblem(t, "orbit", orbitSrc)
 	p := []float64{0.5, 1, 0.3}
 	o := &gradsolve.Options{RTol: 1e-8, ATol: 1e-10}
 	rec, err := gradsolve.Record(context.Background(), pr, &gradsolve.Ensemble{N: 1, P: p, Save: []float64{1.25}}, o)

@@ -9,8 +9,6 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/method"
-	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
 )
 
@@ -202,15 +200,7 @@ func TestE5Reduced(t *testing.T) {
 // derivative program (Record, Rosenbrock methods).
 func slowDecay(t *testing.T) *gradsolve.Problem {
 	t.Helper()
-	m, err := parse.Parse("slowdecay.ode", []byte("name slowdecay\nparam lam = 1e-12\nstate y = 1\nspan 0 1e13\ny' = -lam*y\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tape.Build(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Problem()
+	return sourceProblem(t, "slowdecay", "name slowdecay\nparam lam = 1e-12\nstate y = 1\nspan 0 1e13\ny' = -lam*y\n")
 }
 
 // y' = −lam·y over spans of 1e13 with y = 1 at the start: lam = 1e-12

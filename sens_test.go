@@ -8,6 +8,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/sym"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 	"github.com/gradsolve/gradsolve/systems"
@@ -20,6 +21,22 @@ func exampleProblem(t testing.TB, name string) *gradsolve.Problem {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return buildProblem(t, m)
+}
+
+// sourceProblem compiles a problem file given as text; name labels it
+// in messages.
+func sourceProblem(t testing.TB, name, src string) *gradsolve.Problem {
+	t.Helper()
+	m, err := parse.Parse(name+".ode", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buildProblem(t, m)
+}
+
+func buildProblem(t testing.TB, m *sym.Model) *gradsolve.Problem {
+	t.Helper()
 	set, err := tape.Build(m)
 	if err != nil {
 		t.Fatal(err)
