@@ -282,19 +282,8 @@ func gradientWrt(prob *Problem, wrt []Wrt) ([]Wrt, error) {
 	if len(wrt) == 0 {
 		return nil, inputErr("Options.GradientWrt is empty: list at least one Wrt, or leave it nil for every parameter and initial value")
 	}
-	seen := make(map[Wrt]bool, len(wrt))
-	for c, w := range wrt {
-		limit, what := prob.NumParams, "parameter"
-		if w.Y0 {
-			limit, what = prob.Dim, "initial value"
-		}
-		if w.Index < 0 || w.Index >= limit {
-			return nil, inputErr("Options.GradientWrt[%d]: %s index %d out of range [0, %d)", c, what, w.Index, limit)
-		}
-		if seen[w] {
-			return nil, inputErr("Options.GradientWrt[%d]: %s listed twice", c, w)
-		}
-		seen[w] = true
+	if err := checkWrt(prob, wrt, "Options.GradientWrt"); err != nil {
+		return nil, err
 	}
 	return wrt, nil
 }

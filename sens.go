@@ -73,19 +73,10 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 		return nil, inputErr("%s: sensitivities need a tangent program: Problem.Programs has no JVP", nameOf(prob))
 	}
 	ss := &sensSetup{ns: len(s.Wrt), dim: prob.Dim, m: prob.NumParams}
-	seen := map[Wrt]bool{}
-	for c, w := range s.Wrt {
-		limit, what := prob.NumParams, "parameter"
-		if w.Y0 {
-			limit, what = prob.Dim, "initial value"
-		}
-		if w.Index < 0 || w.Index >= limit {
-			return nil, inputErr("sensitivity column %d: %s index %d out of range [0, %d)", c, what, w.Index, limit)
-		}
-		if seen[w] {
-			return nil, inputErr("sensitivity column %d: %s %d listed twice", c, what, w.Index)
-		}
-		seen[w] = true
+	if err := checkWrt(prob, s.Wrt, "Options.Sens.Wrt"); err != nil {
+		return nil, err
+	}
+	for _, w := range s.Wrt {
 		if w.Y0 {
 			ss.paramCol, ss.y0Col = append(ss.paramCol, -1), append(ss.y0Col, w.Index)
 		} else {
@@ -218,4 +209,24 @@ func (w Wrt) String() string {
 		return fmt.Sprintf("y0[%d]", w.Index)
 	}
 	return fmt.Sprintf("p[%d]", w.Index)
+}
+
+// checkWrt checks that every column of wrt (the Go field named field)
+// is in range and listed once.
+func checkWrt(prob *Problem, wrt []Wrt, field string) error {
+	seen := make(map[Wrt]bool, len(wrt))
+	for c, w := range wrt {
+		limit, what := prob.NumParams, "parameter"
+		if w.Y0 {
+			limit, what = prob.Dim, "initial value"
+		}
+		if w.Index < 0 || w.Index >= limit {
+			return inputErr("%s[%d]: %s index %d out of range [0, %d)", field, c, what, w.Index, limit)
+		}
+		if seen[w] {
+			return inputErr("%s[%d]: %s listed twice", field, c, w)
+		}
+		seen[w] = true
+	}
+	return nil
 }
