@@ -264,6 +264,9 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 			if err != nil {
 				return nil, fmt.Errorf("--%s %q: want a number or a .npy file", flag, v)
 			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("--%s %q: the time must be finite", flag, v)
+			}
 			return []float64{x}, nil
 		}
 		return nil, nil

@@ -49,6 +49,8 @@ func TestMessagesNameFlags(t *testing.T) {
 		{[]string{"solve", lorenz, "--sens", "rho,rho"}, `--sens "rho,rho": rho is listed twice`},
 		{[]string{"solve", lorenz, "--saveat", "2"}, "--saveat: save time 0 = 2 of trajectory 0 lies outside its span"},
 		{[]string{"solve", lorenz, "--t0", "1", "--t1", "1"}, "--t0 and --t1: "},
+		{[]string{"solve", lorenz, "--t1", "nan"}, `--t1 "nan": the time must be finite`},
+		{[]string{"solve", lorenz, "--t0", "-inf"}, `--t0 "-inf": the time must be finite`},
 		{[]string{"solve", lorenz, "--param", "rho=inf"}, `--param "rho=inf": the values must be finite`},
 		{[]string{"solve", "--system", "nope"}, "--system: "},
 		{[]string{"grad", lorenz, "--mode", "sideways", "--loss", "sumsq"}, "--mode: "},
