@@ -63,14 +63,33 @@ func (s *Set) initialFunc() func() ode.InitialFunc {
 	if pg == nil || err != nil {
 		return nil
 	}
-	dim := s.Model.Dim()
+	return initialEvaluators(pg, s.Model.Dim())
+}
+
+// initialEvaluators returns the source of evaluators of the
+// initial-value program pg of a model of dim states: each writes y0(p)
+// into y0 and, when jac is not nil, ∂y0/∂p into jac. Like every
+// evaluator (see Slice lengths) it checks its slices first: p must hold
+// NumParams values, y0 dim and jac dim·NumParams; a shorter one panics
+// naming the argument and both lengths ("tape: initial: len(y0) = 1,
+// want at least 2"), and nothing is written. Longer ones are allowed;
+// their values past those lengths are left alone.
+func initialEvaluators(pg *Program, dim int) func() ode.InitialFunc {
+	np := pg.layout.NumParams
 	return func() ode.InitialFunc {
 		r, out := pg.NewRegisters(), make([]float64, len(pg.outs))
 		return func(p, y0, jac []float64) {
+			if len(p) < np || len(y0) < dim || jac != nil && len(jac) < dim*np {
+				args := []lenArg{{"p", len(p), np}, {"y0", len(y0), dim}}
+				if jac != nil {
+					args = append(args, lenArg{"jac", len(jac), dim * np})
+				}
+				panicShort(pg.Name, args)
+			}
 			pg.EvalF(r, 0, nil, p, out)
 			copy(y0[:dim], out[:dim])
 			if jac != nil {
-				copy(jac[:len(out)-dim], out[dim:])
+				copy(jac[:dim*np], out[dim:])
 			}
 		}
 	}
