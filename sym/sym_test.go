@@ -197,29 +197,9 @@ func TestSelectDerivative(t *testing.T) {
 }
 
 // evalAt evaluates e with y[0] = y and every seed input = seed, with
-// Eval's arithmetic.
+// Graph.Evaluate's arithmetic (t and the parameters are not used).
 func evalAt(g *Graph, e Expr, y, seed float64) float64 {
-	vals := make([]float64, e.ID()+1)
-	for id := int32(0); id <= e.ID(); id++ {
-		n := g.Node(id)
-		switch n.Op {
-		case OpConst:
-			vals[id] = n.Value
-		case OpState:
-			vals[id] = y
-		case OpSeed:
-			vals[id] = seed
-		case OpTime, OpParam:
-			vals[id] = 0
-		default:
-			var a [3]float64
-			for k := range n.Op.Arity() {
-				a[k] = vals[n.Args[k]]
-			}
-			vals[id] = Eval(n.Op, a[0], a[1], a[2])
-		}
-	}
-	return vals[e.ID()]
+	return g.evaluate([]Expr{e}, 0, []float64{y}, nil, func(SeedKind, int32) float64 { return seed })[0]
 }
 
 // Initial values may be expressions of the parameters: the model keeps
