@@ -530,6 +530,8 @@ func TestErrors(t *testing.T) {
 		{"const uses t", "const c = t\n", 1, 11, []string{"t (the time) is not constant", "const c", "may use params"}},
 		{"state init uses a varying let", "state x = 1\nlet a = x\nstate y = a\nx' = x\ny' = y\n", 3, 11, []string{"a is a let that depends on states or t", "initial value of state y"}},
 		{"state init not finite at the defaults", "param k = 0\nstate x = log(k)\nx' = x\n", 2, 11, []string{"initial value of state x is -Inf at the params' defaults", "finite"}},
+		// The second state reads the value of log(k) the first computed.
+		{"state init not finite, shared", "param k = 0\nconst a = log(k)\nstate x = 2*a, y = 3*a\nx' = x\ny' = y\n", 3, 20, []string{"initial value of state y is -Inf at the params' defaults"}},
 		{"const uses a varying let", "state x = 1\nlet a = x\nconst c = a\n", 3, 11, []string{"a is a let that depends on states", "const c"}},
 		{"span uses a param", "param k = 1\nspan 0 k\n", 2, 8, []string{"k is a param", "span", "constant"}},
 		// Span.
