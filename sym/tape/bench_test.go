@@ -156,8 +156,8 @@ func linearY0PODE(n int) []byte {
 // initial values that depend on a parameter (linearY0PODE): parsing and
 // checking them is linear in the number of states too. The problem
 // variants also make the ode.Problem, as gradsolve solve does, which
-// compiles y0(p) and ∂y0/∂p and derives the first derivatives of f
-// (see Set.InitialProgram).
+// compiles y0(p) (alone: ∂y0/∂p waits for a sensitivity job, see
+// Set.InitialProgram).
 func BenchmarkParseBuildLinearY0P(b *testing.B) {
 	for _, n := range []int{1000, 2000, 5000, 10000} {
 		src := linearY0PODE(n)

@@ -172,8 +172,12 @@ func TestSliceLengths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		initialY0, err := m.initialY0Program()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if initial != nil {
-			all["initial"] = initial
+			all["initial"], all["initial_y0"] = initial, initialY0
 		}
 		for name, pg := range all {
 			spec := argsOf(pg)
@@ -181,7 +185,7 @@ func TestSliceLengths(t *testing.T) {
 				"method":      {spec, func(a evalArgs) { call(pg, nil, a) }},
 				"interpreter": {spec, func(a evalArgs) { call(interpreted(pg), nil, a) }},
 			}
-			if name != "sens" && name != "initial" {
+			if name != "sens" && name != "initial" && name != "initial_y0" {
 				routes["ode.Programs"] = route{spec, func(a evalArgs) { call(pg, m.Programs(), a) }}
 			}
 			if kindOf(pg) == evalF {
@@ -200,7 +204,7 @@ func TestSliceLengths(t *testing.T) {
 					}
 					ev := m.Problem().Initial
 					if !jit {
-						ev = initialEvaluators(prog, dim)
+						ev = initialEvaluators(interpreted(initialY0), func() *Program { return prog }, dim)
 					}
 					routes[label] = route{initialArgsOf(pg, dim, true), func(a evalArgs) { ev()(a.s[0], a.s[1], a.s[2]) }}
 					routes[label+" without jac"] = route{initialArgsOf(pg, dim, false), func(a evalArgs) { ev()(a.s[0], a.s[1], nil) }}

@@ -49,6 +49,9 @@ type Set struct {
 	// initial is the program of initial values that depend on the
 	// parameters (see initial.go); gmu guards it.
 	initial *initialCache
+	// initialY0 is the program of y0(p) alone (initialY0Program); gmu
+	// guards it.
+	initialY0 *initialCache
 	// fjvp is the program of f and J·v + J_p·w together (FJVP).
 	fjvp lazyProgram
 }
