@@ -75,6 +75,11 @@ var (
 		"ifelse", "sign", "floor", "ceil"}
 )
 
+// newFunctions are the functions added to the format with comparisons
+// and piecewise definitions: names a file written before could define,
+// which its errors then explain.
+var newFunctions = map[string]bool{"ifelse": true, "sign": true, "floor": true, "ceil": true}
+
 // reservedKind says why a name cannot be defined ("" if it can).
 func reservedKind(name string) string {
 	for _, k := range keywords {
@@ -139,6 +144,9 @@ type parser struct {
 	spanAt     pos
 	stiffAt    pos
 	unknown    []unknownRef
+	// refused: the names of functions the file tried to define, and
+	// where first (see checkNew).
+	refused map[string]pos
 
 	// The current line.
 	line  int
@@ -356,7 +364,7 @@ func (p *parser) binding(kind string) {
 	name, at := t.text, pos{p.line, t.col}
 	p.next()
 	p.expect("=", fmt.Sprintf("after %s %s", kind, name))
-	ok := p.checkNew(name, t.col)
+	ok := p.checkNew(kind, name, t.col)
 	// The name is defined, pending, before its expression is parsed: a
 	// use inside is an error, and a syntax error in the expression still
 	// leaves the name defined, so later lines do not report it unknown.
@@ -461,8 +469,25 @@ func (p *parser) defaultValue(e sym.Expr) float64 {
 	return p.vals[e.ID()]
 }
 
-// checkNew reports whether name may be defined, reporting why not.
-func (p *parser) checkNew(name string, col int) bool {
+// checkNew reports whether name may be defined as a kind (state,
+// param, …), reporting why not. A function's name is refused with its
+// reason, and remembered so that a use of it says why it is not the
+// value the file meant.
+func (p *parser) checkNew(kind, name string, col int) bool {
+	if _, ok := functions[name]; ok {
+		msg := fmt.Sprintf("%s is reserved for the function %s(…) and cannot name a %s: rename the %s", name, name, kind, kind)
+		if newFunctions[name] {
+			msg += " (ifelse, sign, floor and ceil became reserved names when the format gained piecewise functions)"
+		}
+		p.errorAt(col, "%s", msg)
+		if p.refused == nil {
+			p.refused = map[string]pos{}
+		}
+		if _, seen := p.refused[name]; !seen {
+			p.refused[name] = pos{p.line, col}
+		}
+		return false
+	}
 	if r := reservedKind(name); r != "" {
 		p.errorAt(col, "%s is %s and cannot be defined", name, r)
 		return false
