@@ -21,10 +21,12 @@ import (
 // itself is subnormal and carries fewer than 53 significant bits, so h·k
 // and the error estimate lose precision, and a loop of rejections cannot
 // creep on through the subnormals (where h·0.9 rounds back to h) to the
-// end of the budget. Since every rejection shrinks |h| by at least the
-// controller's safety factor (0.9), and a non-finite trial by QMin,
-// a trajectory at t = 0 whose every trial fails stops after a bounded
-// number of attempts: about 430 from h = 1e-6 at QMin = 0.2.
+// end of the budget. Since a non-finite trial shrinks |h| by QMin, a
+// trajectory at t = 0 whose every trial is non-finite stops after a
+// bounded number of attempts: about 430 from h = 1e-6 at QMin = 0.2. (A
+// rejection with a finite error shrinks |h| by at least the controller's
+// Safety, which may be up to 1: there the budget bounds the attempts;
+// see docs/numerics.md.)
 func MinStep(t float64) float64 {
 	return math.Max(4*0x1p-52*math.Abs(t), 0x1p-1022)
 }

@@ -386,6 +386,12 @@ func (g *Graph) apply(op Op, xs []Expr) Expr {
 // compiled programs compute. Seed inputs read 0; y and p must be long
 // enough for the states and parameters the outputs use.
 func (g *Graph) Evaluate(outs []Expr, t float64, y, p []float64) []float64 {
+	return g.evaluate(outs, t, y, p, nil)
+}
+
+// evaluate is Evaluate with seed input i of kind k reading seed(k, i)
+// where seed is not nil.
+func (g *Graph) evaluate(outs []Expr, t float64, y, p []float64, seed func(k SeedKind, i int32) float64) []float64 {
 	need := g.Reachable(outs)
 	vals := make([]float64, len(g.nodes))
 	for id, n := range g.nodes {
@@ -402,6 +408,9 @@ func (g *Graph) Evaluate(outs []Expr, t float64, y, p []float64) []float64 {
 		case OpParam:
 			vals[id] = p[n.Index]
 		case OpSeed:
+			if seed != nil {
+				vals[id] = seed(n.Kind, n.Index)
+			}
 		default:
 			var a [3]float64
 			for k := range n.Op.Arity() {

@@ -31,6 +31,21 @@ type Model struct {
 	params []variable
 	derivs []Expr // per state; zero Expr until set
 	names  map[string]bool
+
+	// paramOnly[id] is set once node id is known to use parameters and
+	// constants only (see StateExpr): a node's operands never change, so
+	// each node is checked once for the whole model, and declaring n
+	// states costs the size of their initial values, not n times the
+	// graph's.
+	paramOnly []bool
+	// checked caches checkInitial's result for the number of states and
+	// parameters it was computed with (the only changes that can alter
+	// it: an initial value is fixed when its state is added).
+	checked struct {
+		states, params int
+		valid          bool
+		err            error
+	}
 }
 
 type variable struct {
@@ -90,18 +105,49 @@ func (m *Model) StateExpr(name string, init Expr) Expr {
 		m.states[len(m.states)-1].init = v
 		return x
 	}
-	for id, need := range m.g.Reachable([]Expr{init}) {
-		if !need {
-			continue
-		}
-		switch n := m.g.nodes[id]; n.Op {
-		case OpState, OpTime, OpSeed:
-			m.g.fail("the initial value of state %q uses %v: it may use parameters and constants only", name, n.Op)
-			return x
-		}
+	if op := m.varyingLeaf(init); op != OpInvalid {
+		m.g.fail("the initial value of state %q uses %v: it may use parameters and constants only", name, op)
+		return x
 	}
 	m.states[len(m.states)-1].expr = init
 	return x
+}
+
+// varyingLeaf returns the operation of the state, t or seed that e uses
+// with the smallest node id, or OpInvalid if e uses parameters and
+// constants only. It visits only the nodes of e not already known to
+// be free of them (paramOnly), and marks those it visited when e is.
+func (m *Model) varyingLeaf(e Expr) Op {
+	if n := len(m.g.nodes); len(m.paramOnly) < n {
+		m.paramOnly = append(m.paramOnly, make([]bool, n-len(m.paramOnly))...)
+	}
+	seen := map[int32]bool{}
+	stack := []int32{e.id}
+	bad, badID := OpInvalid, int32(-1)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if m.paramOnly[id] || seen[id] {
+			continue
+		}
+		seen[id] = true
+		n := m.g.nodes[id]
+		switch n.Op {
+		case OpState, OpTime, OpSeed:
+			if badID < 0 || id < badID {
+				bad, badID = n.Op, id
+			}
+		}
+		for k := range n.Op.Arity() {
+			stack = append(stack, n.Args[k])
+		}
+	}
+	if bad == OpInvalid {
+		for id := range seen {
+			m.paramOnly[id] = true
+		}
+	}
+	return bad
 }
 
 // Param adds a parameter with its default value and returns it.
@@ -169,19 +215,51 @@ func (m *Model) Y0() []float64 {
 }
 
 // checkInitial reports an initial value that uses a parameter the model
-// does not have (a Param node built on the graph directly).
+// does not have (a Param node built on the graph directly). One search
+// of the graph covers every initial value, and its result is kept until
+// a state or parameter is added; only when it finds such a parameter
+// does it search state by state, for the first state that uses one.
 func (m *Model) checkInitial() error {
-	for i, v := range m.states {
-		if !v.expr.Valid() {
-			continue
+	c := &m.checked
+	if c.valid && c.states == len(m.states) && c.params == len(m.params) {
+		return c.err
+	}
+	var exprs []Expr
+	for _, v := range m.states {
+		if v.expr.Valid() {
+			exprs = append(exprs, v.expr)
 		}
-		for id, need := range m.g.Reachable([]Expr{v.expr}) {
-			if n := m.g.nodes[id]; need && n.Op == OpParam && int(n.Index) >= len(m.params) {
-				return fmt.Errorf("sym: the initial value of state %q uses parameter %d, but the model has %d", m.states[i].name, n.Index, len(m.params))
+	}
+	var err error
+	if len(exprs) > 0 && m.usesMissingParam(exprs) {
+		for i, v := range m.states {
+			if !v.expr.Valid() {
+				continue
+			}
+			for id, need := range m.g.Reachable([]Expr{v.expr}) {
+				if n := m.g.nodes[id]; need && n.Op == OpParam && int(n.Index) >= len(m.params) {
+					err = fmt.Errorf("sym: the initial value of state %q uses parameter %d, but the model has %d", m.states[i].name, n.Index, len(m.params))
+					break
+				}
+			}
+			if err != nil {
+				break
 			}
 		}
 	}
-	return nil
+	c.states, c.params, c.valid, c.err = len(m.states), len(m.params), true, err
+	return err
+}
+
+// usesMissingParam reports whether the expressions use a parameter the
+// model does not have.
+func (m *Model) usesMissingParam(exprs []Expr) bool {
+	for id, need := range m.g.Reachable(exprs) {
+		if n := m.g.nodes[id]; need && n.Op == OpParam && int(n.Index) >= len(m.params) {
+			return true
+		}
+	}
+	return false
 }
 
 // Initial returns the initial value of every state as an expression: a

@@ -197,29 +197,9 @@ func TestSelectDerivative(t *testing.T) {
 }
 
 // evalAt evaluates e with y[0] = y and every seed input = seed, with
-// Eval's arithmetic.
+// Graph.Evaluate's arithmetic (t and the parameters are not used).
 func evalAt(g *Graph, e Expr, y, seed float64) float64 {
-	vals := make([]float64, e.ID()+1)
-	for id := int32(0); id <= e.ID(); id++ {
-		n := g.Node(id)
-		switch n.Op {
-		case OpConst:
-			vals[id] = n.Value
-		case OpState:
-			vals[id] = y
-		case OpSeed:
-			vals[id] = seed
-		case OpTime, OpParam:
-			vals[id] = 0
-		default:
-			var a [3]float64
-			for k := range n.Op.Arity() {
-				a[k] = vals[n.Args[k]]
-			}
-			vals[id] = Eval(n.Op, a[0], a[1], a[2])
-		}
-	}
-	return vals[e.ID()]
+	return g.evaluate([]Expr{e}, 0, []float64{y}, nil, func(SeedKind, int32) float64 { return seed })[0]
 }
 
 // Initial values may be expressions of the parameters: the model keeps
@@ -263,17 +243,53 @@ func TestInitialExpressions(t *testing.T) {
 		t.Error("a model of constant initial values depends on parameters")
 	}
 
-	for want, build := range map[string]func(m *Model){
-		"uses state":           func(m *Model) { a := m.State("a", 1); m.Deriv(a, a); m.Deriv(m.StateExpr("b", a), a) },
-		"uses t":               func(m *Model) { m.Deriv(m.StateExpr("b", m.Time()), m.Const(0)) },
-		"has 1":                func(m *Model) { m.Deriv(m.StateExpr("b", m.Graph().Param(3)), m.Const(0)) },
-		"initial value at the": func(m *Model) { k := m.Param("k", 0); m.Deriv(m.StateExpr("b", Log(k)), m.Const(0)) },
+	for _, c := range []struct {
+		want  string
+		build func(m *Model)
+	}{
+		{"uses state", func(m *Model) { a := m.State("a", 1); m.Deriv(a, a); m.Deriv(m.StateExpr("b", a), a) }},
+		{"uses t", func(m *Model) { m.Deriv(m.StateExpr("b", m.Time()), m.Const(0)) }},
+		{"has 1", func(m *Model) { m.Deriv(m.StateExpr("b", m.Graph().Param(3)), m.Const(0)) }},
+		// b's initial value shares q·2 with a's, checked already.
+		{"uses t", func(m *Model) {
+			q2 := m.Graph().Param(0).MulConst(2)
+			m.Deriv(m.StateExpr("a", q2), m.Const(0))
+			m.Deriv(m.StateExpr("b", q2.Add(m.Time())), m.Const(0))
+		}},
+		// Of two, the one with the smaller node id is named.
+		{"uses state", func(m *Model) { a := m.State("a", 1); m.Deriv(a, a); m.Deriv(m.StateExpr("b", m.Time().Add(a)), a) }},
+		{"initial value at the", func(m *Model) { k := m.Param("k", 0); m.Deriv(m.StateExpr("b", Log(k)), m.Const(0)) }},
 	} {
 		m := NewModel("bad")
 		m.Param("q", 1)
-		build(m)
-		if _, err := m.F(); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("F() = %v, want an error mentioning %q", err, want)
+		c.build(m)
+		if _, err := m.F(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("F() = %v, want an error mentioning %q", err, c.want)
 		}
+	}
+}
+
+// checkInitial's result is kept only as long as no state or parameter
+// is added: a parameter added after the initial value that uses it
+// clears the error.
+func TestCheckInitialCache(t *testing.T) {
+	m := NewModel("late")
+	m.Param("a", 1)
+	x := m.StateExpr("x", m.Graph().Param(1).AddConst(1)) // parameter 1, not added yet
+	m.Deriv(x, x.Neg())
+	if _, err := m.F(); err == nil || !strings.Contains(err.Error(), `state "x" uses parameter 1, but the model has 1`) {
+		t.Fatalf("F() = %v, want the missing parameter", err)
+	}
+	m.Param("b", 2)
+	if _, err := m.F(); err != nil {
+		t.Fatalf("F() after adding the parameter: %v", err)
+	}
+	if y0 := m.Y0(); y0[0] != 3 {
+		t.Errorf("Y0 = %v, want [3]", y0)
+	}
+	y := m.StateExpr("y", m.Graph().Param(2))
+	m.Deriv(y, y)
+	if _, err := m.F(); err == nil || !strings.Contains(err.Error(), `state "y" uses parameter 2, but the model has 2`) {
+		t.Errorf("F() = %v, want the missing parameter of y", err)
 	}
 }

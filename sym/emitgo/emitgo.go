@@ -97,12 +97,15 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 	if g.dim < 1 {
 		return nil, fmt.Errorf("emitgo: model %q has no states", s.Model.Name)
 	}
+	// What is read from the graph, read under its lock: the Set may be
+	// building programs in other goroutines, which extends the graph.
+	s.WithGraph(func(*sym.Graph) { g.fdoc, g.y0 = g.fDoc(), s.Model.Y0() })
 	for _, f := range g.funcs(s) {
 		if err := g.function(f); err != nil {
 			return nil, fmt.Errorf("emitgo: model %q: %s: %w", s.Model.Name, f.pg.Name, err)
 		}
 	}
-	fj, err := fJVPProgram(s)
+	fj, err := s.FJVP()
 	if err == nil {
 		err = g.sensFunction(fj)
 	}
@@ -188,6 +191,10 @@ type gen struct {
 	usesMath bool
 	usesFmt  bool
 	initial  bool // <Prefix>Initial was written
+	// Read from the graph under its lock (see Generate): the doc comment
+	// of <Prefix>F after its name, and the default initial state.
+	fdoc []string
+	y0   []float64
 }
 
 // outSlice is one result slice of a generated function.
@@ -247,7 +254,7 @@ func (g *gen) funcs(s *tape.Set) []fn {
 		{
 			suffix: "F", pg: s.F(), params: "t float64, y, p, dy []float64", inputs: std,
 			outs: []outSlice{{"dy", d}},
-			doc:  g.fDoc(),
+			doc:  g.fdoc,
 		},
 		{
 			suffix: "JVP", pg: built(s.JVP), params: "t float64, y, p, v, w, out []float64", inputs: withVW,
@@ -482,16 +489,6 @@ func (e *emitter) hints(w *bytes.Buffer, sizes [numBlocks]int) {
 			fmt.Fprintf(w, "\t_ = %s[%d]\n", e.inputs[b], sizes[b]-1)
 		}
 	}
-}
-
-// fJVPProgram compiles f and J_y·v + J_p·w of the model as one program,
-// the source of <Prefix>Sens.
-func fJVPProgram(s *tape.Set) (*tape.Program, error) {
-	f, err := s.Model.F()
-	if err != nil {
-		return nil, err
-	}
-	return tape.Compile("f_jvp", s.Model.Graph(), append(append([]sym.Expr(nil), f...), sym.Tangent(f)...), s.Model.Dim(), s.Model.NumParams())
 }
 
 // function emits one generated function.
@@ -801,7 +798,7 @@ func (g *gen) problem() {
 	fmt.Fprintf(w, "func %sProblem() *ode.Problem {\n\treturn &ode.Problem{\n", p)
 	fmt.Fprintf(w, "Name: %s,\nDim: %d,\nNumParams: %d,\nF: %sF,\n", strconv.Quote(m.Name), g.dim, g.np, p)
 	fmt.Fprintf(w, "StateNames: %s,\nParamNames: %s,\n", strs(m.StateNames()), strs(m.ParamNames()))
-	fmt.Fprintf(w, "Y0: %s,\nP: %s,\n", floats(m.Y0()), floats(m.P()))
+	fmt.Fprintf(w, "Y0: %s,\nP: %s,\n", floats(g.y0), floats(m.P()))
 	fmt.Fprintf(w, "T0: %s,\nT1: %s,\nStiff: %t,\n", lit(m.T0), lit(m.T1), m.Stiff)
 	fmt.Fprintf(w, "Programs: func() *ode.Programs {\nreturn &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt,\n", p)
 	fmt.Fprintf(w, "JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}\n},\n", p)
@@ -828,7 +825,8 @@ func (g *gen) fDoc() []string {
 }
 
 // formulas returns one doc line per state: "dx/dt = …", the expression
-// of f_i written with the state and parameter names.
+// of f_i written with the state and parameter names. It reads the
+// graph: call it under the graph's lock (tape.Set.WithGraph).
 func (g *gen) formulas() []string {
 	f, err := g.m.F()
 	if err != nil {

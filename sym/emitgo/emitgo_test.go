@@ -405,3 +405,39 @@ func TestNamesInComments(t *testing.T) {
 		t.Error("a model of 25 states should list 20 names and show no formulas")
 	}
 }
+
+// A tape.Set is safe for concurrent use, and Generate reads the graph
+// only under the Set's lock: another goroutine that builds sensitivity
+// programs and problems meanwhile (which extends the graph) changes
+// nothing in the output, and `go test -race` finds no race.
+func TestGenerateConcurrent(t *testing.T) {
+	for _, model := range []func() *sym.Model{lorenzModel, orbitModel} {
+		opts := emitgo.Options{Package: "gen"}
+		want := mustGenerate(t, model(), opts)
+		s := mustBuild(t, model())
+		np := s.Model.NumParams()
+		done := make(chan error)
+		go func() {
+			for a := -1; a < np; a++ {
+				for b := -1; b < np; b++ {
+					if _, err := s.SensF([]int{a, b}); err != nil {
+						done <- err
+						return
+					}
+					_ = s.Problem()
+				}
+			}
+			done <- nil
+		}()
+		got, err := emitgo.Generate(s, opts)
+		if err := <-done; err != nil {
+			t.Fatalf("%s: SensF: %v", s.Model.Name, err)
+		}
+		if err != nil {
+			t.Fatalf("%s: Generate: %v", s.Model.Name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: Generate beside SensF gave other source than alone", s.Model.Name)
+		}
+	}
+}

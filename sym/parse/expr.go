@@ -180,6 +180,9 @@ func (p *parser) name(t token) val {
 		return val{e: p.m.Time(), varying: true}
 	}
 	if _, ok := functions[t.text]; ok {
+		if at, ok := p.refused[t.text]; ok {
+			p.failAt(t.col, "%s is the function %s(…), not a value: the name is reserved, and its definition at %s was refused; rename it there and here", t.text, t.text, p.posString(at))
+		}
 		p.failAt(t.col, "%s is a function: call it as %s(…)", t.text, t.text)
 	}
 	if r := reservedKind(t.text); r != "" {

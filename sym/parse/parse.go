@@ -75,6 +75,11 @@ var (
 		"ifelse", "sign", "floor", "ceil"}
 )
 
+// newFunctions are the functions added to the format with comparisons
+// and piecewise definitions: names a file written before could define,
+// which its errors then explain.
+var newFunctions = map[string]bool{"ifelse": true, "sign": true, "floor": true, "ceil": true}
+
 // reservedKind says why a name cannot be defined ("" if it can).
 func reservedKind(name string) string {
 	for _, k := range keywords {
@@ -139,6 +144,9 @@ type parser struct {
 	spanAt     pos
 	stiffAt    pos
 	unknown    []unknownRef
+	// refused: the names of functions the file tried to define, and
+	// where first (see checkNew).
+	refused map[string]pos
 
 	// The current line.
 	line  int
@@ -150,6 +158,13 @@ type parser struct {
 	// parameters unless allowParams is set.
 	constWhat   string
 	allowParams bool
+
+	// The values of nodes at the params' defaults, for the initial
+	// values that depend on them (see defaultValue): pdefs holds the
+	// defaults in order, vals the value of node id where known[id].
+	pdefs []float64
+	vals  []float64
+	known []bool
 }
 
 // unknownRef is an "unknown name" error, revisited at the end of the
@@ -349,7 +364,7 @@ func (p *parser) binding(kind string) {
 	name, at := t.text, pos{p.line, t.col}
 	p.next()
 	p.expect("=", fmt.Sprintf("after %s %s", kind, name))
-	ok := p.checkNew(name, t.col)
+	ok := p.checkNew(kind, name, t.col)
 	// The name is defined, pending, before its expression is parsed: a
 	// use inside is an error, and a syntax error in the expression still
 	// leaves the name defined, so later lines do not report it unknown.
@@ -393,7 +408,7 @@ func (p *parser) define(d *def, name string, v val, col int) {
 			d.v = val{e: p.m.State(name, x), varying: true}
 		} else {
 			d.v = val{e: p.m.StateExpr(name, v.e), varying: true}
-			y0 := p.m.Graph().Evaluate([]sym.Expr{v.e}, 0, nil, p.m.P())[0]
+			y0 := p.defaultValue(v.e)
 			if math.IsNaN(y0) || math.IsInf(y0, 0) {
 				p.errorAt(col, "the initial value of state %s is %g at the params' defaults: it must be finite there", name, y0)
 			}
@@ -401,13 +416,78 @@ func (p *parser) define(d *def, name string, v val, col int) {
 		p.states = append(p.states, name)
 	case "param":
 		d.v = val{e: p.m.Param(name, x), param: true}
+		p.pdefs = append(p.pdefs, x)
 	default:
 		d.v = v
 	}
 }
 
-// checkNew reports whether name may be defined, reporting why not.
-func (p *parser) checkNew(name string, col int) bool {
+// defaultValue returns the value of e, an expression of the params and
+// constants, at the params' defaults, with the arithmetic of
+// Graph.Evaluate (sym.Eval, node by node), bit for bit. The value of
+// every node it computes is kept: the initial values of n states cost
+// the size of their expressions in all, where evaluating each over the
+// graph would cost n times the graph's size.
+func (p *parser) defaultValue(e sym.Expr) float64 {
+	g := p.m.Graph()
+	if n := g.Len(); len(p.known) < n {
+		p.vals = append(p.vals, make([]float64, n-len(p.vals))...)
+		p.known = append(p.known, make([]bool, n-len(p.known))...)
+	}
+	stack := []int32{e.ID()}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		if p.known[id] {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		n := g.Node(id)
+		ready := true
+		for k := range n.Op.Arity() {
+			if a := n.Args[k]; !p.known[a] {
+				stack, ready = append(stack, a), false
+			}
+		}
+		if !ready {
+			continue
+		}
+		stack = stack[:len(stack)-1]
+		switch n.Op {
+		case sym.OpConst:
+			p.vals[id] = n.Value
+		case sym.OpParam:
+			p.vals[id] = p.pdefs[n.Index]
+		default: // an operation: constExpr refused states, t and seeds
+			var a [3]float64
+			for k := range n.Op.Arity() {
+				a[k] = p.vals[n.Args[k]]
+			}
+			p.vals[id] = sym.Eval(n.Op, a[0], a[1], a[2])
+		}
+		p.known[id] = true
+	}
+	return p.vals[e.ID()]
+}
+
+// checkNew reports whether name may be defined as a kind (state,
+// param, …), reporting why not. A function's name is refused with its
+// reason, and remembered so that a use of it says why it is not the
+// value the file meant.
+func (p *parser) checkNew(kind, name string, col int) bool {
+	if _, ok := functions[name]; ok {
+		msg := fmt.Sprintf("%s is reserved for the function %s(…) and cannot name a %s: rename the %s", name, name, kind, kind)
+		if newFunctions[name] {
+			msg += " (ifelse, sign, floor and ceil became reserved names when the format gained piecewise functions)"
+		}
+		p.errorAt(col, "%s", msg)
+		if p.refused == nil {
+			p.refused = map[string]pos{}
+		}
+		if _, seen := p.refused[name]; !seen {
+			p.refused[name] = pos{p.line, col}
+		}
+		return false
+	}
 	if r := reservedKind(name); r != "" {
 		p.errorAt(col, "%s is %s and cannot be defined", name, r)
 		return false

@@ -483,7 +483,7 @@ func TestErrors(t *testing.T) {
 		{"duplicate state/param", "state x = 1\nparam x = 2\nx' = 1\n", 2, 7, []string{"x is already defined", "state at f.ode:1:7"}},
 		{"duplicate in one line", "state x = 1, x = 2\nx' = 1\n", 1, 14, []string{"x is already defined", "state at f.ode:1:7"}},
 		{"duplicate const/let", "state x = 1\nconst c = 1\nlet c = x\nx' = c\n", 3, 5, []string{"c is already defined", "const at f.ode:2:7"}},
-		{"reserved function", "state x = 1\nlet sin = 2\nx' = 1\n", 2, 5, []string{"sin is a function", "cannot be defined"}},
+		{"reserved function", "state x = 1\nlet sin = 2\nx' = 1\n", 2, 5, []string{"sin is reserved for the function sin(…)", "cannot name a let", "rename the let"}},
 		{"reserved pi", "state pi = 1\n", 1, 7, []string{"pi is the constant π", "cannot be defined"}},
 		{"reserved t", "state x = 1\nparam t = 1\nx' = 1\n", 2, 7, []string{"t is the time variable", "cannot be defined"}},
 		{"reserved keyword", "state state = 1\n", 1, 7, []string{"state is a keyword", "cannot be defined"}},
@@ -530,6 +530,8 @@ func TestErrors(t *testing.T) {
 		{"const uses t", "const c = t\n", 1, 11, []string{"t (the time) is not constant", "const c", "may use params"}},
 		{"state init uses a varying let", "state x = 1\nlet a = x\nstate y = a\nx' = x\ny' = y\n", 3, 11, []string{"a is a let that depends on states or t", "initial value of state y"}},
 		{"state init not finite at the defaults", "param k = 0\nstate x = log(k)\nx' = x\n", 2, 11, []string{"initial value of state x is -Inf at the params' defaults", "finite"}},
+		// The second state reads the value of log(k) the first computed.
+		{"state init not finite, shared", "param k = 0\nconst a = log(k)\nstate x = 2*a, y = 3*a\nx' = x\ny' = y\n", 3, 20, []string{"initial value of state y is -Inf at the params' defaults"}},
 		{"const uses a varying let", "state x = 1\nlet a = x\nconst c = a\n", 3, 11, []string{"a is a let that depends on states", "const c"}},
 		{"span uses a param", "param k = 1\nspan 0 k\n", 2, 8, []string{"k is a param", "span", "constant"}},
 		// Span.
@@ -560,8 +562,12 @@ func TestErrors(t *testing.T) {
 		{"equality as assignment", "state x == 1\n", 1, 9, []string{`expected "="`, `"=="`}},
 		{"ifelse arguments", "state x = 1\nx' = ifelse(x, 1)\n", 2, 6, []string{"ifelse takes 3 arguments, got 2"}},
 		{"sign arguments", "state x = 1\nx' = sign(x, 1)\n", 2, 6, []string{"sign takes 1 argument, got 2"}},
-		{"reserved ifelse", "state ifelse = 1\n", 1, 7, []string{"ifelse is a function", "cannot be defined"}},
-		{"reserved floor", "state x = 1\nlet floor = x\nx' = 1\n", 2, 5, []string{"floor is a function", "cannot be defined"}},
+		{"reserved ifelse", "state ifelse = 1\n", 1, 7, []string{"ifelse is reserved for the function ifelse(…)", "cannot name a state", "became reserved names"}},
+		{"reserved floor", "state x = 1\nlet floor = x\nx' = 1\n", 2, 5, []string{"floor is reserved for the function floor(…)", "cannot name a let", "became reserved names"}},
+		// Files that defined the names the piecewise functions took.
+		{"reserved sign param", "param sign = 1\nstate x = 1\nx' = x\n", 1, 7, []string{"sign is reserved for the function sign(…)", "cannot name a param: rename the param", "ifelse, sign, floor and ceil became reserved"}},
+		{"reserved ceil const", "const a = 1, ceil = 2\n", 1, 14, []string{"ceil is reserved for the function ceil(…)", "cannot name a const"}},
+		{"reserved sign used", "param sign = 1\nstate x = 1\nx' = sign*x\n", 3, 6, []string{"sign is the function sign(…), not a value", "definition at f.ode:1:7 was refused", "rename it"}},
 		{"comparison uses a state in a const", "state x = 1\nconst c = x > 1\n", 2, 11, []string{"x is a state", "const c"}},
 		// Numbers.
 		{"overflow", "state x = 1\nx' = 1e999*x\n", 2, 6, []string{"number 1e999 overflows float64"}},

@@ -141,6 +141,52 @@ func BenchmarkParseBuildLinear(b *testing.B) {
 	}
 }
 
+// linearY0PODE is linearODE with initial values that depend on a
+// parameter, yi = k*i: y0(p), which the parser evaluates at the
+// defaults and the model checks for every state.
+func linearY0PODE(n int) []byte {
+	src := string(linearODE(n))
+	for i := range n {
+		src = strings.Replace(src, fmt.Sprintf("y%d = %d", i, min(1, 1-i)), fmt.Sprintf("y%d = k*%d", i, i), 1)
+	}
+	return []byte(src)
+}
+
+// BenchmarkParseBuildLinearY0P is BenchmarkParseBuildLinear with
+// initial values that depend on a parameter (linearY0PODE): parsing and
+// checking them is linear in the number of states too. The problem
+// variants also make the ode.Problem, as gradsolve solve does, which
+// compiles y0(p) (alone: ∂y0/∂p waits for a sensitivity job, see
+// Set.InitialProgram).
+func BenchmarkParseBuildLinearY0P(b *testing.B) {
+	for _, n := range []int{1000, 2000, 5000, 10000} {
+		src := linearY0PODE(n)
+		for _, problem := range []bool{false, true} {
+			name := "n=" + strconv.Itoa(n)
+			if problem {
+				name += "/problem"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				b.ReportAllocs()
+				for range b.N {
+					m, err := parse.Parse("linear.ode", src)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, err := Build(m)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if problem && s.Problem().Initial == nil {
+						b.Fatal("no y0(p)")
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkBuildSinSum: see BenchmarkBuildLinear. The all variants
 // build every program too (one state: the Jacobians are as small as f).
 func BenchmarkBuildSinSum(b *testing.B) {

@@ -127,3 +127,35 @@ func mustBuildModel(t *testing.T, m *sym.Model) *Set {
 	}
 	return s
 }
+
+// A forward solve from y0(p) derives nothing: Problem and its Initial
+// evaluator without a jac add no node to the graph and build neither
+// the first derivatives of f nor ∂y0/∂p; the first call with a jac
+// builds them, and y0 is the same bits either way.
+func TestInitialWithoutJacobianBuildsNothing(t *testing.T) {
+	m := orbitModel()
+	s := mustBuildModel(t, m)
+	before := m.Graph().Len()
+	ev := s.Problem().Initial()
+	p := m.P()
+	y0 := make([]float64, m.Dim())
+	ev(p, y0, nil)
+	if n := m.Graph().Len(); n != before || s.base != nil || s.initial != nil {
+		t.Errorf("y0(p) alone: graph %d → %d nodes, base derived %v, ∂y0/∂p built %v", before, n, s.base != nil, s.initial != nil)
+	}
+	if want := m.Y0(); !sameFloats(y0, want) {
+		t.Errorf("y0 = %v, Model.Y0 %v", y0, want)
+	}
+	y1, jac := make([]float64, m.Dim()), make([]float64, m.Dim()*m.NumParams())
+	ev(p, y1, jac)
+	if s.base == nil || s.initial == nil {
+		t.Error("a call with jac built no ∂y0/∂p")
+	}
+	if !sameFloats(y1, y0) {
+		t.Errorf("y0 with jac %v, without %v", y1, y0)
+	}
+	// ∂x0/∂r0 = cos(phi) (x0 = r0·cos(phi)), exactly: one multiplication by 1.
+	if want := math.Cos(p[1]); jac[0] != want {
+		t.Errorf("∂x0/∂r0 = %v, want %v", jac[0], want)
+	}
+}

@@ -258,3 +258,44 @@ func TestTwoSetsOneModel(t *testing.T) {
 		t.Error("a Set not made by Build built a program")
 	}
 }
+
+// FJVP is f and J·v + J_p·w in one program: its outputs are those of F
+// and JVP bit for bit, it is built once, under the graph's lock (beside
+// SensF in another goroutine: run with -race), and it is not one of the
+// programs Built lists.
+func TestFJVP(t *testing.T) {
+	s := mustBuildSet(t, lorenzModel())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for c := -1; c < 3; c++ {
+			if _, err := s.SensF([]int{c}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	pg, err := s.FJVP()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.FJVP(); again != pg {
+		t.Error("FJVP compiled twice")
+	}
+	if got := s.Built(); len(got) != 0 {
+		t.Errorf("Built() = %v after FJVP and SensF, want none", got)
+	}
+	jvp, err := s.JVP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, p, v, w := []float64{1, 2, 3}, []float64{10, 28, 8.0 / 3}, []float64{0.5, -1, 2}, []float64{0.25, 1, -3}
+	got := make([]float64, 6)
+	pg.EvalJVP(pg.NewRegisters(), 0.5, y, p, v, w, got)
+	want := append(evalProgram(s.F(), 0.5, y, p, nil, nil, nil), evalProgram(jvp, 0.5, y, p, v, w, nil)...)
+	sameBits(t, "f_jvp", got, want)
+	s.WithGraph(func(g *sym.Graph) {
+		if g != s.Model.Graph() {
+			t.Error("WithGraph gave another graph")
+		}
+	})
+}

@@ -23,10 +23,9 @@ type evalArgs struct {
 	s     [][]float64
 }
 
-// argsFor returns the arguments of the evaluator that runs program pg,
-// each of length need+extra, or need−1 for argument short (−1: none),
-// and capacity need+4, with sentinel past the need or the length.
-func argsFor(pg *Program, short, extra int) evalArgs {
+// argsOf returns the names and needed lengths of the arguments of the
+// evaluator that runs program pg.
+func argsOf(pg *Program) evalArgs {
 	l := pg.layout
 	var a evalArgs
 	add := func(name string, n int) {
@@ -52,6 +51,27 @@ func argsFor(pg *Program, short, extra int) evalArgs {
 		add("gy", pg.split())
 		add("gp", len(pg.outs)-pg.split())
 	}
+	return a
+}
+
+// initialArgsOf returns the names and needed lengths of the arguments
+// of Problem.Initial's evaluator (ode.InitialFunc) for the
+// initial-value program pg of a model of dim states, without jac when
+// withJac is false.
+func initialArgsOf(pg *Program, dim int, withJac bool) evalArgs {
+	np := pg.layout.NumParams
+	a := evalArgs{names: []string{"p", "y0"}, need: []int{np, dim}}
+	if withJac {
+		a.names, a.need = append(a.names, "jac"), append(a.need, dim*np)
+	}
+	return a
+}
+
+// fillArgs returns the arguments a names, each of length need+extra,
+// or need−1 for argument short (−1: none), and capacity need+4, with
+// sentinel past the need or the length.
+func fillArgs(spec evalArgs, short, extra int) evalArgs {
+	a := evalArgs{names: spec.names, need: spec.need}
 	for i, n := range a.need {
 		length := n + extra
 		if i == short {
@@ -128,37 +148,73 @@ func call(pg *Program, pgs *ode.Programs, a evalArgs) {
 // piece), NewFunc and Problem.F — and nothing is written, even where the
 // slice's capacity has room. Longer slices give the results of exact
 // ones and are not written past the outputs' lengths.
+//
+// The evaluators of Problem.Initial (y0(p) and ∂y0/∂p, for a model whose
+// initial values depend on the parameters) are checked the same way,
+// with and without jac, on the machine code and on the interpreter.
 func TestSliceLengths(t *testing.T) {
 	halo, err := parse.ParseFile(filepath.Join("..", "..", "examples", "halo.ode"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []*Set{mustBuildSet(t, lorenzModel()), mustBuildSet(t, halo)} {
+	type route struct {
+		spec evalArgs
+		run  func(evalArgs)
+	}
+	for _, m := range []*Set{mustBuildSet(t, lorenzModel()), mustBuildSet(t, halo), mustBuildSet(t, orbitModel())} {
 		all := All(t, m)
 		cols := []int{-1, 0}
 		if _, err := m.SensF(cols); err != nil {
 			t.Fatal(err)
 		}
 		all["sens"] = m.sens[fmt.Sprint(cols)]
+		initial, err := m.InitialProgram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		initialY0, err := m.initialY0Program()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if initial != nil {
+			all["initial"], all["initial_y0"] = initial, initialY0
+		}
 		for name, pg := range all {
-			routes := map[string]func(evalArgs){
-				"method":      func(a evalArgs) { call(pg, nil, a) },
-				"interpreter": func(a evalArgs) { call(interpreted(pg), nil, a) },
+			spec := argsOf(pg)
+			routes := map[string]route{
+				"method":      {spec, func(a evalArgs) { call(pg, nil, a) }},
+				"interpreter": {spec, func(a evalArgs) { call(interpreted(pg), nil, a) }},
 			}
-			if name != "sens" {
-				routes["ode.Programs"] = func(a evalArgs) { call(pg, m.Programs(), a) }
+			if name != "sens" && name != "initial" && name != "initial_y0" {
+				routes["ode.Programs"] = route{spec, func(a evalArgs) { call(pg, m.Programs(), a) }}
 			}
 			if kindOf(pg) == evalF {
-				routes["NewFunc"] = func(a evalArgs) { pg.NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }
-				routes["interpreter NewFunc"] = func(a evalArgs) { interpreted(pg).NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }
+				routes["NewFunc"] = route{spec, func(a evalArgs) { pg.NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }}
+				routes["interpreter NewFunc"] = route{spec, func(a evalArgs) { interpreted(pg).NewFunc()(0.5, a.s[0], a.s[1], a.s[2]) }}
 			}
 			if name == "f" {
-				routes["Problem.F"] = func(a evalArgs) { m.Problem().F(0.5, a.s[0], a.s[1], a.s[2]) }
+				routes["Problem.F"] = route{spec, func(a evalArgs) { m.Problem().F(0.5, a.s[0], a.s[1], a.s[2]) }}
 			}
-			for route, run := range routes {
-				exact := argsFor(pg, -1, 0)
+			if name == "initial" {
+				dim := m.Model.Dim()
+				for _, jit := range []bool{true, false} {
+					prog, label := pg, "Problem.Initial"
+					if !jit {
+						prog, label = interpreted(pg), "interpreter Problem.Initial"
+					}
+					ev := m.Problem().Initial
+					if !jit {
+						ev = initialEvaluators(interpreted(initialY0), func() *Program { return prog }, dim)
+					}
+					routes[label] = route{initialArgsOf(pg, dim, true), func(a evalArgs) { ev()(a.s[0], a.s[1], a.s[2]) }}
+					routes[label+" without jac"] = route{initialArgsOf(pg, dim, false), func(a evalArgs) { ev()(a.s[0], a.s[1], nil) }}
+				}
+			}
+			for route, rt := range routes {
+				run := rt.run
+				exact := fillArgs(rt.spec, -1, 0)
 				run(exact)
-				long := argsFor(pg, -1, 3)
+				long := fillArgs(rt.spec, -1, 3)
 				run(long)
 				for i, s := range long.s {
 					n := long.need[i]
@@ -175,7 +231,7 @@ func TestSliceLengths(t *testing.T) {
 					if n == 0 {
 						continue
 					}
-					a := argsFor(pg, i, 0)
+					a := fillArgs(rt.spec, i, 0)
 					want := fmt.Sprintf("tape: %s: len(%s) = %d, want at least %d", name, a.names[i], n-1, n)
 					func() {
 						defer func() {

@@ -49,6 +49,11 @@ type Set struct {
 	// initial is the program of initial values that depend on the
 	// parameters (see initial.go); gmu guards it.
 	initial *initialCache
+	// initialY0 is the program of y0(p) alone (initialY0Program); gmu
+	// guards it.
+	initialY0 *initialCache
+	// fjvp is the program of f and J·v + J_p·w together (FJVP).
+	fjvp lazyProgram
 }
 
 // lazyID names a program built on demand.
@@ -276,6 +281,55 @@ func (s *Set) baseLocked() *baseDerivs {
 		s.base = &baseDerivs{vjp: append(gy, gp...), jvp: jvp, dfdt: sym.TimeDerivative(s.fOuts)}
 	}
 	return s.base
+}
+
+// FJVP returns the program of f then J_y·v + J_p·w, in one (2·Dim
+// outputs), inputs t, y, p, v, w: the source of the sensitivity
+// function emitgo writes, whose columns share f's terms. It is derived
+// and compiled under the graph's lock on the first call, after the
+// first derivatives of f (see derivedLocked), and kept; it is not one of
+// the programs BuildAll builds or Built lists.
+func (s *Set) FJVP() (*Program, error) {
+	if s.f == nil {
+		return nil, errNotBuilt
+	}
+	lp := &s.fjvp
+	lp.once.Do(func() {
+		lp.err = fmt.Errorf("tape: model %q: building f_jvp panicked", s.Model.Name) // until it succeeds
+		s.gmu.Lock()
+		defer s.gmu.Unlock()
+		s.baseLocked() // first, for the bits of later programs
+		m := s.Model
+		outs := append(append([]sym.Expr(nil), s.fOuts...), sym.Tangent(s.fOuts)...)
+		pg, err := Compile("f_jvp", m.Graph(), outs, m.Dim(), m.NumParams())
+		if err != nil {
+			lp.err = fmt.Errorf("tape: model %q: %w", m.Name, err)
+			return
+		}
+		lp.pg.Store(pg)
+		lp.err = nil
+	})
+	return lp.pg.Load(), lp.err
+}
+
+// WithGraph calls fn with the lock of the model's graph held: the lock
+// under which the Set extends the graph when it builds a program on
+// demand (the derivative programs, SensF, InitialProgram, FJVP) in
+// whatever goroutine asks for one. Code that reads the graph — walks
+// its nodes, or calls the model's F or Y0, which look nodes up — while
+// the Set may be in use elsewhere does so inside fn: emitgo.Generate
+// prints its formulas this way. fn must not call the Set's methods that
+// build programs (they take the same lock), nor keep the graph to read
+// after it returns, nor extend it (that could change the bits of
+// programs built later; see derivedLocked).
+func (s *Set) WithGraph(fn func(g *sym.Graph)) {
+	mu := s.gmu
+	if mu == nil { // a Set not made by Build
+		mu = graphLock(s.Model.Graph())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fn(s.Model.Graph())
 }
 
 // Programs returns evaluators of f and of every derivative program with
