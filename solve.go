@@ -512,6 +512,9 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		if t0 == t1 {
 			return nil, inputErr("trajectory %d: t0 = t1 = %g: the time span must not be empty", i, t0)
 		}
+		if math.IsInf(t1-t0, 0) {
+			return nil, inputErr("trajectory %d: t0 = %g, t1 = %g: the span's length t1 − t0 overflows to ±Inf; it must be finite", i, t0, t1)
+		}
 		if len(in.t0) == 1 && len(in.t1) == 1 {
 			break
 		}

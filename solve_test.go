@@ -349,6 +349,7 @@ func TestBadInput(t *testing.T) {
 		{"bad rtol vec", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{RTolVec: []float64{1e-6, 0, 1e-6}, ATol: 1e-9, RTol: 1e-6}, "rtol[1] = 0"},
 		{"short atol vec", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{ATolVec: []float64{1e-6}}, "length 1"},
 		{"t1 = t0", lor, &gradsolve.Ensemble{N: 2, T0: []float64{0, 1}, T1: []float64{1, 1}}, nil, "trajectory 1: t0 = t1 = 1"},
+		{"span overflows", lor, &gradsolve.Ensemble{N: 2, T0: []float64{0, -1e308}, T1: []float64{1e308}}, nil, "trajectory 1: t0 = -1e+308, t1 = 1e+308: the span's length t1 − t0 overflows"},
 		{"Y0 shape", lor, &gradsolve.Ensemble{N: 2, Y0: []float64{1, 2, 3, 4}}, nil, "Y0 has length 4"},
 		{"P shape", lor, &gradsolve.Ensemble{N: 2, P: []float64{1, 2}}, nil, "P has length 2"},
 		{"T1 shape", lor, &gradsolve.Ensemble{N: 3, T0: []float64{0}, T1: []float64{1, 2}}, nil, "T1 has length 2"},

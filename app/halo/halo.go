@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/app/internal/failed"
 	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/systems"
@@ -231,8 +232,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ref.Errs(); err != nil {
-		return nil, fmt.Errorf("halo: the reference solve failed: %w", err)
+	if err := failed.Error("halo: the reference solve", ref, nil); err != nil {
+		return nil, err
 	}
 	out.Ref = ref
 	out.StateErr, out.SensErr = Errors(res, ref, stars, p)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/app/internal/failed"
 	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -258,8 +259,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ref.Errs(); err != nil {
-		return nil, fmt.Errorf("precession: the reference solve failed: %w", err)
+	if err := failed.Error("precession: the reference solve", ref, nil); err != nil {
+		return nil, err
 	}
 	out.Ref = ref
 	out.Err = make([]float64, cfg.N)
@@ -317,8 +318,8 @@ func FixtureErrors(ctx context.Context, m *method.Tableau, rtol, atol float64) (
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := res.Errs(); err != nil {
-		return 0, 0, fmt.Errorf("precession: the fixture solve failed: %w", err)
+	if err := failed.Error("precession: the fixture solve (§C.7)", res, nil); err != nil {
+		return 0, 0, err
 	}
 	for k, p := range f.Points {
 		y := res.SavedRow(0, k)

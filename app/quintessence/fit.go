@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/app/internal/failed"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -107,8 +108,10 @@ func solveBackgrounds(ctx context.Context, cs []Cosmology, zs []float64, tol Tol
 	if err != nil {
 		return nil, err
 	}
-	if err := res.Errs(); err != nil {
-		return nil, fmt.Errorf("quintessence: %w", err)
+	if err := failed.Error("quintessence: the background solves", res, func(i int) string {
+		return fmt.Sprintf("λ = %g, Ω_m = %g, Ω_r = %g", cs[i].Lambda, cs[i].OmegaM, cs[i].OmegaR)
+	}); err != nil {
+		return nil, err
 	}
 	out := make([]*Background, n)
 	for i, c := range cs {

@@ -23,7 +23,7 @@ type populationFlags struct {
 	workers    *int
 	out        *string
 	check      *bool
-	set        *outSet // the --out directory, once parse opened it
+	set        *outSet // the --out directory, once open opened it
 }
 
 // newPopulationFlags defines the shared flags; nDefault and what ("stars",
@@ -47,7 +47,8 @@ func newPopulationFlags(name, usage string, nDefault int, what string, stderr io
 
 // parse parses and validates args. It returns help = true when the
 // usage was asked for (and printed), and the method named by --method
-// (nil for the application's default).
+// (nil for the application's default). It does not touch --out: open
+// does, once the application has checked the job's size.
 func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, err error) {
 	pos, err := parseInterspersed(pf.fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -61,26 +62,64 @@ func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, e
 		return nil, false, fmt.Errorf("%s: unexpected argument %q", pf.name, pos[0])
 	case *pf.n < 1:
 		return nil, false, fmt.Errorf("--n = %d: must be ≥ 1", *pf.n)
-	case (*pf.rtol == 0) != (*pf.atol == 0):
-		return nil, false, fmt.Errorf("%s: give both --rtol and --atol, or neither", pf.name)
-	case *pf.rtol < 0 || *pf.atol < 0 || math.IsInf(*pf.rtol, 0) || math.IsInf(*pf.atol, 0) || math.IsNaN(*pf.rtol) || math.IsNaN(*pf.atol):
-		return nil, false, fmt.Errorf("%s: --rtol = %g, --atol = %g: must be finite and > 0", pf.name, *pf.rtol, *pf.atol)
-	case *pf.rtol != 0 && *pf.rtol < gradsolve.MinRTol:
-		return nil, false, fmt.Errorf("--rtol = %g: must be ≥ %.3g (ten units of roundoff)", *pf.rtol, gradsolve.MinRTol)
 	case *pf.workers < 0:
 		return nil, false, fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", *pf.workers)
+	}
+	if err := checkAppTolerances(pf.name, *pf.rtol, *pf.atol); err != nil {
+		return nil, false, err
 	}
 	if *pf.meth != "" {
 		if m, err = method.ByName(*pf.meth); err != nil {
 			return nil, false, fmt.Errorf("--method: %w", err)
 		}
 	}
+	return m, false, nil
+}
+
+// open opens the --out directory, if one was given, as pf.set.
+func (pf *populationFlags) open() (err error) {
 	if *pf.out != "" {
-		if pf.set, err = openOutSet(*pf.out, "--out"); err != nil {
-			return nil, false, err
+		pf.set, err = openOutSet(*pf.out, "--out")
+	}
+	return err
+}
+
+// checkRTol checks the value of --rtol.
+func checkRTol(v float64) error {
+	switch {
+	case !(v > 0) || math.IsInf(v, 0):
+		return fmt.Errorf("--rtol = %g: must be finite and > 0", v)
+	case v < gradsolve.MinRTol:
+		return fmt.Errorf("--rtol = %g: must be ≥ %.3g (ten units of roundoff; no method can meet a tighter tolerance)", v, gradsolve.MinRTol)
+	}
+	return nil
+}
+
+// checkATol checks the value of --atol.
+func checkATol(v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("--atol = %g: must be finite and > 0", v)
+	}
+	return nil
+}
+
+// checkAppTolerances checks an application's --rtol and --atol: both 0
+// (unset: the application's defaults), or both valid.
+func checkAppTolerances(app string, rtol, atol float64) error {
+	if rtol != 0 {
+		if err := checkRTol(rtol); err != nil {
+			return err
 		}
 	}
-	return m, false, nil
+	if atol != 0 {
+		if err := checkATol(atol); err != nil {
+			return err
+		}
+	}
+	if (rtol == 0) != (atol == 0) {
+		return fmt.Errorf("%s: give both --rtol and --atol, or neither (the application's defaults)", app)
+	}
+	return nil
 }
 
 // sizeError rewords an application's refusal of a job too large in

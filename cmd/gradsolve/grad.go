@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,34 +130,19 @@ func gradLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 	return cotLoss(g, n, dim, k)
 }
 
-// loadChecked reads a flag's .npy file and checks that its values are
-// finite (and ≥ 0 for weights).
-func loadChecked(flagName, path string, weights bool) (*loaded, error) {
+// loadWeights reads a flag's .npy file of weights: finite (load checks
+// that) and ≥ 0.
+func loadWeights(flagName, path string) (*loaded, error) {
 	l, err := load(flagName, path)
 	if err != nil {
 		return nil, err
 	}
 	for i, v := range l.a.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) || (weights && v < 0) {
-			rule := "must be finite"
-			if weights {
-				rule = "weights must be finite and ≥ 0"
-			}
-			return nil, fmt.Errorf("%s: element %s = %g: %s", l.name(), npyIndex(i, l.a.Shape), v, rule)
+		if v < 0 {
+			return nil, fmt.Errorf("%s: element %s = %g: weights must be finite and ≥ 0", l.name(), index(l.a.Shape, i), v)
 		}
 	}
 	return l, nil
-}
-
-// npyIndex writes flat index i of an array of the given shape as a
-// NumPy index, [i0, i1, …].
-func npyIndex(i int, shape []int) string {
-	idx := make([]string, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		idx[d] = strconv.Itoa(i % shape[d])
-		i /= shape[d]
-	}
-	return "[" + strings.Join(idx, ", ") + "]"
 }
 
 // savedShape checks that l, a 3-D array for the saved states, fits n
@@ -189,7 +173,7 @@ func pyShape(shape []int) string {
 
 // dataLoss is the least-squares loss of --data and its companions.
 func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
-	d, err := loadChecked("data", g.data, false)
+	d, err := load("data", g.data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +188,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		}
 		fit.Final = d.a.Data
 		if g.weights != "" {
-			w, err := loadChecked("weights", g.weights, true)
+			w, err := loadWeights("weights", g.weights)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -221,7 +205,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 	fit.Saved = d.a.Data
 	states := []string{"saved"}
 	if g.weights != "" {
-		w, err := loadChecked("weights", g.weights, true)
+		w, err := loadWeights("weights", g.weights)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -235,7 +219,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		fit.SavedWeights = w.a.Data
 	}
 	if g.dataFinal != "" {
-		f, err := loadChecked("data-final", g.dataFinal, false)
+		f, err := load("data-final", g.dataFinal)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -245,7 +229,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		fit.Final = f.a.Data
 		states = append([]string{"final"}, states...)
 		if g.weightsFinal != "" {
-			w, err := loadChecked("weights-final", g.weightsFinal, true)
+			w, err := loadWeights("weights-final", g.weightsFinal)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -261,7 +245,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 // cotLoss is the linear loss of --cot (and --cot-final): L = Σ cot·y
 // over the successful trajectories, whose value is reported.
 func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
-	c, err := loadChecked("cot", g.cot, false)
+	c, err := load("cot", g.cot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,7 +266,7 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		cot.Saved, states = c.a.Data, []string{"saved"}
 		cot.Y = make([]float64, n*dim)
 		if g.cotFinal != "" {
-			f, err := loadChecked("cot-final", g.cotFinal, false)
+			f, err := load("cot-final", g.cotFinal)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -45,14 +45,21 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if help || err != nil {
 		return err
 	}
-	defer pf.set.abort()
 	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
+	// A job too large is refused before --out is created.
+	if err := halo.CheckSize(cfg); err != nil {
+		return pf.sizeError(err)
+	}
+	if err := pf.open(); err != nil {
+		return err
+	}
+	defer pf.set.abort() // a failed run's stage, and --out if this run created it
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
 	r, err := halo.Run(ctx, cfg)
 	bar.finish()
 	if err != nil {
-		return pf.sizeError(err)
+		return translate(pf.sizeError(err))
 	}
 	c := r.Config
 	tot := r.Solve.Total()

@@ -287,6 +287,9 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if ens.T1 == nil {
 			ens.T1 = []float64{pr.T1}
 		}
+		if err := checkSpanLength(ens, n, fl.t0, fl.t1, t0f, t1f); err != nil {
+			return nil, err
+		}
 	}
 
 	// Save times.
@@ -297,6 +300,34 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		ens.Save = saveList
 	}
 	return in, nil
+}
+
+// checkSpanLength refuses a span whose length t1 − t0 is not a finite
+// number (times of opposite signs near ±1.8e308), naming the flags or
+// files and the row.
+func checkSpanLength(ens *gradsolve.Ensemble, n int, t0, t1 string, t0f, t1f *loaded) error {
+	source := func(flag, v string, f *loaded, times []float64, i int) string {
+		switch {
+		case f != nil && len(times) > 1:
+			return fmt.Sprintf("%s (row %d: %g)", f.name(), i, times[i])
+		case f != nil:
+			return fmt.Sprintf("%s (%g)", f.name(), times[0])
+		case v != "":
+			return fmt.Sprintf("--%s %s", flag, v)
+		}
+		return fmt.Sprintf("the problem's %s = %g", flag, times[0])
+	}
+	for i := range n {
+		a, b := ens.T0[min(i, len(ens.T0)-1)], ens.T1[min(i, len(ens.T1)-1)]
+		if math.IsInf(b-a, 0) {
+			return fmt.Errorf("%s and %s: the span's length t1 − t0 overflows to ±Inf: give times whose difference is a finite number",
+				source("t0", t0, t0f, ens.T0, i), source("t1", t1, t1f, ens.T1, i))
+		}
+		if len(ens.T0) == 1 && len(ens.T1) == 1 {
+			break
+		}
+	}
+	return nil
 }
 
 func shapeErr(l *loaded, meaning string, shapes ...[]int) error {

@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 )
@@ -53,9 +54,12 @@ func exitCode(sig os.Signal) int {
 
 // main runs the command. SIGINT and SIGTERM cancel it: the solve stops,
 // the staging directory of --out is removed (the output directory keeps
-// what it held, or, once the new set is being moved in, gets all of
-// it), and the command exits with 130 or 143. A second signal exits at
-// once, after removing the staging directory.
+// what it held), and the command exits with 130 or 143. A commit already
+// moving the files in is not stopped (it only renames): it finishes, so
+// the directory holds the new complete set, and the command still exits
+// with 130 or 143. A signal exits so at any moment, even after the
+// outputs were written. A second signal exits at once, after removing
+// the staging directory (and after a commit in progress).
 func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -65,13 +69,13 @@ func main() {
 		cancel(signalled{sig})
 		sig = <-sigs
 		abortPending()
-		fmt.Fprintf(os.Stderr, "gradsolve: interrupted by %s again: stopped at once\n", signalName(sig))
+		fmt.Fprintf(os.Stderr, "gradsolve: interrupted by %s again: stopped at once%s\n", signalName(sig), committedNote())
 		os.Exit(exitCode(sig))
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	var sig signalled
-	if errors.As(context.Cause(ctx), &sig) && err != nil {
-		fmt.Fprintf(os.Stderr, "gradsolve: %v\n", sig)
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(os.Stderr, "gradsolve: %v%s\n", sig, committedNote())
 		os.Exit(exitCode(sig.sig))
 	}
 	if err != nil {
@@ -80,18 +84,33 @@ func main() {
 	}
 }
 
-// errorLine is the error as the command prints it: one "gradsolve:"
-// prefix, however many the error's layers carry.
-func errorLine(err error) string {
-	msg := err.Error()
-	for {
-		rest, ok := strings.CutPrefix(msg, "gradsolve: ")
-		if !ok {
-			break
-		}
-		msg = rest
+// committedNote tells, after a signal, which output directories got
+// this run's complete set before it stopped.
+func committedNote() string {
+	committed.Lock()
+	defer committed.Unlock()
+	if len(committed.dirs) == 0 {
+		return ""
 	}
-	return "gradsolve: " + msg
+	return fmt.Sprintf(" (after writing %s in full)", strings.Join(committed.dirs, ", "))
+}
+
+// innerPrefix is a "gradsolve: " that starts a message or a layer of
+// one ("quintessence: gradsolve: 1 of 2 trajectories failed").
+var innerPrefix = regexp.MustCompile(`(^|: )(gradsolve: )+`)
+
+// errorLine is the error as the command prints it: one line with one
+// "gradsolve:" prefix, however many the error's layers carry (a line
+// break, as errors.Join makes, becomes "; ").
+func errorLine(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(innerPrefix.ReplaceAllString(line, "$1"))
+		if line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return "gradsolve: " + strings.Join(parts, "; ")
 }
 
 const usage = `usage: gradsolve <command> [flags]

@@ -59,7 +59,29 @@ func (j *job) userError(err error) error {
 		}
 		return j.flagSizeError(err, sf)
 	}
-	return translate(err)
+	err = translate(err)
+	if j.builtin {
+		err = builtinTerms(err, j.pr.Name, j.name())
+	}
+	return err
+}
+
+// builtinTerms puts a translated error about a built-in system in the
+// command's terms: the problem is "--system NAME", and where the error
+// says a problem file has what the system lacks, it says what to do.
+func builtinTerms(err error, name, flagName string) error {
+	msg := err.Error()
+	out := msg
+	if rest, ok := strings.CutPrefix(out, name+": "); ok {
+		out = flagName + ": " + rest
+	}
+	out = strings.ReplaceAll(out, "; every problem file has them",
+		"; the built-in system has none: use an explicit method (--method tsit5), or the problem as a .ode file, which has them")
+	out = strings.ReplaceAll(out, "; write it as a problem file (.ode)", "; use an explicit method (--method tsit5), or the problem as a .ode file")
+	if out == msg {
+		return err
+	}
+	return &translated{msg: out, err: err}
 }
 
 // translate rewrites the Go API's phrases in err's text; an error whose

@@ -53,7 +53,7 @@ func TestMessagesNameFlags(t *testing.T) {
 		{[]string{"solve", lorenz, "--t0", "-inf"}, `--t0 "-inf": the time must be finite`},
 		{[]string{"solve", lorenz, "--param", "rho=inf"}, `--param "rho=inf": the values must be finite`},
 		{[]string{"solve", "--system", "nope"}, "--system: "},
-		{[]string{"grad", lorenz, "--mode", "sideways", "--loss", "sumsq"}, "--mode: "},
+		{[]string{"grad", lorenz, "--mode", "sideways", "--loss", "sumsq"}, `--mode "sideways": unknown mode: want auto, forward or reverse`},
 		{[]string{"grad", lorenz, "--cot", infCot}, "--cot " + infCot + ": element [0, 1] = +Inf is not finite"},
 		{[]string{"halo", "--rtol", "-1", "--atol", "1"}, "--rtol = -1"},
 		{[]string{"halo", "--workers", "-2"}, "--workers = -2"},
@@ -176,5 +176,82 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// The errors of the applications, of flags the library would otherwise
+// refuse in its own terms, and of the problem as a built-in are one
+// line with one "gradsolve:" prefix, and name the flag.
+func TestMessagesOneLineNamed(t *testing.T) {
+	dir := t.TempDir()
+	decay := filepath.Join(dir, "decay.ode")
+	if err := os.WriteFile(decay, []byte("name decay\nstate x = 1\nspan 0 1\n\nx' = -x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := writeNpy(t, dir, "t0.npy", []int{2}, []float64{0, -1e308})
+	const lorenz = "../../examples/lorenz.ode"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		// A solve of the application fails: one line, the first failure.
+		{[]string{"quintessence", "--n", "2", "--lambda-max", "1e308"}, "gradsolve: quintessence: the background solves: 1 of 2 trajectories failed; first: λ = 1e+308, Ω_m = 0.3, Ω_r = 0: trajectory 1: non-finite state"},
+		// The applications' flags, each by name.
+		{[]string{"quintessence", "--omega-r", "nan"}, "--omega-r = NaN: must be in [0, 0.1)"},
+		{[]string{"quintessence", "--rtol", "nan", "--atol", "1e-9"}, "--rtol = NaN: must be finite and > 0"},
+		{[]string{"quintessence", "--rtol", "inf"}, "--rtol = +Inf: must be finite and > 0"},
+		{[]string{"quintessence", "--rtol", "1e-300", "--atol", "1e-9"}, "--rtol = 1e-300: must be ≥ 2.22e-15"},
+		{[]string{"quintessence", "--rtol", "1e-9", "--atol", "nan"}, "--atol = NaN: must be finite and > 0"},
+		{[]string{"quintessence", "--rtol", "1e-9"}, "quintessence: give both --rtol and --atol, or neither"},
+		{[]string{"halo", "--rtol", "nan", "--atol", "1e-9"}, "--rtol = NaN: must be finite and > 0"},
+		{[]string{"halo", "--rtol", "1e-6", "--atol", "-inf"}, "--atol = -Inf: must be finite and > 0"},
+		{[]string{"precession", "--rtol", "1e-17", "--atol", "1e-9"}, "--rtol = 1e-17: must be ≥"},
+		{[]string{"precession", "--atol", "inf"}, "--atol = +Inf: must be finite and > 0"},
+		// --wrt and --sens that name no column.
+		{[]string{"grad", decay, "--wrt", "params", "--loss", "sumsq"}, `--wrt "params" names no column: decay has no parameters (say y0 or y0.NAME`},
+		{[]string{"solve", decay, "--sens", "params"}, `--sens "params" names no column`},
+		{[]string{"solve", decay, "--sens", "all"}, `--sens "all" names no column`},
+		// grad has no --ref.
+		{[]string{"grad", lorenz, "--ref", "5", "--loss", "sumsq"}, "--ref: grad has no reference check; --ref is a flag of gradsolve solve"},
+		// A span whose length overflows.
+		{[]string{"solve", lorenz, "--t0", "-1e308", "--t1", "1e308"}, "--t0 -1e308 and --t1 1e308: the span's length t1 − t0 overflows to ±Inf"},
+		{[]string{"solve", lorenz, "--t0", t0, "--t1", "1e308"}, "--t0 " + t0 + " (row 1: -1e+308) and --t1 1e308: the span's length"},
+		// A built-in system is --system NAME, and is told what to do.
+		{[]string{"grad", "--system", "robertson", "--n", "2", "--loss", "sumsq", "--mode", "reverse"}, "--system robertson: the reverse replay of Rodas5P needs the second-derivative cotangent programs; the built-in system has none: use an explicit method (--method tsit5), or the problem as a .ode file"},
+		{[]string{"solve", "--system", "robertson", "--n", "2", "--sens", "k1", "--ref", "0"}, "--system robertson: sensitivities with Rodas5P need the second-derivative programs; the built-in system has none: use an explicit method (--method tsit5)"},
+	}
+	for _, c := range cases {
+		_, _, err := runCmd(c.args...)
+		if err == nil {
+			t.Errorf("%v: no error", c.args)
+			continue
+		}
+		line := errorLine(err)
+		switch {
+		case !strings.Contains(line, c.want):
+			t.Errorf("%v: %q lacks %q", c.args, line, c.want)
+		case strings.Count(line, "gradsolve:") != 1 || strings.Contains(line, "\n"):
+			t.Errorf("%v: %q: want one line with one gradsolve: prefix", c.args, line)
+		case goField.MatchString(line):
+			t.Errorf("%v: %q names a Go field", c.args, line)
+		}
+	}
+	// The quintessence failure keeps the trajectory's error for errors.As.
+	_, _, err := runCmd("quintessence", "--n", "2", "--lambda-max", "1e308")
+	var te *gradsolve.TrajectoryError
+	if !errors.As(err, &te) || te.Index != 1 || te.Status != gradsolve.NonFinite {
+		t.Errorf("errors.As: %v", err)
+	}
+}
+
+// errorLine makes one line of a joined error and drops the prefixes of
+// its layers.
+func TestErrorLine(t *testing.T) {
+	err := fmt.Errorf("halo: %w", errors.Join(errors.New("gradsolve: 2 of 9 trajectories failed"), errors.New("trajectory 3: x"), errors.New("trajectory 5: y")))
+	if got, want := errorLine(err), "gradsolve: halo: 2 of 9 trajectories failed; trajectory 3: x; trajectory 5: y"; got != want {
+		t.Errorf("errorLine = %q, want %q", got, want)
+	}
+	if got := errorLine(errors.New("gradsolve: gradsolve: no command given")); got != "gradsolve: no command given" {
+		t.Errorf("errorLine = %q", got)
 	}
 }

@@ -41,7 +41,8 @@ func npyRows(t *testing.T, path string) int {
 }
 
 // checkOutputSet checks what an output directory holds: only output
-// names (and, with stages, staging directories of killed runs); the
+// names (and, with stages, staging directories and the commit manifest
+// of killed runs); the
 // .npy files of one run (one n); and when stats.json is there, exactly
 // the files it lists, with their sizes. It returns the n of the files
 // (0 for none) and whether stats.json is there.
@@ -56,6 +57,7 @@ func checkOutputSet(t *testing.T, dir string, stages bool) (n int, complete bool
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, stagePrefix) && e.IsDir() && stages:
+		case name == manifestName && e.Type().IsRegular() && stages: // killed mid-commit
 		case slices.Contains(outputNames, name) && e.Type().IsRegular():
 			fi, _ := e.Info()
 			present[name] = fi.Size()
@@ -368,6 +370,315 @@ func TestConcurrentRunsOneDirectory(t *testing.T) {
 		}
 		if n, ok := checkOutputSet(t, dir, false); !ok || n != 2000 && n != 3000 {
 			t.Errorf("n %d, complete %v", n, ok)
+		}
+	}
+}
+
+// A run removes only what an earlier run wrote. The user's files stay,
+// even those named like another command's outputs — here the solve's
+// own input y0.npy, a halo's errors.npy and a quintessence's
+// profile.csv — and so do other files; the run's own names are
+// replaced.
+func TestOutputKeepsOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	y0 := writeNpy(t, dir, "y0.npy", []int{2, 3}, []float64{1, 1, 1, 2, 2, 2})
+	mine := map[string]string{"errors.npy": "mine", "profile.csv": "a,b\n1,2\n", "notes.txt": "keep", "y_final.npy": "replaced"}
+	for name, text := range mine {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y0Bytes, _ := os.ReadFile(y0)
+	for range 2 { // the second run replaces the first's set
+		if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--y0", y0, "--saveat", "0.5", "--out", dir, "-q"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(y0); err != nil || !bytes.Equal(b, y0Bytes) {
+			t.Fatalf("the input y0.npy is gone or changed: %v", err)
+		}
+		for name, text := range mine {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			switch {
+			case name == "y_final.npy":
+				if npyRows(t, filepath.Join(dir, name)) != 2 {
+					t.Errorf("y_final.npy is not this run's")
+				}
+			case err != nil || string(b) != text:
+				t.Errorf("%s: %q, %v; want the user's %q kept", name, b, err, text)
+			}
+		}
+		var st struct {
+			Files map[string]int64 `json:"files"`
+		}
+		readJSON(t, filepath.Join(dir, "stats.json"), &st)
+		if got := fmt.Sprint(st.Files); !strings.Contains(got, "y_final.npy") || strings.Contains(got, "y0.npy") || strings.Contains(got, "errors.npy") {
+			t.Errorf("stats.json files %s", got)
+		}
+	}
+	// A grad run next writes fewer of the solve's names: y_saved.npy,
+	// which the solve wrote, goes; the user's files stay.
+	if _, _, err := runCmd("grad", "../../examples/lorenz.ode", "--y0", y0, "--loss", "sumsq", "--out", dir, "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "y_saved.npy")); err == nil {
+		t.Error("the solve's y_saved.npy is left beside the grad's set")
+	}
+	for _, name := range []string{"y0.npy", "errors.npy", "profile.csv", "notes.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("grad removed the user's %s", name)
+		}
+	}
+}
+
+// A stats.json that lists no files (an older gradsolve's, or the user's
+// own) is not taken for a set: the run refuses, naming --out and the
+// file, and changes nothing.
+func TestOutputLegacyStatsRefused(t *testing.T) {
+	dir := t.TempDir()
+	legacy := `{"problem": "lorenz", "n": 3, "method": "Tsit5"}`
+	os.WriteFile(filepath.Join(dir, "stats.json"), []byte(legacy), 0o644)
+	os.WriteFile(filepath.Join(dir, "sens.npy"), []byte("old"), 0o644)
+	_, _, err := runCmd("solve", "../../examples/lorenz.ode", "--out", dir, "-q")
+	if err == nil || !strings.Contains(errorLine(err), "--out "+dir+": its stats.json does not list its run's files") {
+		t.Fatalf("err = %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "stats.json"))
+	ents, _ := os.ReadDir(dir)
+	if string(b) != legacy || len(ents) != 2 {
+		t.Errorf("the directory changed: stats.json %q, %d entries", b, len(ents))
+	}
+}
+
+// A name the commit would remove or replace that is not a regular file
+// is refused before anything is removed: the earlier set stays whole
+// (its stats.json included) and the message names --out and the file.
+func TestOutputNonFileRefused(t *testing.T) {
+	lorenz := []string{"solve", "../../examples/lorenz.ode", "--n", "2", "-q", "--out"}
+	// An empty directory called stats.json, alone.
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "stats.json"), 0o755)
+	_, _, err := runCmd(append(lorenz, dir)...)
+	if err == nil || !strings.Contains(err.Error(), "--out "+dir+": stats.json there is a directory") {
+		t.Errorf("empty directory stats.json: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "stats.json")); err != nil || !fi.IsDir() {
+		t.Errorf("the directory stats.json was removed")
+	}
+	// A non-empty directory called y_final.npy beside an earlier set
+	// whose y_final.npy it replaced.
+	dir = t.TempDir()
+	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--n", "3", "--sens", "rho", "-q", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "y_final.npy"))
+	os.MkdirAll(filepath.Join(dir, "y_final.npy", "inside"), 0o755)
+	_, _, err = runCmd(append(lorenz, dir)...)
+	if line := errorLine(errOr(err)); !strings.Contains(line, "--out "+dir+": y_final.npy there is a directory") || !strings.Contains(line, "left as it was") {
+		t.Errorf("directory y_final.npy: %q", line)
+	}
+	for _, name := range []string{"stats.json", "sens.npy", "status.npy", "y_final.npy/inside"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the earlier set lost %s", name)
+		}
+	}
+	if n := npyRows(t, filepath.Join(dir, "status.npy")); n != 3 {
+		t.Errorf("status.npy has %d rows: not the earlier run's", n)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left %s", e.Name())
+		}
+	}
+}
+
+// errOr is err, or an error saying there was none.
+func errOr(err error) error {
+	if err == nil {
+		return fmt.Errorf("no error")
+	}
+	return err
+}
+
+// A run that is refused or fails before its commit leaves --out as it
+// was: a directory it had to create (with its parents) is removed again.
+func TestOutputDirNotCreatedOnFailure(t *testing.T) {
+	base := t.TempDir()
+	out := filepath.Join(base, "a", "b", "out")
+	bad := writeNpy(t, base, "bad.npy", []int{4}, []float64{1, 2, 3, 4})
+	for _, args := range [][]string{
+		{"solve", "../../examples/lorenz.ode", "--n", "6148914691236517206"}, // too large
+		{"solve", "../../examples/lorenz.ode", "--saveat", "2"},              // the library refuses
+		{"grad", "../../examples/lorenz.ode", "--data", bad},                 // the loss is refused
+		{"halo", "--n", "6148914691236517206"},
+		{"precession", "--n", "6148914691236517206", "--check"},
+		{"quintessence", "--n", "6148914691236517206"},
+		{"quintessence", "--n", "2", "--lambda-max", "1e308"}, // a solve fails
+	} {
+		_, _, err := runCmd(append(args, "--out", out)...)
+		if err == nil {
+			t.Errorf("%v: no error", args)
+		}
+		if _, serr := os.Stat(filepath.Join(base, "a")); serr == nil {
+			t.Errorf("%v (%v): left %s", args, err, filepath.Join(base, "a"))
+			os.RemoveAll(filepath.Join(base, "a"))
+		}
+	}
+	// An existing directory stays, empty.
+	if _, _, err := runCmd("grad", "../../examples/lorenz.ode", "--data", bad, "--out", base); err == nil {
+		t.Error("no error")
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 1 {
+		t.Errorf("%s holds %d entries, want bad.npy alone", base, len(ents))
+	}
+}
+
+// A staging directory carries the id of the process that made it, but a
+// live run is told by its lock: a stage with this process's own id that
+// this process did not make is stale (in a container every run is PID
+// 1) and is removed; one whose lock is held (a run in another PID
+// namespace) stays.
+func TestStaleStageWithOwnPID(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no stage locks on windows")
+	}
+	dir := t.TempDir()
+	stale := filepath.Join(dir, fmt.Sprintf("%s%d-old", stagePrefix, os.Getpid()))
+	live := filepath.Join(dir, fmt.Sprintf("%s%d-live", stagePrefix, os.Getpid()))
+	for _, s := range []string{stale, live} {
+		os.MkdirAll(s, 0o755)
+		os.WriteFile(filepath.Join(s, "y_final.npy"), []byte("half"), 0o644)
+	}
+	release, state := tryLock(live)
+	if state != lockTaken {
+		t.Skip("this file system takes no locks")
+	}
+	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "-q", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale stage with this process's id is left")
+	}
+	if _, err := os.Stat(filepath.Join(live, "y_final.npy")); err != nil {
+		t.Error("the stage of a live run was removed")
+	}
+	release()
+	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "-q", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(live); err == nil {
+		t.Error("the stage whose run ended is left")
+	}
+	checkOutputSet(t, dir, false)
+}
+
+// killAt starts the binary with args and a commit pause, waits until
+// ready says the commit has reached the point wanted, and sends sig. It
+// returns the exit code and stderr.
+func killAt(t *testing.T, bin string, sig syscall.Signal, ready func() bool, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GRADSOLVE_TEST_COMMIT_PAUSE=30ms")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !ready() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("%v: the commit never got there", args)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	return code, errb.String()
+}
+
+// exists reports whether dir holds name.
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil
+}
+
+// A run killed half-way through its commit — after it removed the
+// earlier stats.json, or after it moved some of its own files in — is
+// cleaned up completely by the next run, even one that writes fewer
+// files: the commit manifest lists both sets.
+func TestKilledCommitCleanedUp(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL on windows")
+	}
+	bin := gradsolveBinary(t)
+	// The earlier set: solve with sensitivities and save times.
+	earlier := []string{"solve", "--system", "lorenz", "--n", "50", "--ref", "0", "-q", "--sens", "rho", "--saveat", "0.5"}
+	// The killed run: grad with save times (grad_*.npy the earlier set
+	// has not).
+	killed := []string{"grad", "../../examples/lorenz.ode", "--n", "60", "--saveat", "0.5", "--loss", "sumsq", "-q"}
+	// The next run writes only y_final, status, params and stats.json.
+	next := []string{"solve", "--system", "lorenz", "--n", "70", "--ref", "0", "-q"}
+	for _, c := range []struct {
+		what  string
+		ready func(dir string) bool
+		left  []string // what the kill must have left, to test the case
+	}{
+		{"after removing the earlier stats.json", func(dir string) bool { return !exists(dir, "stats.json") }, []string{manifestName, "sens.npy", "sens_saved.npy"}},
+		{"after moving grad_params.npy in", func(dir string) bool { return exists(dir, "grad_params.npy") }, []string{manifestName, "grad_params.npy"}},
+	} {
+		dir := t.TempDir()
+		if r := execCmd(t, nil, append(earlier, "--out", dir)...); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		code, stderr := killAt(t, bin, syscall.SIGKILL, func() bool { return c.ready(dir) }, append(killed, "--out", dir)...)
+		if code != -1 && code != 137 {
+			t.Logf("%s: exit %d %s", c.what, code, stderr)
+		}
+		for _, name := range c.left {
+			if !exists(dir, name) {
+				t.Fatalf("%s: the kill left no %s: the case is not tested", c.what, name)
+			}
+		}
+		if exists(dir, "stats.json") {
+			t.Fatalf("%s: stats.json is there", c.what)
+		}
+		if r := execCmd(t, nil, append(next, "--out", dir)...); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		if n, ok := checkOutputSet(t, dir, false); n != 70 || !ok {
+			t.Errorf("%s: next run: n %d, complete %v", c.what, n, ok)
+		}
+		for _, name := range []string{"sens.npy", "sens_saved.npy", "y_saved.npy", "grad_params.npy", "grad_y0.npy", manifestName} {
+			if exists(dir, name) {
+				t.Errorf("%s: %s is left beside the next run's set", c.what, name)
+			}
+		}
+	}
+}
+
+// A signal that comes while the commit moves the files in does not stop
+// it: the directory gets the new complete set, and the command still
+// exits with 143 (SIGTERM) or 130 (SIGINT), saying so.
+func TestSignalDuringCommit(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM on windows")
+	}
+	bin := gradsolveBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		earlierRun(t, dir)
+		code, stderr := killAt(t, bin, sig, func() bool { return exists(dir, manifestName) }, signalJob(300, dir)...)
+		want := map[syscall.Signal]int{syscall.SIGTERM: 143, syscall.SIGINT: 130}[sig]
+		if code != want || !strings.Contains(stderr, "interrupted by "+signalName(sig)) || !strings.Contains(stderr, "after writing "+dir+" in full") {
+			t.Errorf("%v during the commit: exit %d, stderr %q; want %d", sig, code, stderr, want)
+		}
+		if n, ok := checkOutputSet(t, dir, false); n != 300 || !ok {
+			t.Errorf("%v during the commit: n %d, complete %v; want the new set whole", sig, n, ok)
 		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// processAlive reports whether a process with this id exists.
+// processAlive reports whether a process with this id exists (in this
+// process's PID namespace).
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
@@ -18,7 +19,7 @@ func processAlive(pid int) bool {
 // function releases it. Where the lock cannot be taken the commit goes
 // ahead unlocked.
 func lockDir(dir string) func() {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY, 0)
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return func() {}
 	}
@@ -27,4 +28,26 @@ func lockDir(dir string) func() {
 		return func() {}
 	}
 	return func() { syscall.Flock(fd, syscall.LOCK_UN); syscall.Close(fd) }
+}
+
+// tryLock takes an exclusive flock on path without waiting. It returns
+// lockTaken and the function that releases the lock, lockBusy when
+// another open file holds it (a live run, in whatever process or PID
+// namespace: the kernel drops a process's locks when it dies, SIGKILL
+// included), or lockUnknown where the file system takes no locks.
+func tryLock(path string) (func(), lockState) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, lockUnknown
+	}
+	switch err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); {
+	case err == nil:
+		return func() { syscall.Flock(fd, syscall.LOCK_UN); syscall.Close(fd) }, lockTaken
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		syscall.Close(fd)
+		return nil, lockBusy
+	default:
+		syscall.Close(fd)
+		return nil, lockUnknown
+	}
 }

@@ -56,13 +56,15 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("--n = %d: need at least 2 grid points", *n)
 	case !(*lmax > 0) || math.IsInf(*lmax, 0):
 		return fmt.Errorf("--lambda-max = %g: must be finite and > 0", *lmax)
-	case *omegaR < 0 || *omegaR >= 0.1:
+	case !(*omegaR >= 0 && *omegaR < 0.1):
 		return fmt.Errorf("--omega-r = %g: must be in [0, 0.1)", *omegaR)
-	case (*rtol == 0) != (*atol == 0) || *rtol < 0 || *atol < 0:
-		return fmt.Errorf("quintessence: give both --rtol and --atol (> 0), or neither")
 	case *check && *omegaR != 0:
 		return fmt.Errorf("quintessence: --check compares with the Ω_r = 0 reference profile; drop --omega-r")
 	}
+	if err := checkAppTolerances("quintessence", *rtol, *atol); err != nil {
+		return err
+	}
+	// A job too large is refused before --out is created.
 	if err := quintessence.CheckSize(*n); err != nil {
 		return appSizeError(err, "--n", *n)
 	}
@@ -71,7 +73,7 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		if set, err = openOutSet(*out, "--out"); err != nil {
 			return err
 		}
-		defer set.abort()
+		defer set.abort() // a failed run's stage, and --out if this run created it
 	}
 	lambdas := make([]float64, *n)
 	for i := range lambdas {
@@ -80,7 +82,7 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	solveStart := time.Now()
 	pts, err := quintessence.ProfileWith(ctx, lambdas, *omegaR, quintessence.Tolerances{RTol: *rtol, ATol: *atol})
 	if err != nil {
-		return err
+		return translate(err)
 	}
 	solveSeconds := time.Since(solveStart).Seconds()
 	lo, hi, best := quintessence.Interval(pts)
@@ -107,7 +109,7 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	if *check {
 		cr, err := quintessence.Check(ctx, pts)
 		if err != nil {
-			return err
+			return translate(err)
 		}
 		fmt.Fprintf(stdout, "check: %d grid points against the reference profile, %d differ; refit at 1e-13 moves χ² by %.2g (limit %.0e)\n",
 			cr.Matched, len(cr.Mismatches), cr.MaxChi2Diff, quintessence.CheckTolerance)

@@ -53,7 +53,8 @@ type solveFlags struct {
 	t0, t1, saveat    string
 	method            string
 	rtol, atol        float64
-	workers, ref      int
+	workers           int
+	ref               int // solve: --ref (grad has none: 0)
 	out               string
 	progress, quietly bool
 	dense             bool
@@ -79,13 +80,13 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.Float64Var(&f.rtol, "rtol", 1e-8, "relative tolerance")
 	fs.Float64Var(&f.atol, "atol", 1e-11, "absolute tolerance")
 	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: all cores)")
-	fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 	fs.IntVar(&f.maxSteps, "max-steps", gradsolve.DefaultMaxSteps, "step budget per trajectory (accepted plus rejected steps)")
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve":
+		fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
 		fs.BoolVar(&f.sensErrorTest, "sens-error-test", false, "put the sensitivities in the error norm, so they too meet --rtol and --atol (the mesh then differs from a solve without --sens; explicit methods only)")
 	case "grad":
@@ -139,7 +140,9 @@ parameters each trajectory used, in the problem's parameter order), with
 last: when it is present the directory holds one complete run, whose files
 it lists with their sizes under "files" beside a "run_id"; a run that stops
 early leaves the directory as it was or without stats.json. The earlier
-run's outputs are removed before the new ones appear.
+run's outputs (the files its stats.json lists) are removed before the new
+ones appear; other files in DIR stay. A signal exits with 130 (SIGINT) or
+143 (SIGTERM), after the commit if it had begun.
 
 A job that cannot fit in memory is refused before it starts: the results
 take 8 bytes per number, n×dim for y_final and n×k×dim for y_saved (times
@@ -160,6 +163,9 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
+		if cmd == "grad" && strings.HasSuffix(err.Error(), "not defined: -ref") {
+			return nil, errors.New("--ref: grad has no reference check; --ref is a flag of gradsolve solve")
+		}
 		return nil, err
 	}
 	if len(pos) > 1 {
@@ -222,7 +228,7 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	}
 	if cmd == "grad" {
 		if j.mode, err = router.ParseMode(fl.grad.mode); err != nil {
-			return nil, fmt.Errorf("--mode: %w", err)
+			return nil, fmt.Errorf("--mode %q: unknown mode: want auto, forward or reverse", fl.grad.mode)
 		}
 		spec := fl.grad.wrt
 		if spec == "" {
@@ -258,12 +264,10 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 // their errors name the flag.
 func checkOptionFlags(fl *solveFlags) error {
 	switch {
-	case !(fl.rtol > 0) || math.IsInf(fl.rtol, 0):
-		return fmt.Errorf("--rtol = %g: must be finite and > 0", fl.rtol)
-	case fl.rtol < gradsolve.MinRTol:
-		return fmt.Errorf("--rtol = %g: must be ≥ %.3g (ten units of roundoff; no method can meet a tighter tolerance)", fl.rtol, gradsolve.MinRTol)
-	case !(fl.atol > 0) || math.IsInf(fl.atol, 0):
-		return fmt.Errorf("--atol = %g: must be finite and > 0", fl.atol)
+	case checkRTol(fl.rtol) != nil:
+		return checkRTol(fl.rtol)
+	case checkATol(fl.atol) != nil:
+		return checkATol(fl.atol)
 	case fl.workers < 0:
 		return fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", fl.workers)
 	case fl.maxSteps < 1:

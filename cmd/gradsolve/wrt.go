@@ -14,8 +14,10 @@ import (
 // parameter in the file's order (--sens also takes "all" for it, as it
 // always has); "y0", every initial value in the file's order;
 // "y0.NAME", the initial value of state NAME. The keywords are read
-// before the names. An empty item or a quantity named twice is an
-// error naming the flag.
+// before the names. An empty item, a quantity named twice, and a spec
+// that names no column at all ("params" for a problem without
+// parameters, which the library would read as "not given") are errors
+// naming the flag.
 func parseWrt(pr *ode.Problem, flagName, spec string) ([]gradsolve.Wrt, error) {
 	keywords := "params, y0, y0.NAME"
 	if flagName == "sens" {
@@ -67,6 +69,9 @@ func parseWrt(pr *ode.Problem, flagName, spec string) ([]gradsolve.Wrt, error) {
 				return nil, err
 			}
 		}
+	}
+	if len(wrt) == 0 { // only "params" can name nothing
+		return nil, fmt.Errorf("--%s %q names no column: %s has no parameters (say y0 or y0.NAME for the initial values)", flagName, spec, pr.Name)
 	}
 	return wrt, nil
 }
