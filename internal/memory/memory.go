@@ -5,7 +5,9 @@
 // The memory available is, on Linux, MemAvailable of /proc/meminfo,
 // capped by the memory limit of the process's cgroup (v2 memory.max, v1
 // memory.limit_in_bytes, less what the cgroup already uses beyond its
-// reclaimable page cache) when there is one; on macOS and FreeBSD the
+// reclaimable page cache) when there is one, and by what the process's
+// own limits leave (ulimit -v less its virtual size, ulimit -d less its
+// data size); on macOS and FreeBSD the
 // physical memory (sysctl hw.memsize, hw.physmem); on Windows the
 // available physical memory (GlobalMemoryStatusEx). Everywhere it is
 // capped by the Go memory limit (GOMEMLIMIT or debug.SetMemoryLimit)
