@@ -281,10 +281,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if err != nil {
 		return nil, err
 	}
-	rt, reason, err := chooseRosenbrock(prob, &o)
+	ch, err := ChooseEngine(prob, &o)
 	if err != nil {
 		return nil, err
 	}
+	rt, reason := ch.Rosenbrock, ch.Reason
 	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
 		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", nameOf(prob))
 	}
@@ -320,7 +321,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 
 	n, dim, m, K := ens.N, prob.Dim, prob.NumParams, in.k
 	res := &Result{
-		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: "cpu-erk", Reason: reason,
+		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: ch.Engine, Reason: reason,
 		N: n, Dim: dim, K: K,
 		Y:      make([]float64, n*dim),
 		T:      make([]float64, n),
@@ -372,7 +373,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		solvers[w], _ = erk.New(wc) // validated above
 	}
 	if rt != nil {
-		res.Method, res.Engine = rt.Name, "cpu-ros"
+		res.Method = rt.Name
 	}
 	var ml *meshLimit
 	runCtx := ctx
@@ -381,6 +382,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		runCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		ml = newMeshLimit(sizes, cancel)
+		for w := range workMesh {
+			workMesh[w].Grow = ml.grow
+		}
 	}
 	start := time.Now()
 	// Per-worker trajectory and output headers: handing pointers to
@@ -405,8 +409,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 		solvers[w].Solve(tr, out, stop)
 		if record {
-			meshes[i] = workMesh[w].Clone()
-			ml.add(meshes[i])
+			if ml.grow(workMesh[w].Bytes()) {
+				meshes[i] = workMesh[w].Clone()
+			} else if out.Status == Success {
+				out.Status = Cancelled // its mesh could not be kept
+			}
 		}
 		res.T[i], res.h[i], res.Status[i], res.Stats[i] = out.T, out.H, out.Status, out.Stats
 		if ss != nil {

@@ -261,6 +261,18 @@ func Check(b *Budget, subject, what, advice string) error {
 	return &Error{Subject: subject, What: what, Need: b.total, Parts: b.Parts, Avail: avail, Advice: advice}
 }
 
+// RecordedMeshes is the Error.What of a recording stopped because its
+// meshes outgrew the memory available as it ran.
+const RecordedMeshes = "the recorded meshes"
+
+// BeforeRecording is the Error.PerStep of a job that records every
+// accepted step: the bytes counted come before the recording's perStep
+// bytes per accepted step of each trajectory, which no check made
+// before the solve can bound (the number of steps is not known yet).
+func BeforeRecording(perStep uint64) string {
+	return fmt.Sprintf("before the recording's %s per accepted step of each trajectory", Format(perStep))
+}
+
 // Format writes a size in bytes with decimal units and three
 // significant digits: "512 B", "1.50 kB", "48.0 GB".
 func Format(b uint64) string {
