@@ -236,7 +236,7 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 			y0FromP = false
 		case pt.P != nil && y0FromP:
 			var err error
-			if y0, err = initialStates(rec.prob, p, n); err != nil {
+			if y0, _, err = initialStates(rec.prob, p, n, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -42,7 +42,8 @@ type Sizes struct {
 	Implicit bool
 	// InitialFromParams says the initial states are computed from each
 	// trajectory's parameters (Problem.Initial with no Ensemble.Y0):
-	// N·Dim more numbers.
+	// N·Dim more numbers, and with sensitivities N·Dim·NS more for
+	// ∂y0/∂p.
 	InitialFromParams bool
 }
 
@@ -105,6 +106,10 @@ func (s Sizes) budget() *memory.Budget {
 	b.Add("Result.Stats", "N", int(unsafe.Sizeof(Stats{})), n)
 	if s.InitialFromParams {
 		b.Add("initial states y0(p)", "N·Dim", 8, n, dim)
+		if ns > 0 {
+			// ∂y0/∂p for the parameter columns, computed with y0(p).
+			b.Add("initial sensitivities ∂y0/∂p", "N·Dim·NS", 8, n, dim, ns)
+		}
 	}
 	nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
 	// Each worker's solver: a goroutine's stack and about 2·13+8 vectors
