@@ -174,7 +174,7 @@ func (s Sizes) check() error {
 		return nil
 	}
 	if me, ok := err.(*memory.Error); ok && s.Record && me.Overflow == "" {
-		me.PerStep = memory.BeforeRecording(s.perStep())
+		me.PerStep = memory.RecordingPerStep(s.perStep(), false)
 	}
 	return fmt.Errorf("%w: %w", ErrInput, err)
 }
@@ -257,7 +257,7 @@ func (ml *meshLimit) grow(b uint64) bool {
 	}
 	if u-b <= ml.limit { // the allocation that crossed the limit
 		me := &memory.Error{Subject: ml.sizes.subject(), What: memory.RecordedMeshes, Need: ml.fixed + u,
-			PerStep: fmt.Sprintf("and grow by %s per accepted step of each trajectory", memory.Format(ml.sizes.perStep())),
+			PerStep: memory.RecordingPerStep(ml.sizes.perStep(), true),
 			Avail:   memory.Info{Bytes: ml.avail.Bytes, Source: ml.avail.Source + ", when the recording started", Known: true},
 			Advice:  meshAdvice}
 		err := fmt.Errorf("%w: %w", ErrInput, me)

@@ -121,7 +121,7 @@ func (j *job) checkSize(sf sizeFlags) error {
 	var me *memory.Error
 	if errors.As(err, &me) && s.Record && me.Overflow == "" {
 		f, _ := s.Footprint()
-		me.PerStep = memory.BeforeRecording(f.PerStep)
+		me.PerStep = memory.RecordingPerStep(f.PerStep, false)
 	}
 	return err
 }

@@ -265,11 +265,15 @@ func Check(b *Budget, subject, what, advice string) error {
 // meshes outgrew the memory available as it ran.
 const RecordedMeshes = "the recorded meshes"
 
-// BeforeRecording is the Error.PerStep of a job that records every
-// accepted step: the bytes counted come before the recording's perStep
-// bytes per accepted step of each trajectory, which no check made
-// before the solve can bound (the number of steps is not known yet).
-func BeforeRecording(perStep uint64) string {
+// RecordingPerStep is the Error.PerStep of a job that records every
+// accepted step, perStep bytes per accepted step of each trajectory: a
+// check made before the solve counts the arrays before the recording
+// (the number of steps is not known yet); a recording stopped as it
+// grew (grown) says what its meshes grow by.
+func RecordingPerStep(perStep uint64, grown bool) string {
+	if grown {
+		return fmt.Sprintf("and grow by %s per accepted step of each trajectory", Format(perStep))
+	}
 	return fmt.Sprintf("before the recording's %s per accepted step of each trajectory", Format(perStep))
 }
 

@@ -245,3 +245,13 @@ func TestRlimitInfo(t *testing.T) {
 		t.Errorf("no status file: got %+v, want unknown", got)
 	}
 }
+
+// The per-step note has one wording, before a recording and as it grew.
+func TestRecordingPerStep(t *testing.T) {
+	if got, want := RecordingPerStep(40, false), "before the recording's 40 B per accepted step of each trajectory"; got != want {
+		t.Errorf("before: %q, want %q", got, want)
+	}
+	if got, want := RecordingPerStep(1500, true), "and grow by 1.50 kB per accepted step of each trajectory"; got != want {
+		t.Errorf("grown: %q, want %q", got, want)
+	}
+}
