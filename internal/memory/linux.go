@@ -45,7 +45,7 @@ func rlimitInfo(root string, as, data uint64) Info {
 		limit  uint64
 		field  string
 		source string
-	}{{as, "VmSize", "ulimit -v (RLIMIT_AS) less VmSize"}, {data, "VmData", "ulimit -d (RLIMIT_DATA) less VmData"}} {
+	}{{as, "VmSize", "ulimit -v less VmSize"}, {data, "VmData", "ulimit -d less VmData"}} {
 		if l.limit >= unlimited {
 			continue
 		}
