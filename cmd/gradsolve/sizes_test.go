@@ -108,8 +108,8 @@ func partBytes(b *memory.Budget, name string) (sum uint64, found bool) {
 
 // The size check counts what grad reads and builds after it: the loss
 // inputs (8 bytes per element of the shape their headers give), the
-// saved states' cotangents, the gradient columns; and it counts the
-// reference solve of --ref only for solve, which runs one.
+// saved states' cotangents, the gradient columns; and a reference solve
+// only for solve's --ref (grad runs none).
 func TestSizeBudgetCountsLossInputs(t *testing.T) {
 	const n, k, dim = 4, 5, 3
 	dir := t.TempDir()
@@ -117,7 +117,7 @@ func TestSizeBudgetCountsLossInputs(t *testing.T) {
 	weights := writeNpy(t, dir, "w.npy", []int{k, dim}, make([]float64, k*dim))
 	final := writeNpy(t, dir, "final.npy", []int{n, dim}, make([]float64, n*dim))
 	cot := writeNpy(t, dir, "cot.npy", []int{n, k, dim}, make([]float64, n*k*dim))
-	common := []string{"../../examples/lorenz.ode", "--n", "4", "--saveat", "0.2,0.4,0.6,0.8,1", "--t1", "1", "--ref", "3"}
+	common := []string{"../../examples/lorenz.ode", "--n", "4", "--saveat", "0.2,0.4,0.6,0.8,1", "--t1", "1"}
 	sf := sizeFlags{n: n, nFrom: "--n", k: k, kFrom: "--saveat"}
 	cases := []struct {
 		cmd   string
@@ -128,7 +128,7 @@ func TestSizeBudgetCountsLossInputs(t *testing.T) {
 			map[string]uint64{"--data": 8 * n * k * dim, "--weights": 8 * k * dim, "--data-final": 8 * n * dim,
 				"grad_params and grad_y0": 8 * n * 2, "cotangents": 8 * (n*dim + n*k*dim), "reference y_final": 0}},
 		{"grad", []string{"--cot", cot}, map[string]uint64{"--cot": 8 * n * k * dim, "grad_params and grad_y0": 8 * n * 6, "reference inputs": 0}},
-		{"solve", nil, map[string]uint64{"reference y_final": 8 * 3 * dim, "--data": 0, "grad_params and grad_y0": 0, "cotangents": 0}},
+		{"solve", []string{"--ref", "3"}, map[string]uint64{"reference y_final": 8 * 3 * dim, "--data": 0, "grad_params and grad_y0": 0, "cotangents": 0}},
 	}
 	for _, c := range cases {
 		args := append(append([]string{}, common...), c.flags...)
