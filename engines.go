@@ -8,12 +8,85 @@ import (
 	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ros"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // engine solves one trajectory: erk.Solver (explicit Runge–Kutta) and
 // ros.Solver (Rosenbrock) both are.
 type engine interface {
 	Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool)
+}
+
+// EngineChoice is the engine and method a solve runs, as Solve, Record
+// and LossGradient choose them from the problem and the options.
+type EngineChoice struct {
+	// Engine names the engine, as Result.Engine does: "cpu-erk"
+	// (explicit Runge–Kutta) or "cpu-ros" (Rosenbrock).
+	Engine string
+	// Method is the explicit tableau (Options.Method, or method.Tsit5);
+	// nil on the Rosenbrock engine.
+	Method *method.Tableau
+	// Rosenbrock is the Rosenbrock method; nil on the explicit engine.
+	Rosenbrock *method.Rosenbrock
+	// Reason says why, as Result.Reason does.
+	Reason string
+}
+
+// ChooseEngine returns the engine and method Solve, Record and
+// LossGradient run prob on with opts (nil: the zero Options): the method
+// the options name; with none, Rodas5P for a problem marked stiff that
+// has a Jacobian program (Problem.Programs with JacY), else Tsit5. It
+// returns an error wrapping ErrInput when the options ask for both
+// kinds of method, or for a Rosenbrock method on a problem without a
+// Jacobian program. A caller that sizes or plans a job before running
+// it (the command's memory check) asks here, so that its plan is the
+// library's.
+func ChooseEngine(prob *Problem, opts *Options) (EngineChoice, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	rt, reason, err := chooseRosenbrock(prob, &o)
+	if err != nil {
+		return EngineChoice{}, err
+	}
+	if rt != nil {
+		return EngineChoice{Engine: "cpu-ros", Rosenbrock: rt, Reason: reason}, nil
+	}
+	tb := o.Method
+	if tb == nil {
+		tb = method.Tsit5
+	}
+	return EngineChoice{Engine: "cpu-erk", Method: tb, Reason: reason}, nil
+}
+
+// GradientDecision returns how LossGradient differentiates prob with
+// opts (nil: the zero Options): the router's decision for the columns
+// Options.GradientWrt names (every parameter and initial value when
+// nil) and Options.Mode, on the engine ChooseEngine picks. It returns
+// an error wrapping ErrInput for malformed columns or options that
+// ChooseEngine refuses.
+func GradientDecision(prob *Problem, opts *Options) (router.Decision, error) {
+	d, _, err := gradientDecision(prob, opts)
+	return d, err
+}
+
+// gradientDecision is GradientDecision, with the columns.
+func gradientDecision(prob *Problem, opts *Options) (router.Decision, []Wrt, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	wrt, err := gradientWrt(prob, o.GradientWrt)
+	if err != nil {
+		return router.Decision{}, nil, err
+	}
+	ch, err := ChooseEngine(prob, &o)
+	if err != nil {
+		return router.Decision{}, nil, err
+	}
+	d := router.Choose(router.Request{NumWrt: len(wrt), NumOutputs: 1, Engine: ch.Engine, EngineReason: ch.Reason, Mode: o.Mode})
+	return d, wrt, nil
 }
 
 // chooseRosenbrock decides whether the solve runs a Rosenbrock method:

@@ -241,3 +241,64 @@ func TestReplayWithGivenInitialStates(t *testing.T) {
 		}
 	}
 }
+
+// y0(p) is evaluated once for each row of parameters, also with forward
+// sensitivities, whose ∂y0/∂p comes from the same call: N calls for N
+// rows, one for shared parameters. The sensitivities are exact
+// (closed form of decay, to the accuracy argued above) and the states
+// those of a solve without them, bit for bit.
+func TestInitialEvaluatedOnce(t *testing.T) {
+	base := sourceProblem(t, "decay", decaySrc)
+	var calls, withJac int
+	pr := *base
+	pr.Initial = func() gradsolve.InitialFunc {
+		ev := base.Initial()
+		return func(p, y0, jac []float64) {
+			calls++ // serial: Solve evaluates y0(p) before the workers start
+			if jac != nil {
+				withJac++
+			}
+			ev(p, y0, jac)
+		}
+	}
+	p := []float64{2, 0.5, 0.7, 3, 0.25, 1.2, -1, 4, 0.3}
+	sens := &gradsolve.Options{RTol: 1e-11, ATol: 1e-14, Workers: 2,
+		Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.InitialValue(0), gradsolve.Param(1), gradsolve.Param(2)}}}
+	plain := &gradsolve.Options{RTol: 1e-11, ATol: 1e-14, Workers: 2}
+	for _, c := range []struct {
+		name  string
+		ens   *gradsolve.Ensemble
+		calls int
+	}{
+		{"per trajectory", &gradsolve.Ensemble{N: 3, P: p}, 3},
+		{"shared", &gradsolve.Ensemble{N: 3, P: p[:3]}, 1},
+	} {
+		calls, withJac = 0, 0
+		ref := mustSolve(t, &pr, c.ens, plain)
+		if calls != c.calls || withJac != 0 {
+			t.Errorf("%s, no sensitivities: %d evaluations (%d with ∂y0/∂p), want %d without", c.name, calls, withJac, c.calls)
+		}
+		calls, withJac = 0, 0
+		res := mustSolve(t, &pr, c.ens, sens)
+		if calls != c.calls || withJac != c.calls {
+			t.Errorf("%s, sensitivities: %d evaluations (%d with ∂y0/∂p), want %d, each with it", c.name, calls, withJac, c.calls)
+		}
+		if !bitwiseEqual(res.Y, ref.Y) {
+			t.Errorf("%s: the sensitivities changed the states", c.name)
+		}
+		const tol = 1e-9
+		for i := range 3 {
+			q := p[3*i : 3*i+3]
+			if len(c.ens.P) == 3 {
+				q = p[:3]
+			}
+			a, b, k := q[0], q[1], q[2]
+			e := math.Exp(-k * 1.5)
+			for col, w := range []float64{e, a * e, -1.5 * a * b * e} {
+				if s := res.S[i*3+col]; math.Abs(s-w) > tol*math.Max(math.Abs(w), math.Abs(a*b*e)) {
+					t.Errorf("%s: trajectory %d column %d: S = %.15g, want %.15g", c.name, i, col, s, w)
+				}
+			}
+		}
+	}
+}

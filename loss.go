@@ -222,21 +222,12 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 	if opts != nil {
 		o = *opts
 	}
-	wrt, err := gradientWrt(prob, o.GradientWrt)
+	// The engine is the method's choice (ChooseEngine, as Solve makes
+	// it), so the Decision names the engine that runs.
+	d, wrt, err := gradientDecision(prob, &o)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	// The engine is the method's choice (the same call Solve makes), so
-	// the Decision names the engine that runs.
-	rt, engineReason, err := chooseRosenbrock(prob, &o)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	engine := "cpu-erk"
-	if rt != nil {
-		engine = "cpu-ros"
-	}
-	d := router.Choose(router.Request{NumWrt: len(wrt), NumOutputs: 1, Engine: engine, EngineReason: engineReason, Mode: o.Mode})
 	if err := checkLossSizes(prob, ens, &o, d.Mode == router.Forward, len(wrt)); err != nil {
 		return 0, nil, nil, err
 	}

@@ -51,6 +51,12 @@ type Recording struct {
 	// and Gradient adds (∂y0/∂p)ᵀ·∂L/∂y0 to ∂L/∂p.
 	y0FromP bool
 	initial ode.InitialFunc
+	// stale: a Replay failed after it may have begun to overwrite the
+	// meshes' states (a replay writes the states of its point into
+	// them, and Gradient's reverse sweep reads them), so they may not
+	// be the current point's; Gradient replays the current point
+	// forward first.
+	stale bool
 }
 
 // Record solves the ensemble as Solve does (the same accepted steps,
@@ -204,51 +210,65 @@ func (rec *Recording) ShiftWith(pFloor, y0Floor []float64) (float64, error) {
 // step sizes and returns the new result (also kept as rec.Result). At
 // the recording point it reproduces the recording solve bit for bit.
 // Trajectories whose recording failed keep their status and NaN values.
+// When it returns an error (a malformed or refused point, a cancelled
+// ctx) the recording stays at its current point: Result, Shift and
+// Gradient are what they were.
 func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 	n, dim, m, K := rec.Result.N, rec.prob.Dim, rec.prob.NumParams, rec.in.k
+	// The new point, in locals: a Replay that fails leaves the
+	// recording at its current point.
+	y0, p, y0FromP := rec.y0, rec.p, rec.y0FromP
 	if pt != nil {
 		if pt.Y0 != nil {
 			if err := checkShape("Point.Y0", pt.Y0, n, dim, "Dim"); err != nil {
 				return nil, err
 			}
-			rec.y0 = expand(pt.Y0, n, dim)
+			y0 = expand(pt.Y0, n, dim)
 		}
 		if pt.P != nil {
 			if err := checkShape("Point.P", pt.P, n, m, "NumParams"); err != nil {
 				return nil, err
 			}
-			rec.p = expand(pt.P, n, m)
+			p = expand(pt.P, n, m)
 		}
 		switch {
 		case pt.Y0 != nil:
-			rec.y0FromP = false
-		case pt.P != nil && rec.y0FromP:
-			y0, err := initialStates(rec.prob, rec.p, n)
-			if err != nil {
+			y0FromP = false
+		case pt.P != nil && y0FromP:
+			var err error
+			if y0, _, err = initialStates(rec.prob, p, n, nil); err != nil {
 				return nil, err
 			}
-			rec.y0 = y0
 		}
 	}
 	old := rec.Result
-	res := &Result{Problem: old.Problem, Method: old.Method, N: n, Dim: dim, K: K,
+	res := &Result{Problem: old.Problem, Method: old.Method, Engine: old.Engine, Reason: old.Reason, N: n, Dim: dim, K: K,
 		Y: make([]float64, n*dim), T: append([]float64(nil), old.T...), Saved: make([]float64, n*K*dim),
 		Status: append([]Status(nil), old.Status...), Stats: append([]Stats(nil), old.Stats...),
 		Options: old.Options, h: old.h}
 	start := time.Now()
-	err := rec.run(ctx, func(rp replayer, i int) {
-		rp.Forward(rec.meshes[i], rec.y0[i*dim:(i+1)*dim], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K),
+	err := rec.forward(ctx, y0, p, res, &res.Workers)
+	res.Elapsed = time.Since(start)
+	if err != nil {
+		rec.stale = true
+		return nil, err
+	}
+	rec.y0, rec.p, rec.y0FromP, rec.Result, rec.stale = y0, p, y0FromP, res, false
+	return res, nil
+}
+
+// forward replays every trajectory at (y0, p) on its recorded mesh,
+// overwriting the mesh's states, and writes the final and saved states
+// into res.
+func (rec *Recording) forward(ctx context.Context, y0, p []float64, res *Result, workers *int) error {
+	dim, m, K := rec.prob.Dim, rec.prob.NumParams, rec.in.k
+	return rec.run(ctx, func(rp replayer, i int) {
+		rp.Forward(rec.meshes[i], y0[i*dim:(i+1)*dim], p[i*m:(i+1)*m], pick(rec.in.save, i, K),
 			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
 	}, func(i int) {
 		fillNaN(res.Y[i*dim : (i+1)*dim])
 		fillNaN(res.Saved[i*K*dim : (i+1)*K*dim])
-	}, &res.Workers)
-	res.Elapsed = time.Since(start)
-	if err != nil {
-		return nil, err
-	}
-	rec.Result = res
-	return res, nil
+	}, workers)
 }
 
 // Cotangents are the derivatives of a scalar loss L with respect to what
@@ -294,6 +314,16 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 	n, dim, m, K := rec.Result.N, rec.prob.Dim, rec.prob.NumParams, rec.in.k
 	if err := checkCotangents(cot, n, dim, K); err != nil {
 		return nil, err
+	}
+	if rec.stale {
+		// Put the current point's states back into the meshes. The
+		// replay is deterministic, so it writes into Result the very
+		// numbers Result holds.
+		var w int
+		if err := rec.forward(ctx, rec.y0, rec.p, rec.Result, &w); err != nil {
+			return nil, err
+		}
+		rec.stale = false
 	}
 	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
 	start := time.Now()

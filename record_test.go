@@ -2,13 +2,16 @@ package gradsolve_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 )
 
 func mustRecord(t testing.TB, pr *gradsolve.Problem, ens *gradsolve.Ensemble, o *gradsolve.Options) *gradsolve.Recording {
@@ -236,4 +239,84 @@ func TestKeepStagesSameGradient(t *testing.T) {
 			t.Errorf("%s: KeepStages changed the gradient", tb.Name)
 		}
 	}
+}
+
+// A Replay that fails leaves the recording at its point: the result,
+// the shift and the gradient are those before it, bit for bit. At e = 1
+// the eccentric Kepler orbit's initial speed y0(p) is infinite, so the
+// Replay is refused before it runs; a Replay cancelled while it runs has
+// already overwritten the states of the meshes it replayed, which the
+// next Gradient puts back.
+func TestFailedReplayKeepsThePoint(t *testing.T) {
+	ctx := context.Background()
+	t.Run("refused point", func(t *testing.T) {
+		pr := exampleProblem(t, "kepler_ecc")
+		rec := mustRecord(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{RTol: 1e-9, ATol: 1e-12})
+		res0 := rec.Result
+		_, cot, err := gradsolve.SumSquares()(rec.Result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g0, err := rec.Gradient(ctx, cot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rec.Replay(ctx, &gradsolve.Point{P: []float64{1, 1}}); !errors.Is(err, gradsolve.ErrInput) || !strings.Contains(err.Error(), "vy = +Inf") {
+			t.Fatalf("Replay at e = 1: %v, want the infinite vy refused", err)
+		}
+		g, err := rec.Gradient(ctx, cot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Result != res0 || rec.Shift() != 0 || g.Shift != 0 || !bitwiseEqual(g.P, g0.P) || !bitwiseEqual(g.Y0, g0.Y0) {
+			t.Errorf("after the refused Replay: shift %g, dL/dp %v (was %v), dL/dy0 %v (was %v)", rec.Shift(), g.P, g0.P, g.Y0, g0.Y0)
+		}
+	})
+	t.Run("cancelled while replaying", func(t *testing.T) {
+		base := exampleProblem(t, "lorenz")
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var armed atomic.Bool
+		var calls atomic.Int64
+		pr := *base
+		pr.Programs = func() *ode.Programs {
+			pg := *base.Programs()
+			f := pg.F
+			pg.F = func(t float64, y, p, dy []float64) {
+				if armed.Load() && calls.Add(1) == 50 { // inside trajectory 0's replay
+					cancel()
+				}
+				f(t, y, p, dy)
+			}
+			return &pg
+		}
+		// One worker taking one trajectory at a time: the cancellation
+		// stops the replay after trajectory 0.
+		const n = 4
+		rec := mustRecord(t, &pr, &gradsolve.Ensemble{N: n, P: lorenzFileParams(n), Save: []float64{0.5}}, &gradsolve.Options{Workers: 1, Chunk: 1})
+		res0 := rec.Result
+		y0, s0 := append([]float64(nil), res0.Y...), append([]float64(nil), res0.Saved...)
+		cot := gradsolve.Cotangents{Y: res0.Y, Saved: res0.Saved}
+		g0, err := rec.Gradient(ctx, cot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := lorenzFileParams(n)
+		for j := range moved {
+			moved[j] *= 1.1
+		}
+		armed.Store(true)
+		if _, err := rec.Replay(runCtx, &gradsolve.Point{P: moved}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Replay: %v, want it cancelled", err)
+		}
+		armed.Store(false)
+		g, err := rec.Gradient(ctx, cot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Result != res0 || rec.Shift() != 0 || !bitwiseEqual(g.P, g0.P) || !bitwiseEqual(g.Y0, g0.Y0) ||
+			!bitwiseEqual(res0.Y, y0) || !bitwiseEqual(res0.Saved, s0) {
+			t.Errorf("after the cancelled Replay: shift %g, dL/dp %v, want %v", rec.Shift(), g.P[:3], g0.P[:3])
+		}
+	})
 }

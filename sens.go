@@ -47,15 +47,13 @@ type Sensitivity struct {
 // sensSetup is a validated Sensitivity for one problem.
 type sensSetup struct {
 	ns       int
+	nsp      int // the parameter columns among them
 	dim, m   int
 	paramCol []int // parameter index of each column, −1 for initial values
 	y0Col    []int // initial-value index of each column, −1 for parameters
 	// fused, when the problem has SensF, makes each worker's augmented
 	// right-hand side as one program.
 	fused func() ode.Func
-	// y0FromP: the initial states are y0(p) (Problem.Initial), so the
-	// parameter columns start at ∂y0/∂p_j.
-	y0FromP bool
 }
 
 // newSensSetup validates s for prob; fused asks for the problem's fused
@@ -81,6 +79,7 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 			ss.paramCol, ss.y0Col = append(ss.paramCol, -1), append(ss.y0Col, w.Index)
 		} else {
 			ss.paramCol, ss.y0Col = append(ss.paramCol, w.Index), append(ss.y0Col, -1)
+			ss.nsp++
 		}
 	}
 	if fused && prob.SensF != nil {
@@ -107,10 +106,6 @@ type sensWorker struct {
 	y      []float64   // augmented final state
 	saved  []float64   // augmented saved states, K rows
 	augRHS ode.Func
-	// init evaluates y0(p) and ∂y0/∂p into y0p and jac, when the
-	// initial states come from the parameters.
-	init     ode.InitialFunc
-	y0p, jac []float64
 }
 
 func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
@@ -128,10 +123,6 @@ func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
 	}
 	na := ss.augDim()
 	sw.y0, sw.y, sw.saved = make([]float64, na), make([]float64, na), make([]float64, k*na)
-	if ss.y0FromP {
-		sw.init = prob.Initial()
-		sw.y0p, sw.jac = make([]float64, ss.dim), make([]float64, ss.dim*ss.m)
-	}
 	if ss.fused != nil {
 		sw.augRHS = ss.fused()
 		return sw
@@ -149,27 +140,24 @@ func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
 }
 
 // initial fills the augmented initial state from y0 and, where the
-// initial states come from the parameters p, the columns of parameters
-// from ∂y0/∂p at p.
-func (sw *sensWorker) initial(y0, p []float64) []float64 {
+// initial states come from the parameters, the parameter columns from
+// s0: ∂y0/∂p_j of the trajectory, one block of Dim values per parameter
+// column in order, as initialStates computed it (nil: they start at
+// zero).
+func (sw *sensWorker) initial(y0, s0 []float64) []float64 {
 	ss := sw.ss
 	copy(sw.y0, y0)
 	clear(sw.y0[ss.dim:])
+	q := 0
 	for c, i := range ss.y0Col {
 		if i >= 0 {
 			sw.y0[ss.dim*(1+c)+i] = 1
+			continue
 		}
-	}
-	if sw.init != nil {
-		sw.init(p, sw.y0p, sw.jac)
-		for c, j := range ss.paramCol {
-			if j < 0 {
-				continue
-			}
-			for i := range ss.dim {
-				sw.y0[ss.dim*(1+c)+i] = sw.jac[i*ss.m+j]
-			}
+		if s0 != nil {
+			copy(sw.y0[ss.dim*(1+c):ss.dim*(2+c)], s0[q*ss.dim:(q+1)*ss.dim])
 		}
+		q++
 	}
 	return sw.y0
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/internal/memory"
-	"github.com/gradsolve/gradsolve/method"
 )
 
 // Sizes are the dimensions of an ensemble job, from which Footprint
@@ -28,7 +27,8 @@ type Sizes struct {
 	// Recording.Gradient.
 	Record bool
 	// Gradient adds the arrays of LossGradient: the gradient and the
-	// cotangents of the final states.
+	// cotangents of the final states and, with save times, of the saved
+	// states (a loss may use them; LeastSquaresFit allocates them).
 	Gradient bool
 	// KeepStages is the number of stages a recording keeps per step
 	// with Options.KeepStages (0: none).
@@ -42,7 +42,8 @@ type Sizes struct {
 	Implicit bool
 	// InitialFromParams says the initial states are computed from each
 	// trajectory's parameters (Problem.Initial with no Ensemble.Y0):
-	// N·Dim more numbers.
+	// N·Dim more numbers, and with sensitivities N·Dim·NS more for
+	// ∂y0/∂p.
 	InitialFromParams bool
 }
 
@@ -105,6 +106,10 @@ func (s Sizes) budget() *memory.Budget {
 	b.Add("Result.Stats", "N", int(unsafe.Sizeof(Stats{})), n)
 	if s.InitialFromParams {
 		b.Add("initial states y0(p)", "N·Dim", 8, n, dim)
+		if ns > 0 {
+			// ∂y0/∂p for the parameter columns, computed with y0(p).
+			b.Add("initial sensitivities ∂y0/∂p", "N·Dim·NS", 8, n, dim, ns)
+		}
 	}
 	nw := ensemble.Workers(max(n, 1), ensemble.Config{Workers: s.Workers})
 	// Each worker's solver: a goroutine's stack and about 2·13+8 vectors
@@ -128,6 +133,13 @@ func (s Sizes) budget() *memory.Budget {
 		b.Add("Gradient.P", "N·NumParams", 8, n, m)
 		b.Add("Gradient.Y0", "N·Dim", 8, n, dim)
 		b.Add("Cotangents.Y", "N·Dim", 8, n, dim)
+	}
+	if s.Gradient {
+		// A loss of the saved states (LeastSquaresFit with
+		// FitData.Saved) returns their cotangents, as large as
+		// Result.Saved; one of the final states alone returns none, but
+		// the loss is not known here.
+		b.Add("Cotangents.Saved", "N·K·Dim", 8, n, k, dim)
 	}
 	return &b
 }
@@ -162,7 +174,7 @@ func (s Sizes) check() error {
 		return nil
 	}
 	if me, ok := err.(*memory.Error); ok && s.Record && me.Overflow == "" {
-		me.PerStep = fmt.Sprintf("before the recording's %s per accepted step of each trajectory", memory.Format(s.perStep()))
+		me.PerStep = memory.RecordingPerStep(s.perStep(), false)
 	}
 	return fmt.Errorf("%w: %w", ErrInput, err)
 }
@@ -182,29 +194,40 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Siz
 		}
 		k /= n
 	}
+	ch, err := ChooseEngine(prob, o)
+	if err != nil {
+		return s, false // solve says so
+	}
 	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0),
-		Implicit:          o.Rosenbrock != nil || o.Method == nil && prob.Stiff,
+		Implicit:          ch.Rosenbrock != nil,
 		InitialFromParams: ens.Y0 == nil && prob.Initial != nil && len(ens.P) != prob.NumParams}
 	if o.Sens != nil {
 		s.NS = len(o.Sens.Wrt)
 	}
-	if record && o.KeepStages {
-		tb := o.Method
-		if tb == nil {
-			tb = method.Tsit5
-		}
-		s.KeepStages = tb.Stages()
+	if record && o.KeepStages && ch.Method != nil {
+		s.KeepStages = ch.Method.Stages()
 	}
 	return s, true
 }
 
-// meshLimit bounds the memory a recording's meshes may take as it
-// grows: what was available when it started, less its fixed part.
+// meshLimit bounds the memory a recording's meshes may take as they
+// grow: what was available when the recording started, less its fixed
+// part. It counts every allocation of mesh storage as it is made —
+// each worker's mesh whenever its capacity grows (erk.Mesh.Grow, a
+// rare event: capacities double) and each trajectory's trimmed copy
+// (its Clone) — and gives nothing back: the storage a growing mesh
+// leaves behind is garbage the collector frees only later, and address
+// space the Go runtime has mapped stays mapped (ulimit -v), so the
+// count bounds what the meshes take from the process. Once it passes
+// the limit every further allocation is refused and the ensemble is
+// stopped: the trajectory whose mesh could not grow ends Cancelled, and
+// Record returns the error.
 type meshLimit struct {
 	limit  uint64 // 0: no limit known
 	used   atomic.Uint64
 	sizes  Sizes
 	fixed  uint64
+	avail  memory.Info
 	cancel context.CancelFunc
 	err    atomic.Pointer[error]
 }
@@ -212,28 +235,41 @@ type meshLimit struct {
 func newMeshLimit(s Sizes, cancel context.CancelFunc) *meshLimit {
 	ml := &meshLimit{sizes: s, fixed: s.budget().Total(), cancel: cancel}
 	if a := memory.Available(); a.Known {
+		ml.avail = a
 		ml.limit = max(a.Bytes-min(a.Bytes, ml.fixed), 1)
 	}
 	return ml
 }
 
-// add counts a trajectory's recorded mesh; when the meshes pass the
-// limit it records the error and stops the ensemble.
-func (ml *meshLimit) add(ms *erk.Mesh) {
+// grow counts an allocation of b bytes of mesh storage and says whether
+// it may be made. The allocation that passes the limit records the
+// error and stops the ensemble; it and every later one are refused.
+func (ml *meshLimit) grow(b uint64) bool {
 	if ml.limit == 0 {
-		return
+		return true
 	}
-	b := uint64(8 * (len(ms.T) + len(ms.H) + len(ms.Y) + len(ms.K)))
-	if u := ml.used.Add(b); u > ml.limit && u-b <= ml.limit {
-		me := &memory.Error{Subject: ml.sizes.subject(), What: "the recorded meshes", Need: ml.fixed + u,
-			PerStep: fmt.Sprintf("and grow by %s per accepted step of each trajectory", memory.Format(ml.sizes.perStep())),
-			Avail:   memory.Info{Bytes: ml.limit + ml.fixed, Source: "when the recording started", Known: true},
-			Advice:  "record fewer trajectories at a time, or loosen the tolerances for fewer steps"}
+	if ml.err.Load() != nil {
+		return false
+	}
+	u := ml.used.Add(b)
+	if u <= ml.limit {
+		return true
+	}
+	if u-b <= ml.limit { // the allocation that crossed the limit
+		me := &memory.Error{Subject: ml.sizes.subject(), What: memory.RecordedMeshes, Need: ml.fixed + u,
+			PerStep: memory.RecordingPerStep(ml.sizes.perStep(), true),
+			Avail:   memory.Info{Bytes: ml.avail.Bytes, Source: ml.avail.Source + ", when the recording started", Known: true},
+			Advice:  meshAdvice}
 		err := fmt.Errorf("%w: %w", ErrInput, me)
 		ml.err.Store(&err)
 		ml.cancel()
 	}
+	return false
 }
+
+// meshAdvice is what the refusal of a recording whose meshes outgrow
+// the memory says to do, in the Go API's terms.
+const meshAdvice = "record fewer trajectories at a time (Ensemble.N), lower Options.MaxSteps, or loosen the tolerances for fewer steps"
 
 // failed returns the error add recorded, or nil.
 func (ml *meshLimit) failed() error {

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/systems"
@@ -107,12 +108,31 @@ func TestFootprint(t *testing.T) {
 	if f.Bytes != want || f.PerStep != 0 {
 		t.Errorf("footprint %+v, want %d bytes", f, want)
 	}
-	r, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Record: true}.Footprint()
+	// A recording: the results, per worker (2) its stack and 34 state
+	// vectors, each trajectory's mesh (its header, pointer, start time
+	// and initial state), the current and the recording point, and the
+	// gradient's arrays with the final states' cotangents.
+	r, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Record: true, Workers: 2}.Footprint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.PerStep != uint64(8*(dim+2)) || r.Bytes <= uint64(8*n*dim) {
-		t.Errorf("recording footprint %+v", r)
+	results := uint64(8*(n*dim+2*n)) + uint64(n) + uint64(n)*statsSize
+	workers := uint64(2*16<<10 + 8*2*34*dim)
+	mesh := uint64(n) * (uint64(unsafe.Sizeof(erk.Mesh{})) + 8 + uint64(8*(dim+1)))
+	points := uint64(8 * 2 * n * (dim + m))
+	grad := uint64(8 * (n*m + n*dim + n*dim))
+	if want := results + workers + mesh + points + grad; r.Bytes != want || r.PerStep != uint64(8*(dim+2)) {
+		t.Errorf("recording footprint %+v, want %d bytes and %d per step", r, want, 8*(dim+2))
+	}
+	// LossGradient's reverse route with save times adds the saved
+	// states and their cotangents (a loss of the saved states returns
+	// them), N·K·Dim each.
+	g, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, K: k, Record: true, Gradient: true, Workers: 2}.Footprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := r.Bytes + uint64(2*8*n*k*dim); g.Bytes != want {
+		t.Errorf("gradient footprint with %d save times: %d bytes, want %d", k, g.Bytes, want)
 	}
 	imp, err := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Workers: 2, Implicit: true}.Footprint()
 	exp, err2 := gradsolve.Sizes{N: n, Dim: dim, NumParams: m, Workers: 2}.Footprint()
@@ -148,6 +168,61 @@ func TestRecordStopsAtMemoryLimit(t *testing.T) {
 	_, err := gradsolve.Record(context.Background(), pr, ens, &gradsolve.Options{Method: method.DP8, RTol: 1e-12, ATol: 1e-12, MaxSteps: 1_000_000, Workers: 2})
 	if !errors.Is(err, gradsolve.ErrInput) || !strings.Contains(err.Error(), "the recorded meshes need") {
 		t.Fatalf("err = %v, want the recording refused", err)
+	}
+}
+
+// One trajectory whose mesh alone outgrows the memory available is
+// stopped as its mesh grows, not after it finishes: Tsit5 on Robertson
+// over [0, 1e11] takes steps bounded by stability (about 1e-4), so its
+// budget of 10⁸ steps would record 4 GB; under a Go memory limit 32 MiB
+// above what the process holds, Record returns the refusal, and what it
+// allocated stays within what was available.
+func TestRecordStopsGrowingMesh(t *testing.T) {
+	pr := systems.Robertson()
+	ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{1e11}}
+	base := gradsolve.Options{Method: method.Tsit5, MaxSteps: 100_000_000, Workers: 1}
+	keep := base
+	keep.KeepStages = true
+	rev := base
+	rev.Mode = router.Reverse
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"Record", func() error { _, err := gradsolve.Record(context.Background(), pr, ens, &base); return err }},
+		{"Record with KeepStages", func() error { _, err := gradsolve.Record(context.Background(), pr, ens, &keep); return err }},
+		{"LossGradient, reverse", func() error {
+			_, _, _, err := gradsolve.LossGradient(context.Background(), pr, ens, &rev, gradsolve.SumSquares())
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			live := ms.HeapAlloc
+			limit := ms.Sys + 32<<20
+			old := debug.SetMemoryLimit(int64(limit))
+			defer debug.SetMemoryLimit(old)
+			before := ms.TotalAlloc
+			err := c.call()
+			runtime.ReadMemStats(&ms)
+			if !errors.Is(err, gradsolve.ErrInput) || !strings.Contains(err.Error(), "the recorded meshes need") ||
+				!strings.Contains(err.Error(), "lower Options.MaxSteps") {
+				t.Fatalf("err = %v, want the recording refused", err)
+			}
+			// What the limit leaves (memory.Available) is the limit less
+			// what the runtime holds, at least the live heap, which the
+			// GC above brought to its least: so the recording's meshes,
+			// counted as they grew, took at most limit − live. Add 1 MiB
+			// for the job's small arrays (solver buffers, programs).
+			if got, room := ms.TotalAlloc-before, limit-live; got > room+1<<20 {
+				t.Errorf("allocated %d bytes with at most %d left by the limit", got, room)
+			} else {
+				t.Logf("allocated %d bytes with at most %d left by the limit", got, room)
+			}
+		})
 	}
 }
 

@@ -281,10 +281,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if err != nil {
 		return nil, err
 	}
-	rt, reason, err := chooseRosenbrock(prob, &o)
+	ch, err := ChooseEngine(prob, &o)
 	if err != nil {
 		return nil, err
 	}
+	rt, reason := ch.Rosenbrock, ch.Reason
 	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
 		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", nameOf(prob))
 	}
@@ -305,7 +306,6 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		if ss, err = newSensSetup(prob, o.Sens, rt == nil); err != nil {
 			return nil, err
 		}
-		ss.y0FromP = in.y0FromP
 		if rt != nil {
 			pg := prob.Programs()
 			if pg.JVPJacY == nil || (pg.DfDt != nil && pg.JVPDfDt == nil) {
@@ -314,13 +314,20 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 		cfg = ss.augment(cfg, o.Sens.ErrorTest)
 	}
+	if in.y0FromP {
+		// y0(p), once for each row of parameters, and with forward
+		// sensitivities ∂y0/∂p in the same call.
+		if in.y0, in.s0, err = initialStates(prob, in.p, ens.N, ss); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := erk.New(cfg); err != nil { // checks the configuration once
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 
 	n, dim, m, K := ens.N, prob.Dim, prob.NumParams, in.k
 	res := &Result{
-		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: "cpu-erk", Reason: reason,
+		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: ch.Engine, Reason: reason,
 		N: n, Dim: dim, K: K,
 		Y:      make([]float64, n*dim),
 		T:      make([]float64, n),
@@ -372,7 +379,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		solvers[w], _ = erk.New(wc) // validated above
 	}
 	if rt != nil {
-		res.Method, res.Engine = rt.Name, "cpu-ros"
+		res.Method = rt.Name
 	}
 	var ml *meshLimit
 	runCtx := ctx
@@ -381,6 +388,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		runCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		ml = newMeshLimit(sizes, cancel)
+		for w := range workMesh {
+			workMesh[w].Grow = ml.grow
+		}
 	}
 	start := time.Now()
 	// Per-worker trajectory and output headers: handing pointers to
@@ -397,7 +407,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		*out = erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
 		if ss != nil {
 			sw := sws[w]
-			tr.Y0 = sw.initial(tr.Y0, tr.P)
+			var s0 []float64
+			if in.s0 != nil {
+				s0 = pick(in.s0, i, dim*ss.nsp)
+			}
+			tr.Y0 = sw.initial(tr.Y0, s0)
 			out.Y, out.Saved = sw.y, sw.saved
 		}
 		if record {
@@ -405,8 +419,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 		solvers[w].Solve(tr, out, stop)
 		if record {
-			meshes[i] = workMesh[w].Clone()
-			ml.add(meshes[i])
+			if ml.grow(workMesh[w].Bytes()) {
+				meshes[i] = workMesh[w].Clone()
+			} else if out.Status == Success {
+				out.Status = Cancelled // its mesh could not be kept
+			}
 		}
 		res.T[i], res.h[i], res.Status[i], res.Stats[i] = out.T, out.H, out.Status, out.Stats
 		if ss != nil {
@@ -455,8 +472,14 @@ type inputs struct {
 	y0, p, t0, t1, save []float64
 	k                   int
 	// y0FromP: y0 holds y0(p_i) from Problem.Initial (no Ensemble.Y0),
-	// so derivatives with respect to p include ∂y0/∂p.
+	// so derivatives with respect to p include ∂y0/∂p. solve fills y0
+	// (initialStates) once it knows whether the sensitivities need
+	// ∂y0/∂p as well.
 	y0FromP bool
+	// s0, with forward sensitivities and y0FromP, holds ∂y0/∂p for the
+	// parameter columns: per row of p, one block of Dim values per
+	// column (see initialStates).
+	s0 []float64
 }
 
 func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
@@ -479,12 +502,9 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 	}
 	if in.y0 == nil {
 		// The default initial state depends on the parameters
-		// (Problem.Initial): each trajectory starts from y0(p_i).
+		// (Problem.Initial): each trajectory starts from y0(p_i), which
+		// solve computes.
 		if err := checkShape("P", in.p, n, m, "NumParams"); err != nil {
-			return nil, err
-		}
-		var err error
-		if in.y0, err = initialStates(prob, in.p, n); err != nil {
 			return nil, err
 		}
 		in.y0FromP = true
@@ -495,8 +515,10 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 		}
 		in.t0, in.t1 = []float64{prob.T0}, []float64{prob.T1}
 	}
-	if err := checkShape("Y0", in.y0, n, dim, "Dim"); err != nil {
-		return nil, err
+	if in.y0 != nil {
+		if err := checkShape("Y0", in.y0, n, dim, "Dim"); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkShape("P", in.p, n, m, "NumParams"); err != nil {
 		return nil, err
@@ -542,18 +564,25 @@ func resolveInputs(prob *Problem, ens *Ensemble) (*inputs, error) {
 }
 
 // initialStates returns y0(p_i) for each row of p (one row: shared),
-// from Problem.Initial, and refuses values that are not finite.
-func initialStates(prob *Problem, p []float64, n int) ([]float64, error) {
+// from Problem.Initial, and refuses values that are not finite. With ss
+// (forward sensitivities) that has parameter columns it also returns
+// s0, ∂y0/∂p_j for each of them (in the order of ss.paramCol), from the
+// same evaluation: row i holds one block of Dim values per column.
+func initialStates(prob *Problem, p []float64, n int, ss *sensSetup) (y0, s0 []float64, _ error) {
 	dim, m := prob.Dim, prob.NumParams
 	rows := 1
 	if len(p) != m {
 		rows = n
 	}
-	y0 := make([]float64, rows*dim)
+	y0 = make([]float64, rows*dim)
+	var jac []float64
+	if ss != nil && ss.nsp > 0 {
+		jac, s0 = make([]float64, dim*m), make([]float64, rows*dim*ss.nsp)
+	}
 	ev := prob.Initial()
 	for i := range rows {
 		row := y0[i*dim : (i+1)*dim]
-		ev(p[i*m:(i+1)*m], row, nil)
+		ev(p[i*m:(i+1)*m], row, jac)
 		for d, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				name := fmt.Sprint(d)
@@ -564,11 +593,24 @@ func initialStates(prob *Problem, p []float64, n int) ([]float64, error) {
 				if rows == 1 {
 					which = "the parameters"
 				}
-				return nil, inputErr("%s: the initial state computed from %s has %s = %g: it must be finite (check the parameters, or give the initial states)", nameOf(prob), which, name, v)
+				return nil, nil, inputErr("%s: the initial state computed from %s has %s = %g: it must be finite (check the parameters, or give the initial states)", nameOf(prob), which, name, v)
+			}
+		}
+		if s0 != nil {
+			blocks := s0[i*dim*ss.nsp : (i+1)*dim*ss.nsp]
+			q := 0
+			for _, j := range ss.paramCol {
+				if j < 0 {
+					continue
+				}
+				for d := range dim {
+					blocks[q*dim+d] = jac[d*m+j]
+				}
+				q++
 			}
 		}
 	}
-	return y0, nil
+	return y0, s0, nil
 }
 
 // checkShape checks that v has length width (shared) or n·width and

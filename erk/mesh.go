@@ -15,12 +15,30 @@ type Mesh struct {
 	K []float64
 	// KeepStages asks Solve (and Replayer.Forward) to fill K.
 	KeepStages bool
+	// Grow, when not nil, is asked before the mesh allocates storage
+	// for more steps, with the size of the new storage in bytes (the
+	// storage it replaces becomes garbage). Returning false refuses:
+	// the step is not recorded and the solve ends with status
+	// Cancelled. Storage grows geometrically, so Grow is called about
+	// log₂(steps) times per slice over a trajectory and never once a
+	// reused Mesh has room for it: the hook costs nothing per step.
+	Grow func(bytes uint64) bool
 }
+
+// minCap is the smallest capacity, in float64s, a mesh's slice grows to.
+const minCap = 64
 
 // Steps returns the number of accepted steps.
 func (ms *Mesh) Steps() int { return len(ms.H) }
 
-// Clone returns a copy with its own storage, trimmed to size.
+// Bytes returns the size in bytes of the mesh's steps (of their
+// lengths, not capacities): what Clone allocates.
+func (ms *Mesh) Bytes() uint64 {
+	return 8 * uint64(len(ms.T)+len(ms.H)+len(ms.Y)+len(ms.K))
+}
+
+// Clone returns a copy with its own storage, trimmed to size, without
+// the Grow hook.
 func (ms *Mesh) Clone() *Mesh {
 	return &Mesh{
 		T: append([]float64(nil), ms.T...),
@@ -40,18 +58,56 @@ func (ms *Mesh) Reset(t0 float64, y0 []float64) {
 	ms.K = ms.K[:0]
 }
 
-// pushStages appends the stages of an accepted step.
-func (ms *Mesh) pushStages(k [][]float64) {
+// pushStages appends the stages of an accepted step; false when the
+// mesh could not grow (see Grow).
+func (ms *Mesh) pushStages(k [][]float64) bool {
+	if n := len(k) * len(k[0]); len(ms.K)+n > cap(ms.K) {
+		var ok bool
+		if ms.K, ok = ms.grow(ms.K, n); !ok {
+			return false
+		}
+	}
 	for _, ki := range k {
 		ms.K = append(ms.K, ki...)
 	}
+	return true
 }
 
-// Push records an accepted step of size h that ended at (t, y).
-func (ms *Mesh) Push(h, t float64, y []float64) {
+// Push records an accepted step of size h that ended at (t, y). It
+// returns false, recording nothing, when the mesh must grow and Grow
+// refuses.
+func (ms *Mesh) Push(h, t float64, y []float64) bool {
+	if len(ms.H) == cap(ms.H) || len(ms.T) == cap(ms.T) || len(ms.Y)+len(y) > cap(ms.Y) {
+		var okH, okT, okY bool
+		ms.H, okH = ms.grow(ms.H, 1)
+		ms.T, okT = ms.grow(ms.T, 1)
+		ms.Y, okY = ms.grow(ms.Y, len(y))
+		if !okH || !okT || !okY {
+			return false
+		}
+	}
 	ms.H = append(ms.H, h)
 	ms.T = append(ms.T, t)
 	ms.Y = append(ms.Y, y...)
+	return true
+}
+
+// grow returns s with room for n more values: s itself when it has the
+// room, else a copy in storage of twice the capacity (at least minCap,
+// and at least what is needed), once Grow, if set, agrees. ok is false
+// when Grow refuses; s is then returned unchanged.
+func (ms *Mesh) grow(s []float64, n int) (_ []float64, ok bool) {
+	need := len(s) + n
+	if need <= cap(s) {
+		return s, true
+	}
+	c := max(2*cap(s), need, minCap)
+	if ms.Grow != nil && !ms.Grow(8*uint64(c)) {
+		return s, false
+	}
+	g := make([]float64, len(s), c)
+	copy(g, s)
+	return g, true
 }
 
 // SaveOwners returns, for each save time (ordered in the direction of

@@ -182,7 +182,8 @@ type Output struct {
 	Saved []float64
 	// Mesh, when not nil, receives the accepted steps (see Mesh); its
 	// slices are reused, so a Mesh kept per worker stops allocating once
-	// it has grown to the longest trajectory.
+	// it has grown to the longest trajectory. When its Grow hook
+	// refuses to let it grow, the solve ends with status Cancelled.
 	Mesh *Mesh
 	// T is the time reached: T1 on success, else the end of the last
 	// accepted step. H is the last step size tried (signed).
@@ -308,8 +309,9 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 			}
 			isave++
 		}
+		recorded := true
 		if out.Mesh != nil && out.Mesh.KeepStages {
-			out.Mesh.pushStages(k[:sv.lastB+1])
+			recorded = out.Mesh.pushStages(k[:sv.lastB+1])
 		}
 		if sv.fsal {
 			if sv.defer_ {
@@ -321,8 +323,11 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		sv.y, sv.y1 = y1, y
 		y, y1 = sv.y, sv.y1
 		t = tn
-		if out.Mesh != nil {
-			out.Mesh.Push(h, t, y)
+		if out.Mesh != nil && !(recorded && out.Mesh.Push(h, t, y)) {
+			// The mesh may not grow (Mesh.Grow refused): the
+			// recording, and the solve with it, stops here.
+			finish(ode.Cancelled, t, h)
+			return
 		}
 		if last {
 			finish(ode.Success, t, h)

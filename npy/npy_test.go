@@ -884,3 +884,41 @@ func TestNumPy(t *testing.T) {
 	}
 	t.Logf("%d NumPy files read and rewritten", len(files))
 }
+
+// ReadShapeFile reads the shape from the header alone: a file whose
+// data is cut short still has its shape; a bad header is an error
+// naming the path, as ReadFile's.
+func TestReadShapeFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f4 := make([]byte, 4*12)
+	full := write("a.npy", npyFile(1, dict("<f4", "(3, 4)", false), 64, f4))
+	short := write("short.npy", npyFile(1, dict("<f8", "(1000000, 3)", false), 64, nil))
+	scalar := write("scalar.npy", npyFile(1, dict("<f8", "()", false), 64, f64s(1)))
+	for _, c := range []struct {
+		path string
+		want []int
+	}{{full, []int{3, 4}}, {short, []int{1000000, 3}}, {scalar, []int{}}} {
+		got, err := ReadShapeFile(c.path)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: shape %v, %v; want %v", c.path, got, err, c.want)
+		}
+	}
+	bad := write("bad.npy", []byte("1.0 2.0\n"))
+	if _, err := ReadShapeFile(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": not a .npy file") {
+		t.Errorf("not a .npy file: %v", err)
+	}
+	huge := write("huge.npy", npyFile(1, dict("<f8", "(4611686018427387904, 4)", false), 64, nil))
+	if _, err := ReadShapeFile(huge); err == nil {
+		t.Errorf("a shape whose size overflows: no error")
+	}
+	if _, err := ReadShapeFile(filepath.Join(dir, "missing.npy")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -232,23 +232,23 @@ func ReadFile(path string) (*Array, error) {
 	return a, nil
 }
 
-// read reads one array from r. size is the total number of bytes r
-// holds, or -1 if unknown.
-func read(r io.Reader, size int64) (*Array, error) {
+// readHeader reads the preamble and header of a .npy file from r and
+// returns the header, its element type and the number of bytes read.
+func readHeader(r io.Reader) (*header, dtype, int64, error) {
 	// Magic and version.
 	var pre [8]byte
 	n, err := io.ReadFull(r, pre[:])
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, err
+		return nil, dtype{}, 0, err
 	}
 	if m := min(n, len(magic)); string(pre[:m]) != magic[:m] {
-		return nil, fmt.Errorf("not a .npy file: starts with %q, want %q", pre[:m], magic)
+		return nil, dtype{}, 0, fmt.Errorf("not a .npy file: starts with %q, want %q", pre[:m], magic)
 	}
 	if n == 0 {
-		return nil, errors.New("empty input, not a .npy file")
+		return nil, dtype{}, 0, errors.New("empty input, not a .npy file")
 	}
 	if n < len(pre) {
-		return nil, fmt.Errorf("truncated: %d bytes, too short for a .npy preamble", n)
+		return nil, dtype{}, 0, fmt.Errorf("truncated: %d bytes, too short for a .npy preamble", n)
 	}
 	major, minor := pre[6], pre[7]
 	lenBytes := 4
@@ -257,13 +257,13 @@ func read(r io.Reader, size int64) (*Array, error) {
 		lenBytes = 2
 	case (major == 2 || major == 3) && minor == 0:
 	default:
-		return nil, fmt.Errorf("unsupported .npy format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)
+		return nil, dtype{}, 0, fmt.Errorf("unsupported .npy format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)
 	}
 
 	// Header length and header.
 	var lb [4]byte
 	if _, err := io.ReadFull(r, lb[:lenBytes]); err != nil {
-		return nil, truncated(err, "truncated header length")
+		return nil, dtype{}, 0, truncated(err, "truncated header length")
 	}
 	var hlen int64
 	if lenBytes == 2 {
@@ -272,20 +272,50 @@ func read(r io.Reader, size int64) (*Array, error) {
 		hlen = int64(binary.LittleEndian.Uint32(lb[:]))
 	}
 	if hlen > maxHeaderLen {
-		return nil, fmt.Errorf("header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)
+		return nil, dtype{}, 0, fmt.Errorf("header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)
 	}
 	var hbuf bytes.Buffer // grows as bytes arrive: a false length costs nothing
 	if got, err := io.CopyN(&hbuf, r, hlen); err != nil {
 		if err == io.EOF {
-			return nil, fmt.Errorf("truncated header: its length field says %d bytes, only %d follow", hlen, got)
+			return nil, dtype{}, 0, fmt.Errorf("truncated header: its length field says %d bytes, only %d follow", hlen, got)
 		}
-		return nil, err
+		return nil, dtype{}, 0, err
 	}
 	h, err := parseHeader(hbuf.Bytes())
 	if err != nil {
-		return nil, err
+		return nil, dtype{}, 0, err
 	}
 	t, err := parseDescr(h.descr)
+	if err != nil {
+		return nil, dtype{}, 0, err
+	}
+	return h, t, int64(len(pre)) + int64(lenBytes) + hlen, nil
+}
+
+// ReadShapeFile reads the header of the .npy file at path and returns
+// the array's shape without reading its data: what a caller needs to
+// size the memory ReadFile will take (8 bytes per element, since every
+// element becomes a float64). Errors are worded as ReadFile's.
+func ReadShapeFile(path string) ([]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err // *PathError: names the path
+	}
+	defer f.Close()
+	h, _, _, err := readHeader(f)
+	if err == nil {
+		_, err = numElements(h.shape)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h.shape, nil
+}
+
+// read reads one array from r. size is the total number of bytes r
+// holds, or -1 if unknown.
+func read(r io.Reader, size int64) (*Array, error) {
+	h, t, hdrBytes, err := readHeader(r)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +329,7 @@ func read(r io.Reader, size int64) (*Array, error) {
 	// Compare with the size, where known.
 	data := make([]float64, 0, min(count, chunkBytes))
 	if size >= 0 {
-		have := size - int64(len(pre)) - int64(lenBytes) - hlen
+		have := size - hdrBytes
 		switch {
 		case have < need:
 			return nil, fmt.Errorf("truncated data: %s needs %d bytes of data, the file has %d", what, need, have)

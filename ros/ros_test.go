@@ -208,3 +208,36 @@ func TestEstimatorOrder(t *testing.T) {
 		}
 	}
 }
+
+// When the mesh may not grow (erk.Mesh.Grow refuses), the step is not
+// recorded and the solve ends Cancelled with the mesh consistent.
+func TestMeshGrowRefused(t *testing.T) {
+	f := func(_ float64, y, _, dy []float64) { dy[0], dy[1] = y[1], 1000*((1-y[0]*y[0])*y[1]-y[0]) }
+	jac := func(_ float64, y, _, j []float64) {
+		j[0], j[1] = 0, 1
+		j[2], j[3] = 1000*(-2*y[0]*y[1]-1), 1000*(1-y[0]*y[0])
+	}
+	sv := newSolver(t, method.Rodas5P, f, jac, 2, 0)
+	tr := &erk.Trajectory{T0: 0, T1: 3000, Y0: []float64{2, 0}}
+	plain := &erk.Mesh{}
+	out := &erk.Output{Y: make([]float64, 2), Mesh: plain}
+	sv.Solve(tr, out, nil)
+	var counted uint64
+	const budget = 4 << 10
+	ms := &erk.Mesh{Grow: func(b uint64) bool {
+		if counted+b > budget {
+			return false
+		}
+		counted += b
+		return true
+	}}
+	out.Mesh = ms
+	sv.Solve(tr, out, nil)
+	n := ms.Steps()
+	if out.Status != ode.Cancelled || n == 0 || n >= plain.Steps() || out.Stats.Accepted != n+1 || counted > budget {
+		t.Fatalf("status %v after %d recorded steps (%d accepted, %d in the full mesh), %d bytes counted", out.Status, n, out.Stats.Accepted, plain.Steps(), counted)
+	}
+	if len(ms.T) != n+1 || len(ms.Y) != 2*(n+1) || ms.T[n] != plain.T[n] || ms.Y[2*n+1] != plain.Y[2*n+1] {
+		t.Errorf("mesh of %d steps: T %d, Y %d values, or its steps differ from the full mesh's", n, len(ms.T), len(ms.Y))
+	}
+}

@@ -278,8 +278,11 @@ func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) 
 		y, y1 = sv.y, sv.y1
 		t = tn
 		fresh = false
-		if out.Mesh != nil {
-			out.Mesh.Push(h, t, y)
+		if out.Mesh != nil && !out.Mesh.Push(h, t, y) {
+			// The mesh may not grow (Mesh.Grow refused): the
+			// recording, and the solve with it, stops here.
+			finish(ode.Cancelled, t, h)
+			return
 		}
 		if last {
 			finish(ode.Success, t, h)

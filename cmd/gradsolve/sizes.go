@@ -7,28 +7,31 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/router"
 )
 
 // fileNames are the command's names for the library's arrays in a
 // refusal: the output files, or what the memory is for.
 var fileNames = map[string]string{
-	"Result.Y":             "y_final",
-	"Result.Saved":         "y_saved",
-	"Result.T":             "status and statistics",
-	"Result.Status":        "status and statistics",
-	"Result.Stats":         "status and statistics",
-	"Result.S":             "sens",
-	"Result.SavedS":        "sens_saved",
-	"sensitivity buffers":  "sensitivity buffers",
-	"worker state":         "worker state",
-	"worker Jacobians":     "Jacobians",
-	"recorded meshes":      "recording",
-	"Recording points":     "recording",
-	"Gradient.P":           "grad_params",
-	"Gradient.Y0":          "grad_y0",
-	"Cotangents.Y":         "cotangents",
-	"initial states y0(p)": "initial states",
+	"Result.Y":                     "y_final",
+	"Result.Saved":                 "y_saved",
+	"Result.T":                     "status and statistics",
+	"Result.Status":                "status and statistics",
+	"Result.Stats":                 "status and statistics",
+	"Result.S":                     "sens",
+	"Result.SavedS":                "sens_saved",
+	"sensitivity buffers":          "sensitivity buffers",
+	"worker state":                 "worker state",
+	"worker Jacobians":             "Jacobians",
+	"recorded meshes":              "recording",
+	"Recording points":             "recording",
+	"Gradient.P":                   "grad_params",
+	"Gradient.Y0":                  "grad_y0",
+	"Cotangents.Y":                 "cotangents",
+	"Cotangents.Saved":             "cotangents",
+	"initial states y0(p)":         "initial states",
+	"initial sensitivities ∂y0/∂p": "initial sensitivities",
 }
 
 // sizeFlags describes where n and k come from, for the messages.
@@ -63,38 +66,73 @@ func (sf sizeFlags) advice() string {
 	return a
 }
 
-// gradColumns is the number of sensitivity columns the forward route of
-// grad integrates.
-func (j *job) gradColumns() int { return len(j.gradWrt) }
-
 // jobSizes are the library's sizes of the job: a solve (with the --sens
-// columns) or grad's route.
-func (j *job) jobSizes(sf sizeFlags) gradsolve.Sizes {
+// columns) or grad's route. The engine and the route are the library's
+// own choice (gradsolve.ChooseEngine, gradsolve.GradientDecision), made
+// from the options the run will pass.
+func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
+	o := &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, Workers: j.fl.workers, Mode: j.mode, GradientWrt: j.gradWrt}
+	ch, err := gradsolve.ChooseEngine(j.pr, o)
+	if err != nil {
+		return gradsolve.Sizes{}, translate(err)
+	}
 	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers,
-		Implicit:          j.rt != nil || j.tb == nil && j.pr.Stiff,
+		Implicit:          ch.Rosenbrock != nil,
 		InitialFromParams: j.fl.y0 == "" && j.pr.Initial != nil}
 	if j.cmd == "grad" {
-		s.Gradient = true
-		engine := "cpu-erk"
-		if s.Implicit {
-			engine = "cpu-ros"
+		d, err := gradsolve.GradientDecision(j.pr, o)
+		if err != nil {
+			return gradsolve.Sizes{}, translate(err)
 		}
-		d := router.Choose(router.Request{NumWrt: j.gradColumns(), NumOutputs: 1, Engine: engine, Mode: j.mode})
+		s.Gradient = true
 		if d.Mode == router.Forward {
-			s.NS = j.gradColumns()
+			s.NS = len(j.gradWrt)
 		} else {
 			s.Record = true
 		}
 	}
-	return s
+	return s, nil
+}
+
+// lossFiles are grad's loss inputs, each n×dim or n×k×dim at most:
+// read after the size check, so counted in it.
+func (j *job) lossFiles() []struct{ flag, path string } {
+	if j.cmd != "grad" {
+		return nil
+	}
+	g := &j.fl.grad
+	return []struct{ flag, path string }{{"data", g.data}, {"data-final", g.dataFinal}, {"weights", g.weights},
+		{"weights-final", g.weightsFinal}, {"cot", g.cot}, {"cot-final", g.cotFinal}}
 }
 
 // checkSize refuses, before the inputs are built, a job whose arrays
 // overflow an int or do not fit in the memory available: the library's
 // arrays, the parameter rows the command builds and writes
-// (params.npy), status.npy, and the reference solve of --ref.
+// (params.npy), status.npy, grad's loss inputs (--data, --weights,
+// --cot and their -final companions, 8 bytes per element of the shape
+// their headers give) and its gradient columns (grad_params.npy,
+// grad_y0.npy), and the reference solve of solve's --ref.
 func (j *job) checkSize(sf sizeFlags) error {
-	s := j.jobSizes(sf)
+	b, s, err := j.sizeBudget(sf)
+	if err != nil {
+		return err
+	}
+	err = memory.Check(b, sf.subject(), runArrays, sf.advice())
+	var me *memory.Error
+	if errors.As(err, &me) && s.Record && me.Overflow == "" {
+		f, _ := s.Footprint()
+		me.PerStep = memory.RecordingPerStep(f.PerStep, false)
+	}
+	return err
+}
+
+// sizeBudget adds up the arrays checkSize counts; s is the library's
+// part.
+func (j *job) sizeBudget(sf sizeFlags) (_ *memory.Budget, s gradsolve.Sizes, _ error) {
+	s, err := j.jobSizes(sf)
+	if err != nil {
+		return nil, s, err
+	}
 	var b memory.Budget
 	addFootprint := func(s gradsolve.Sizes, prefix string) error {
 		f, err := s.Footprint()
@@ -107,32 +145,50 @@ func (j *job) checkSize(sf sizeFlags) error {
 		return nil
 	}
 	if err := addFootprint(s, ""); err != nil {
-		return err
+		return nil, s, err
 	}
 	b.Add("params", "n·m", 8, sf.n, j.pr.NumParams)
 	if j.fl.out != "" {
 		b.Add("status", "n", 4, sf.n)
 	}
-	if ref := min(j.fl.ref, sf.n); ref > 0 {
+	for _, lf := range j.lossFiles() {
+		if lf.path == "" {
+			continue
+		}
+		shape, err := npy.ReadShapeFile(lf.path)
+		if err != nil {
+			continue // reading the file says what is wrong
+		}
+		factors := make([]string, len(shape))
+		for i := range shape {
+			factors[i] = fmt.Sprintf("shape[%d]", i)
+		}
+		b.Add("--"+lf.flag, strings.Join(factors, "·"), 8, shape...)
+	}
+	if j.cmd == "grad" {
+		b.Add("grad_params and grad_y0", "n·columns", 8, sf.n, len(j.gradWrt))
+	}
+	if ref := min(j.fl.ref, sf.n); ref > 0 && j.cmd == "solve" {
 		r := gradsolve.Sizes{N: ref, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k}
 		if err := addFootprint(r, "reference "); err != nil {
-			return err
+			return nil, s, err
 		}
 		b.Add("reference inputs", "ref·(dim+m+2+k)", 8, ref, j.pr.Dim+j.pr.NumParams+2+sf.k)
 	}
-	err := memory.Check(&b, sf.subject(), runArrays, sf.advice())
-	var me *memory.Error
-	if errors.As(err, &me) && s.Record && me.Overflow == "" {
-		f, _ := s.Footprint()
-		me.PerStep = fmt.Sprintf("before the recording's %s per accepted step of each trajectory", memory.Format(f.PerStep))
-	}
-	return err
+	return &b, s, nil
 }
 
 // flagSizeError rewords a size error of the library or an application
-// in the command's terms.
+// in the command's terms. A recording whose meshes outgrew the memory
+// as it ran gets the advice that fits it: fewer steps, or fewer
+// trajectories at a time.
 func (j *job) flagSizeError(err error, sf sizeFlags) error {
-	return asFlagSizeError(err, sf.subject(), sf.advice(), fileNames)
+	advice := sf.advice()
+	var me *memory.Error
+	if errors.As(err, &me) && me.What == memory.RecordedMeshes {
+		advice = fmt.Sprintf("lower --max-steps (now %d), loosen --rtol and --atol for fewer steps, or %s", j.fl.maxSteps, sf.advice())
+	}
+	return asFlagSizeError(err, sf.subject(), advice, fileNames)
 }
 
 // asFlagSizeError rewords a *memory.Error inside err with the given

@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/npy"
 )
 
@@ -94,4 +96,82 @@ func TestHugeNpyHeaderRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--y0") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// partBytes sums the budget's parts of the given name.
+func partBytes(b *memory.Budget, name string) (sum uint64, found bool) {
+	for _, p := range b.Parts {
+		if p.Name == name {
+			sum, found = sum+p.Bytes, true
+		}
+	}
+	return sum, found
+}
+
+// The size check counts what grad reads and builds after it: the loss
+// inputs (8 bytes per element of the shape their headers give), the
+// saved states' cotangents, the gradient columns; and a reference solve
+// only for solve's --ref (grad runs none).
+func TestSizeBudgetCountsLossInputs(t *testing.T) {
+	const n, k, dim = 4, 5, 3
+	dir := t.TempDir()
+	data := writeNpy(t, dir, "data.npy", []int{n, k, dim}, make([]float64, n*k*dim))
+	weights := writeNpy(t, dir, "w.npy", []int{k, dim}, make([]float64, k*dim))
+	final := writeNpy(t, dir, "final.npy", []int{n, dim}, make([]float64, n*dim))
+	cot := writeNpy(t, dir, "cot.npy", []int{n, k, dim}, make([]float64, n*k*dim))
+	common := []string{"../../examples/lorenz.ode", "--n", "4", "--saveat", "0.2,0.4,0.6,0.8,1", "--t1", "1"}
+	sf := sizeFlags{n: n, nFrom: "--n", k: k, kFrom: "--saveat"}
+	cases := []struct {
+		cmd   string
+		flags []string
+		want  map[string]uint64 // part → bytes; 0: absent
+	}{
+		{"grad", []string{"--data", data, "--weights", weights, "--data-final", final, "--wrt", "sigma,y0.x"},
+			map[string]uint64{"--data": 8 * n * k * dim, "--weights": 8 * k * dim, "--data-final": 8 * n * dim,
+				"grad_params and grad_y0": 8 * n * 2, "cotangents": 8 * (n*dim + n*k*dim), "reference y_final": 0}},
+		{"grad", []string{"--cot", cot}, map[string]uint64{"--cot": 8 * n * k * dim, "grad_params and grad_y0": 8 * n * 6, "reference inputs": 0}},
+		{"solve", []string{"--ref", "3"}, map[string]uint64{"reference y_final": 8 * 3 * dim, "--data": 0, "grad_params and grad_y0": 0, "cotangents": 0}},
+	}
+	for _, c := range cases {
+		args := append(append([]string{}, common...), c.flags...)
+		usage := solveUsage
+		if c.cmd == "grad" {
+			usage = gradUsage
+		}
+		j, err := setup(c.cmd, usage, args, io.Discard)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.cmd, args, err)
+		}
+		b, _, err := j.sizeBudget(sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range c.want {
+			got, found := partBytes(b, name)
+			if want == 0 && found || want != 0 && got != want {
+				t.Errorf("%s %v: %s counts %d bytes (found %v), want %d", c.cmd, c.flags, name, got, found, want)
+			}
+		}
+	}
+}
+
+// A recording whose mesh outgrows the memory as it runs — one
+// trajectory of Robertson with Tsit5 to 1e11, whose steps stability
+// bounds near 1e-4, under a budget of 10⁸ steps — stops with one line
+// that names the memory and what to lower, under a Go memory limit of
+// 64 MiB; it used to die in a Go "fatal error: out of memory" (ulimit -v
+// 3000000 showed it).
+func TestRecordingGrowthRefused(t *testing.T) {
+	r := execCmd(t, []string{"GOMEMLIMIT=64MiB"}, "grad", "../../examples/robertson.ode", "--method", "tsit5", "--t1", "1e11",
+		"--max-steps", "100000000", "--mode", "reverse", "--loss", "sumsq", "--workers", "1")
+	line := strings.TrimSuffix(r.stderr, "\n")
+	if r.code != 1 || strings.Contains(line, "\n") || strings.Contains(r.stderr, "fatal error") || strings.Contains(r.stderr, "panic") {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{"gradsolve: --n 1: the recorded meshes need", "per accepted step of each trajectory", "(GOMEMLIMIT, when the recording started)", "lower --max-steps (now 100000000)"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("%q lacks %q", line, w)
+		}
+	}
+	t.Logf("exit %d in %v: %s", r.code, r.elapsed.Round(1e6), line)
 }

@@ -22,13 +22,43 @@ func linuxInfo(root string) Info {
 	return lower(memAvailable(root), cgroupInfo(root))
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo (kernels before
-// 3.14 lack it: MemFree + Cached then).
-func memAvailable(root string) Info {
-	b, err := os.ReadFile(filepath.Join(root, "proc/meminfo"))
-	if err != nil {
-		return Info{}
+// rlimitInfo returns the room the process's own limits leave: the
+// address-space limit (ulimit -v, RLIMIT_AS) less its virtual size
+// (VmSize), and the data limit (ulimit -d, RLIMIT_DATA) less its
+// private writable memory (VmData), both read from
+// root/proc/self/status. The Go runtime holds far more address space
+// than memory (reservations it maps later), and an allocation beyond
+// either limit fails however much memory the machine has free, so these
+// are what such a process may still allocate. A limit of unlimited or
+// more is none.
+func rlimitInfo(root string, as, data uint64) Info {
+	var best Info
+	if as >= unlimited && data >= unlimited {
+		return best
 	}
+	b, err := os.ReadFile(filepath.Join(root, "proc/self/status"))
+	if err != nil {
+		return best
+	}
+	fields := kBFields(b)
+	for _, l := range []struct {
+		limit  uint64
+		field  string
+		source string
+	}{{as, "VmSize", "ulimit -v less VmSize"}, {data, "VmData", "ulimit -d less VmData"}} {
+		if l.limit >= unlimited {
+			continue
+		}
+		if used, ok := fields[l.field]; ok {
+			best = lower(best, Info{Bytes: l.limit - min(l.limit, used), Source: l.source, Known: true})
+		}
+	}
+	return best
+}
+
+// kBFields reads the "Name: value [kB]" lines of /proc/meminfo or
+// /proc/self/status, in bytes.
+func kBFields(b []byte) map[string]uint64 {
 	fields := map[string]uint64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		name, rest, ok := strings.Cut(line, ":")
@@ -48,6 +78,17 @@ func memAvailable(root string) Info {
 		}
 		fields[name] = v
 	}
+	return fields
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo (kernels before
+// 3.14 lack it: MemFree + Cached then).
+func memAvailable(root string) Info {
+	b, err := os.ReadFile(filepath.Join(root, "proc/meminfo"))
+	if err != nil {
+		return Info{}
+	}
+	fields := kBFields(b)
 	if v, ok := fields["MemAvailable"]; ok {
 		return Info{Bytes: v, Source: "MemAvailable in /proc/meminfo", Known: true}
 	}

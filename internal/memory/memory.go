@@ -5,7 +5,9 @@
 // The memory available is, on Linux, MemAvailable of /proc/meminfo,
 // capped by the memory limit of the process's cgroup (v2 memory.max, v1
 // memory.limit_in_bytes, less what the cgroup already uses beyond its
-// reclaimable page cache) when there is one; on macOS and FreeBSD the
+// reclaimable page cache) when there is one, and by what the process's
+// own limits leave (ulimit -v less its virtual size, ulimit -d less its
+// data size); on macOS and FreeBSD the
 // physical memory (sysctl hw.memsize, hw.physmem); on Windows the
 // available physical memory (GlobalMemoryStatusEx). Everywhere it is
 // capped by the Go memory limit (GOMEMLIMIT or debug.SetMemoryLimit)
@@ -257,6 +259,22 @@ func Check(b *Budget, subject, what, advice string) error {
 		return nil
 	}
 	return &Error{Subject: subject, What: what, Need: b.total, Parts: b.Parts, Avail: avail, Advice: advice}
+}
+
+// RecordedMeshes is the Error.What of a recording stopped because its
+// meshes outgrew the memory available as it ran.
+const RecordedMeshes = "the recorded meshes"
+
+// RecordingPerStep is the Error.PerStep of a job that records every
+// accepted step, perStep bytes per accepted step of each trajectory: a
+// check made before the solve counts the arrays before the recording
+// (the number of steps is not known yet); a recording stopped as it
+// grew (grown) says what its meshes grow by.
+func RecordingPerStep(perStep uint64, grown bool) string {
+	if grown {
+		return fmt.Sprintf("and grow by %s per accepted step of each trajectory", Format(perStep))
+	}
+	return fmt.Sprintf("before the recording's %s per accepted step of each trajectory", Format(perStep))
 }
 
 // Format writes a size in bytes with decimal units and three

@@ -213,3 +213,45 @@ func TestPartList(t *testing.T) {
 		t.Errorf("partList = %q, want %q", got, want)
 	}
 }
+
+// The process's own limits (ulimit -v, ulimit -d) leave the limit less
+// what the process already holds; the lower of the two counts, and an
+// unlimited one is none.
+func TestRlimitInfo(t *testing.T) {
+	const gib = 1 << 30
+	status := "Name:\tgradsolve\nVmPeak:\t 2000000 kB\nVmSize:\t 1048576 kB\nVmRSS:\t 10000 kB\nVmData:\t  262144 kB\n"
+	root := tree(t, map[string]string{"proc/self/status": status})
+	cases := []struct {
+		name      string
+		as, data  uint64
+		known     bool
+		bytes     uint64
+		sourceHas string
+	}{
+		{"no limits", unlimited, unlimited, false, 0, ""},
+		{"RLIM_INFINITY", math.MaxUint64, math.MaxUint64, false, 0, ""},
+		{"ulimit -v", 3 * gib, math.MaxUint64, true, 2 * gib, "ulimit -v"},
+		{"ulimit -d", math.MaxUint64, gib, true, gib - gib/4, "ulimit -d"},
+		{"both: the lower", 3 * gib, gib, true, gib - gib/4, "ulimit -d"},
+		{"already beyond", gib / 2, math.MaxUint64, true, 0, "ulimit -v"},
+	}
+	for _, c := range cases {
+		got := rlimitInfo(root, c.as, c.data)
+		if got.Known != c.known || got.Bytes != c.bytes || !strings.Contains(got.Source, c.sourceHas) {
+			t.Errorf("%s: got %+v, want known %v, %d bytes from %q", c.name, got, c.known, c.bytes, c.sourceHas)
+		}
+	}
+	if got := rlimitInfo(t.TempDir(), gib, gib); got.Known {
+		t.Errorf("no status file: got %+v, want unknown", got)
+	}
+}
+
+// The per-step note has one wording, before a recording and as it grew.
+func TestRecordingPerStep(t *testing.T) {
+	if got, want := RecordingPerStep(40, false), "before the recording's 40 B per accepted step of each trajectory"; got != want {
+		t.Errorf("before: %q, want %q", got, want)
+	}
+	if got, want := RecordingPerStep(1500, true), "and grow by 1.50 kB per accepted step of each trajectory"; got != want {
+		t.Errorf("grown: %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,98 @@
+package gradsolve_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/router"
+	"github.com/gradsolve/gradsolve/systems"
+)
+
+// ChooseEngine and GradientDecision are the choices Solve and
+// LossGradient make: the engine, method and reason a solve reports, and
+// the Decision a gradient reports, for each kind of request — among
+// them a problem marked stiff without a Jacobian program, which runs
+// the explicit engine.
+func TestChoicesAreTheSolvers(t *testing.T) {
+	// Problem files have every derivative program; the built-in
+	// Robertson without its programs has no Jacobian.
+	lorenz, rober := exampleProblem(t, "lorenz"), exampleProblem(t, "robertson")
+	noJac := systems.Robertson()
+	noJac.Programs, noJac.SensF = nil, nil
+	cases := []struct {
+		name string
+		prob *gradsolve.Problem
+		opts gradsolve.Options
+		grad bool // LossGradient can run (the problem has derivative programs)
+	}{
+		{"default", lorenz, gradsolve.Options{}, true},
+		{"explicit named", lorenz, gradsolve.Options{Method: method.DP8}, true},
+		{"Rosenbrock named", rober, gradsolve.Options{Rosenbrock: method.Rosenbrock23}, true},
+		{"Rosenbrock named on a problem not marked stiff", lorenz, gradsolve.Options{Rosenbrock: method.Rodas5P}, true},
+		{"stiff", rober, gradsolve.Options{}, true},
+		{"stiff, explicit named", rober, gradsolve.Options{Method: method.Vern7}, true},
+		{"stiff without a Jacobian program", noJac, gradsolve.Options{}, false},
+		{"two columns", rober, gradsolve.Options{GradientWrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.InitialValue(1)}}, true},
+		{"reverse named", lorenz, gradsolve.Options{Mode: router.Reverse}, true},
+		{"forward named", rober, gradsolve.Options{Mode: router.Forward}, true},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		pr := c.prob
+		ens := &gradsolve.Ensemble{N: 2, T0: []float64{0}, T1: []float64{0.5}}
+		ch, err := gradsolve.ChooseEngine(pr, &c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		res, err := gradsolve.Solve(ctx, pr, ens, &c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		name := ""
+		if ch.Method != nil {
+			name = ch.Method.Name
+		}
+		if ch.Rosenbrock != nil {
+			name = ch.Rosenbrock.Name
+		}
+		if ch.Engine != res.Engine || name != res.Method || ch.Reason != res.Reason || (ch.Method == nil) == (ch.Rosenbrock == nil) {
+			t.Errorf("%s: ChooseEngine %+v, Solve ran %s %s (%s)", c.name, ch, res.Engine, res.Method, res.Reason)
+		}
+		if !c.grad {
+			continue
+		}
+		d, err := gradsolve.GradientDecision(pr, &c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, g, _, err := gradsolve.LossGradient(ctx, pr, ens, &c.opts, gradsolve.SumSquares())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d != g.Decision || d.Engine != ch.Engine {
+			t.Errorf("%s: GradientDecision %+v, LossGradient decided %+v", c.name, d, g.Decision)
+		}
+	}
+	// What Solve refuses, they refuse with the same error.
+	bad := []struct {
+		name string
+		prob *gradsolve.Problem
+		opts gradsolve.Options
+	}{
+		{"both kinds named", lorenz, gradsolve.Options{Method: method.DP8, Rosenbrock: method.Rodas5P}},
+		{"Rosenbrock without a Jacobian program", noJac, gradsolve.Options{Rosenbrock: method.Rodas5P}},
+	}
+	for _, c := range bad {
+		_, err := gradsolve.ChooseEngine(c.prob, &c.opts)
+		_, serr := gradsolve.Solve(ctx, c.prob, &gradsolve.Ensemble{N: 1}, &c.opts)
+		if !errors.Is(err, gradsolve.ErrInput) || serr == nil || err.Error() != serr.Error() {
+			t.Errorf("%s: ChooseEngine: %v; Solve: %v", c.name, err, serr)
+		}
+	}
+	if _, err := gradsolve.GradientDecision(systems.Lorenz(), &gradsolve.Options{GradientWrt: []gradsolve.Wrt{gradsolve.Param(7)}}); !errors.Is(err, gradsolve.ErrInput) {
+		t.Errorf("a column out of range: %v", err)
+	}
+}
