@@ -181,14 +181,18 @@ func (s *Set) program(k lazyID) (*Program, error) {
 	if s.f == nil {
 		return nil, errNotBuilt
 	}
-	lp := &s.lazy[k]
+	return s.build(&s.lazy[k], lazyNames[k], func() []sym.Expr { return s.derivedLocked(k) })
+}
+
+// build derives (outs, called with the graph's lock held) and compiles
+// the program name into lp once, and returns it.
+func (s *Set) build(lp *lazyProgram, name string, outs func() []sym.Expr) (*Program, error) {
 	lp.once.Do(func() {
-		lp.err = fmt.Errorf("tape: model %q: building %s panicked", s.Model.Name, lazyNames[k]) // until it succeeds
+		lp.err = fmt.Errorf("tape: model %q: building %s panicked", s.Model.Name, name) // until it succeeds
 		s.gmu.Lock()
 		defer s.gmu.Unlock()
-		outs := s.derivedLocked(k)
 		m := s.Model
-		pg, err := Compile(lazyNames[k], m.Graph(), outs, m.Dim(), m.NumParams())
+		pg, err := Compile(name, m.Graph(), outs(), m.Dim(), m.NumParams())
 		if err != nil {
 			lp.err = fmt.Errorf("tape: model %q: %w", m.Name, err)
 			return
@@ -293,23 +297,10 @@ func (s *Set) FJVP() (*Program, error) {
 	if s.f == nil {
 		return nil, errNotBuilt
 	}
-	lp := &s.fjvp
-	lp.once.Do(func() {
-		lp.err = fmt.Errorf("tape: model %q: building f_jvp panicked", s.Model.Name) // until it succeeds
-		s.gmu.Lock()
-		defer s.gmu.Unlock()
+	return s.build(&s.fjvp, "f_jvp", func() []sym.Expr {
 		s.baseLocked() // first, for the bits of later programs
-		m := s.Model
-		outs := append(append([]sym.Expr(nil), s.fOuts...), sym.Tangent(s.fOuts)...)
-		pg, err := Compile("f_jvp", m.Graph(), outs, m.Dim(), m.NumParams())
-		if err != nil {
-			lp.err = fmt.Errorf("tape: model %q: %w", m.Name, err)
-			return
-		}
-		lp.pg.Store(pg)
-		lp.err = nil
+		return append(append([]sym.Expr(nil), s.fOuts...), sym.Tangent(s.fOuts)...)
 	})
-	return lp.pg.Load(), lp.err
 }
 
 // WithGraph calls fn with the lock of the model's graph held: the lock
