@@ -6,6 +6,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
@@ -14,7 +15,7 @@ import (
 // engine solves one trajectory: erk.Solver (explicit Runge–Kutta) and
 // ros.Solver (Rosenbrock) both are.
 type engine interface {
-	Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool)
+	Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool)
 }
 
 // EngineChoice is the engine and method a solve runs, as Solve, Record

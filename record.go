@@ -10,6 +10,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/ros"
@@ -41,7 +42,7 @@ type Recording struct {
 	rt     *method.Rosenbrock // nil: explicit
 	rcfg   ros.Config
 	in     *inputs
-	meshes []*erk.Mesh
+	meshes []*ivp.Mesh
 	y0, p  []float64 // current point, N×Dim and N×m
 	y0Rec  []float64 // recording point
 	pRec   []float64
@@ -413,8 +414,8 @@ func (rec *Recording) run(ctx context.Context, job func(rp replayer, i int), fai
 
 // replayer replays recorded meshes: erk.Replayer and ros.Replayer.
 type replayer interface {
-	Forward(ms *erk.Mesh, y0, p, save, yOut, saved []float64)
-	Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []float64)
+	Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64)
+	Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64)
 }
 
 func fillNaN(v []float64) {

@@ -8,8 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve/ensemble"
-	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/ivp"
 )
 
 // Sizes are the dimensions of an ensemble job, from which Footprint
@@ -85,7 +85,7 @@ func (s Sizes) Footprint() (Footprint, error) {
 
 // meshFixed is the fixed memory of one trajectory's recorded mesh: its
 // header and pointer, the start time and the initial state.
-func (s Sizes) meshFixed() int { return int(unsafe.Sizeof(erk.Mesh{})) + 8 }
+func (s Sizes) meshFixed() int { return int(unsafe.Sizeof(ivp.Mesh{})) + 8 }
 
 func (s Sizes) perStep() uint64 {
 	if !s.Record {
@@ -213,7 +213,7 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Siz
 // meshLimit bounds the memory a recording's meshes may take as they
 // grow: what was available when the recording started, less its fixed
 // part. It counts every allocation of mesh storage as it is made —
-// each worker's mesh whenever its capacity grows (erk.Mesh.Grow, a
+// each worker's mesh whenever its capacity grows (ivp.Mesh.Grow, a
 // rare event: capacities double) and each trajectory's trimmed copy
 // (its Clone) — and gives nothing back: the storage a growing mesh
 // leaves behind is garbage the collector frees only later, and address

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve"
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/systems"
@@ -118,7 +118,7 @@ func TestFootprint(t *testing.T) {
 	}
 	results := uint64(8*(n*dim+2*n)) + uint64(n) + uint64(n)*statsSize
 	workers := uint64(2*16<<10 + 8*2*34*dim)
-	mesh := uint64(n) * (uint64(unsafe.Sizeof(erk.Mesh{})) + 8 + uint64(8*(dim+1)))
+	mesh := uint64(n) * (uint64(unsafe.Sizeof(ivp.Mesh{})) + 8 + uint64(8*(dim+1)))
 	points := uint64(8 * 2 * n * (dim + m))
 	grad := uint64(8 * (n*m + n*dim + n*dim))
 	if want := results + workers + mesh + points + grad; r.Bytes != want || r.PerStep != uint64(8*(dim+2)) {

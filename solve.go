@@ -11,6 +11,7 @@ import (
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
@@ -251,7 +252,7 @@ type solved struct {
 	res    *Result
 	in     *inputs
 	cfg    erk.Config
-	meshes []*erk.Mesh // with record: the accepted steps of each trajectory
+	meshes []*ivp.Mesh // with record: the accepted steps of each trajectory
 	rt     *method.Rosenbrock
 	rcfg   ros.Config
 }
@@ -340,11 +341,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	nw := ensemble.Workers(n, ecfg)
 	solvers := make([]engine, nw)
 	var sws []*sensWorker
-	var meshes []*erk.Mesh
-	var workMesh []erk.Mesh
+	var meshes []*ivp.Mesh
+	var workMesh []ivp.Mesh
 	if record {
-		meshes = make([]*erk.Mesh, n)
-		workMesh = make([]erk.Mesh, nw)
+		meshes = make([]*ivp.Mesh, n)
+		workMesh = make([]ivp.Mesh, nw)
 		for w := range workMesh {
 			workMesh[w].KeepStages = o.KeepStages
 		}
@@ -396,15 +397,15 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	// Per-worker trajectory and output headers: handing pointers to
 	// per-call locals to an engine through its interface would move them
 	// to the heap on every trajectory.
-	trs, outs := make([]erk.Trajectory, nw), make([]erk.Output, nw)
+	trs, outs := make([]ivp.Trajectory, nw), make([]ivp.Output, nw)
 	runErr := ensemble.Run(runCtx, n, ecfg, func(w, i int, stop *atomic.Bool) {
 		tr, out := &trs[w], &outs[w]
-		*tr = erk.Trajectory{
+		*tr = ivp.Trajectory{
 			T0: pick(in.t0, i, 1)[0], T1: pick(in.t1, i, 1)[0],
 			Y0: pick(in.y0, i, dim), P: pick(in.p, i, m),
 			Save: pick(in.save, i, K),
 		}
-		*out = erk.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
+		*out = ivp.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
 		if ss != nil {
 			sw := sws[w]
 			var s0 []float64

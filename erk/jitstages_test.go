@@ -9,6 +9,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym"
@@ -52,7 +53,7 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 		name         string
 		f            ode.Func
 		dim, normDim int
-		tr           Trajectory
+		tr           ivp.Trajectory
 	}
 	var cases []tcase
 	for _, n := range []int{1, 2, 3, 5, 8, 9, 10, 11, 18, 19} {
@@ -62,20 +63,20 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 				t.Fatal(err)
 			}
 			cases = append(cases,
-				tcase{fmt.Sprint("lorenz96 n=", n), l96.F, n, 0, Trajectory{T0: 0, T1: 2, Y0: l96.Y0, P: l96.P, Save: []float64{0.5, 2}}},
-				tcase{fmt.Sprint("lorenz96 backwards n=", n), l96.F, n, 0, Trajectory{T0: 1, T1: -0.5, Y0: l96.Y0, P: l96.P, Save: []float64{0.25}}},
-				tcase{fmt.Sprint("lorenz96 leading norm n=", n), l96.F, n, 3, Trajectory{T0: 0, T1: 1, Y0: l96.Y0, P: l96.P}},
+				tcase{fmt.Sprint("lorenz96 n=", n), l96.F, n, 0, ivp.Trajectory{T0: 0, T1: 2, Y0: l96.Y0, P: l96.P, Save: []float64{0.5, 2}}},
+				tcase{fmt.Sprint("lorenz96 backwards n=", n), l96.F, n, 0, ivp.Trajectory{T0: 1, T1: -0.5, Y0: l96.Y0, P: l96.P, Save: []float64{0.25}}},
+				tcase{fmt.Sprint("lorenz96 leading norm n=", n), l96.F, n, 3, ivp.Trajectory{T0: 0, T1: 1, Y0: l96.Y0, P: l96.P}},
 			)
 		}
 		y0 := make([]float64, n)
 		for i := range y0 {
 			y0[i] = 1
 		}
-		cases = append(cases, tcase{fmt.Sprint("blow-up n=", n), blowUp, n, 0, Trajectory{T0: 0, T1: 2, Y0: y0}})
+		cases = append(cases, tcase{fmt.Sprint("blow-up n=", n), blowUp, n, 0, ivp.Trajectory{T0: 0, T1: 2, Y0: y0}})
 	}
 	for _, tb := range method.All() {
 		for _, c := range cases {
-			run := func(machine bool) *Output {
+			run := func(machine bool) *ivp.Output {
 				sv, err := New(Config{Tableau: tb, F: c.f, Dim: c.dim, NormDim: c.normDim, RTol: fill(1e-7, c.dim), ATol: fill(1e-9, c.dim),
 					MaxSteps: 20000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
 				if err != nil {
@@ -91,7 +92,7 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 				} else {
 					sv.generic = true
 				}
-				out := &Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &Mesh{KeepStages: true}}
+				out := &ivp.Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &ivp.Mesh{KeepStages: true}}
 				sv.Solve(&c.tr, out, nil)
 				return out
 			}
@@ -158,13 +159,13 @@ func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
 		for _, tb := range method.All() {
 			for _, tr := range []struct {
 				normDim int
-				tr      Trajectory
+				tr      ivp.Trajectory
 			}{
-				{0, Trajectory{T0: 0, T1: 1.5, Y0: y0, P: p, Save: []float64{0.5, 1.5}}},
-				{0, Trajectory{T0: 1, T1: -0.5, Y0: y0, P: p, Save: []float64{0.25}}},
-				{3, Trajectory{T0: 0, T1: 1, Y0: y0, P: p}},
+				{0, ivp.Trajectory{T0: 0, T1: 1.5, Y0: y0, P: p, Save: []float64{0.5, 1.5}}},
+				{0, ivp.Trajectory{T0: 1, T1: -0.5, Y0: y0, P: p, Save: []float64{0.25}}},
+				{3, ivp.Trajectory{T0: 0, T1: 1, Y0: y0, P: p}},
 			} {
-				run := func(generic bool) *Output {
+				run := func(generic bool) *ivp.Output {
 					sv, err := New(Config{Tableau: tb, F: f, Dim: n, NormDim: tr.normDim, RTol: fill(1e-7, n), ATol: fill(1e-9, n),
 						MaxSteps: 20000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
 					if err != nil {
@@ -174,7 +175,7 @@ func TestJITFusedAttemptMatchesGeneric(t *testing.T) {
 						t.Fatalf("n = %d %s: no fused attempt", n, tb.Name)
 					}
 					sv.generic = generic
-					out := &Output{Y: make([]float64, n), Saved: make([]float64, len(tr.tr.Save)*n), Mesh: &Mesh{KeepStages: true}}
+					out := &ivp.Output{Y: make([]float64, n), Saved: make([]float64, len(tr.tr.Save)*n), Mesh: &ivp.Mesh{KeepStages: true}}
 					sv.Solve(&tr.tr, out, nil)
 					return out
 				}
@@ -271,8 +272,8 @@ func BenchmarkJITStagesLarge(b *testing.B) {
 						sv.stages = (*Solver).stagesJIT
 						b.ReportMetric(float64(sv.jit.size), "code-bytes")
 					}
-					tr := &Trajectory{T0: 0, T1: 0.2, Y0: l96.Y0, P: l96.P}
-					out := &Output{Y: make([]float64, n)}
+					tr := &ivp.Trajectory{T0: 0, T1: 0.2, Y0: l96.Y0, P: l96.P}
+					out := &ivp.Output{Y: make([]float64, n)}
 					att := 0
 					for range b.N {
 						sv.Solve(tr, out, nil)
@@ -313,8 +314,8 @@ func BenchmarkJITStages(b *testing.B) {
 					sv.setJITArgs()
 					sv.stages = (*Solver).stagesJIT
 				}
-				tr := &Trajectory{T0: 0, T1: 5, Y0: l96.Y0, P: l96.P}
-				out := &Output{Y: make([]float64, n)}
+				tr := &ivp.Trajectory{T0: 0, T1: 5, Y0: l96.Y0, P: l96.P}
+				out := &ivp.Output{Y: make([]float64, n)}
 				att := 0
 				for range b.N {
 					sv.Solve(tr, out, nil)

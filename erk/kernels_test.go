@@ -6,6 +6,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/gencheck"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/systems"
@@ -27,17 +28,17 @@ func TestKernelsMatchGeneric(t *testing.T) {
 		name         string
 		f            ode.Func
 		dim, normDim int
-		tr           Trajectory
+		tr           ivp.Trajectory
 	}{
-		{"lorenz", lor.F, 3, 0, Trajectory{T0: 0, T1: 2, Y0: []float64{1, 0, 0}, P: lor.P, Save: []float64{0, 0.5, 1.25, 2}}},
-		{"lorenz backwards", lor.F, 3, 0, Trajectory{T0: 1, T1: -0.5, Y0: []float64{1, 2, 3}, P: lor.P, Save: []float64{0.3, -0.5}}},
-		{"halo", halo.F, 6, 0, Trajectory{T0: 0, T1: 20, Y0: halo.Y0, P: halo.P, Save: []float64{7}}},
-		{"norm over leading components", twice, 6, 3, Trajectory{T0: 0, T1: 1, Y0: []float64{1, 0, 0, 1.5, 0.5, 0}, P: lor.P}},
-		{"blow-up", blowUp, 1, 0, Trajectory{T0: 0, T1: 2, Y0: []float64{1}, P: nil}},
+		{"lorenz", lor.F, 3, 0, ivp.Trajectory{T0: 0, T1: 2, Y0: []float64{1, 0, 0}, P: lor.P, Save: []float64{0, 0.5, 1.25, 2}}},
+		{"lorenz backwards", lor.F, 3, 0, ivp.Trajectory{T0: 1, T1: -0.5, Y0: []float64{1, 2, 3}, P: lor.P, Save: []float64{0.3, -0.5}}},
+		{"halo", halo.F, 6, 0, ivp.Trajectory{T0: 0, T1: 20, Y0: halo.Y0, P: halo.P, Save: []float64{7}}},
+		{"norm over leading components", twice, 6, 3, ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{1, 0, 0, 1.5, 0.5, 0}, P: lor.P}},
+		{"blow-up", blowUp, 1, 0, ivp.Trajectory{T0: 0, T1: 2, Y0: []float64{1}, P: nil}},
 	}
 	for _, tb := range method.All() {
 		for _, c := range cases {
-			run := func(generic bool) (*Output, *Solver) {
+			run := func(generic bool) (*ivp.Output, *Solver) {
 				sv, err := New(Config{Tableau: tb, F: c.f, Dim: c.dim, NormDim: c.normDim, RTol: fill(1e-7, c.dim), ATol: fill(1e-9, c.dim),
 					MaxSteps: 20000, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)})
 				if err != nil {
@@ -47,7 +48,7 @@ func TestKernelsMatchGeneric(t *testing.T) {
 					t.Fatalf("%s: no generated kernel", tb.Name)
 				}
 				sv.generic = generic
-				out := &Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &Mesh{KeepStages: true}}
+				out := &ivp.Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &ivp.Mesh{KeepStages: true}}
 				sv.Solve(&c.tr, out, nil)
 				return out, sv
 			}

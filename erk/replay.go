@@ -2,6 +2,8 @@ package erk
 
 import (
 	"fmt"
+
+	"github.com/gradsolve/gradsolve/ivp"
 )
 
 // VJPFunc writes uᵀJ_y into gy and uᵀJ_p into gp at (t, y, p).
@@ -56,7 +58,7 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 // yOut and the states at the save times (ordered as in the recording
 // solve) into saved. At the recording's own y0 and p it reproduces the
 // recorded states bit for bit.
-func (rp *Replayer) Forward(ms *Mesh, y0, p, save, yOut, saved []float64) {
+func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
 	sv := rp.sv
 	dim := sv.dim
 	f := sv.cfg.F
@@ -87,7 +89,7 @@ func (rp *Replayer) Forward(ms *Mesh, y0, p, save, yOut, saved []float64) {
 			if step == 0 {
 				ms.K = ms.K[:0]
 			}
-			ms.pushStages(k[:sv.lastB+1])
+			ms.PushStages(k[:sv.lastB+1])
 		}
 		isave = rp.saves(ms, step, t, tn, p, save, saved, isave, func(dst []float64, hs float64) {
 			sv.y = append(sv.y[:0], y...) // restep reads sv.y and sv.k[0]
@@ -100,7 +102,7 @@ func (rp *Replayer) Forward(ms *Mesh, y0, p, save, yOut, saved []float64) {
 
 // saves visits the save times inside step (t, tn]: a save at tn is the
 // step's result, others are computed by partial(dst, τ − t).
-func (rp *Replayer) saves(ms *Mesh, step int, t, tn float64, p, save, saved []float64, isave int, partial func(dst []float64, hs float64)) int {
+func (rp *Replayer) saves(ms *ivp.Mesh, step int, t, tn float64, p, save, saved []float64, isave int, partial func(dst []float64, hs float64)) int {
 	dim := rp.sv.dim
 	dir := 1.0
 	if tn < t {
@@ -126,7 +128,7 @@ func (rp *Replayer) saves(ms *Mesh, step int, t, tn float64, p, save, saved []fl
 // with respect to p into gp. With L = Σ cotY·y_final + Σ cotSaved·y_saved,
 // gy0 = ∂L/∂y0 and gp = ∂L/∂p of the discrete map with the step sizes
 // held fixed.
-func (rp *Replayer) Reverse(ms *Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
+func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	sv := rp.sv
 	dim := sv.dim
 	ybar := rp.ybar
@@ -190,7 +192,7 @@ func (rp *Replayer) stages(t, h float64, y, p []float64) {
 
 // storedStages rebuilds the stage inputs of step from the stages kept in
 // the mesh: Y_i = y + h·Σ a_ij k_j, no evaluation of f.
-func (rp *Replayer) storedStages(ms *Mesh, step int, h float64, y []float64) {
+func (rp *Replayer) storedStages(ms *ivp.Mesh, step int, h float64, y []float64) {
 	sv := rp.sv
 	n := (sv.lastB + 1) * sv.dim
 	ks := ms.K[step*n : (step+1)*n]

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -164,34 +165,6 @@ func split(flat []float64, s, dim int) ([][]float64, []float64) {
 	return k, flat[s*dim:]
 }
 
-// Trajectory is one trajectory's data.
-type Trajectory struct {
-	// T0 and T1 bound the span; T1 < T0 integrates backwards. T1 ≠ T0.
-	T0, T1 float64
-	// Y0 is the initial state (length Dim), P the parameters.
-	Y0, P []float64
-	// Save lists times at which to record the state, ordered in the
-	// direction of integration and inside [T0, T1]. The caller checks.
-	Save []float64
-}
-
-// Output receives a trajectory's results. Y (length Dim) and Saved
-// (length len(Save)·Dim, row i for Save[i]) are caller-owned.
-type Output struct {
-	Y     []float64
-	Saved []float64
-	// Mesh, when not nil, receives the accepted steps (see Mesh); its
-	// slices are reused, so a Mesh kept per worker stops allocating once
-	// it has grown to the longest trajectory. When its Grow hook
-	// refuses to let it grow, the solve ends with status Cancelled.
-	Mesh *Mesh
-	// T is the time reached: T1 on success, else the end of the last
-	// accepted step. H is the last step size tried (signed).
-	T, H   float64
-	Stats  ode.Stats
-	Status ode.Status
-}
-
 // stopEvery is how many step attempts pass between checks of the stop
 // flag: often enough to stop within microseconds, rarely enough to cost
 // nothing.
@@ -201,7 +174,7 @@ const stopEvery = 64
 // if not nil, is polled every few steps; when it is set the solve ends
 // with status Cancelled. On failure out.Y holds the last accepted state
 // and save times not reached hold NaN.
-func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
+func (sv *Solver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
 	cfg := &sv.cfg
 	f, p, dim := cfg.F, tr.P, sv.dim
 	t0, t1 := tr.T0, tr.T1
@@ -311,7 +284,7 @@ func (sv *Solver) Solve(tr *Trajectory, out *Output, stop *atomic.Bool) {
 		}
 		recorded := true
 		if out.Mesh != nil && out.Mesh.KeepStages {
-			recorded = out.Mesh.pushStages(k[:sv.lastB+1])
+			recorded = out.Mesh.PushStages(k[:sv.lastB+1])
 		}
 		if sv.fsal {
 			if sv.defer_ {

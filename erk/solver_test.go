@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/systems"
@@ -26,8 +27,8 @@ func TestSolveDoesNotAllocate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := &Trajectory{T0: pr.T0, T1: pr.T1, Y0: pr.Y0, P: pr.P, Save: []float64{pr.T0, (pr.T0 + pr.T1) / 2, pr.T1}}
-			out := &Output{Y: make([]float64, pr.Dim), Saved: make([]float64, 3*pr.Dim)}
+			tr := &ivp.Trajectory{T0: pr.T0, T1: pr.T1, Y0: pr.Y0, P: pr.P, Save: []float64{pr.T0, (pr.T0 + pr.T1) / 2, pr.T1}}
+			out := &ivp.Output{Y: make([]float64, pr.Dim), Saved: make([]float64, 3*pr.Dim)}
 			allocs := testing.AllocsPerRun(20, func() { sv.Solve(tr, out, nil) })
 			if allocs != 0 || out.Status != ode.Success {
 				t.Errorf("%s %s: %v allocations per solve, status %v", pr.Name, tb.Name, allocs, out.Status)
@@ -78,9 +79,9 @@ func TestReplayDoesNotAllocate(t *testing.T) {
 				t.Fatal(err)
 			}
 			save := []float64{5, 20}
-			tr := &Trajectory{T0: 0, T1: 20, Y0: pr.Y0, P: pr.P, Save: save}
-			ms := &Mesh{KeepStages: keep}
-			out := &Output{Y: make([]float64, 6), Saved: make([]float64, 12), Mesh: ms}
+			tr := &ivp.Trajectory{T0: 0, T1: 20, Y0: pr.Y0, P: pr.P, Save: save}
+			ms := &ivp.Mesh{KeepStages: keep}
+			out := &ivp.Output{Y: make([]float64, 6), Saved: make([]float64, 12), Mesh: ms}
 			sv.Solve(tr, out, nil) // grow the mesh
 			cot, cs, gy0, gp := fill(1, 6), fill(0.5, 12), make([]float64, 6), make([]float64, 3)
 			allocs := testing.AllocsPerRun(10, func() {

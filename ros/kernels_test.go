@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
-	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/internal/gencheck"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/systems"
@@ -24,25 +24,25 @@ func TestKernelsMatchGeneric(t *testing.T) {
 		jac  func(t float64, y, p, j []float64)
 		dfdt func(t float64, y, p, o []float64)
 		dim  int
-		tr   erk.Trajectory
+		tr   ivp.Trajectory
 	}
 	var cases []problem
 	for _, pr := range []*ode.Problem{systems.Robertson(), systems.HIRES(), systems.VanDerPolStiff(1e3)} {
 		pg := pr.Programs()
 		mid := pr.T0 + (pr.T1-pr.T0)/3
 		cases = append(cases, problem{pr.Name, pg.F, pg.JacY, pg.DfDt, pr.Dim,
-			erk.Trajectory{T0: pr.T0, T1: pr.T1, Y0: pr.Y0, P: pr.P, Save: []float64{mid, pr.T1}}})
+			ivp.Trajectory{T0: pr.T0, T1: pr.T1, Y0: pr.Y0, P: pr.P, Save: []float64{mid, pr.T1}}})
 	}
 	// y' = −50·(y − cos t): stiff, forced, with f_t = −50·sin t.
 	cases = append(cases, problem{"forced",
 		func(tt float64, y, _, dy []float64) { dy[0] = -50 * (y[0] - math.Cos(tt)) },
 		func(_ float64, _, _, j []float64) { j[0] = -50 },
 		func(tt float64, _, _, o []float64) { o[0] = -50 * math.Sin(tt) },
-		1, erk.Trajectory{T0: 0, T1: 3, Y0: []float64{0}, Save: []float64{1.3}}})
+		1, ivp.Trajectory{T0: 0, T1: 3, Y0: []float64{0}, Save: []float64{1.3}}})
 	for _, rt := range method.AllRosenbrock() {
 		for _, c := range cases {
 			for _, dense := range []bool{false, true} {
-				run := func(generic bool) *erk.Output {
+				run := func(generic bool) *ivp.Output {
 					sv, err := New(Config{Tableau: rt, F: c.f, JacY: c.jac, DfDt: c.dfdt, Dim: c.dim,
 						RTol: fill(1e-7, c.dim), ATol: fill(1e-10, c.dim), MaxSteps: 100000, DenseSave: dense,
 						Controller: control.DefaultPI(rt.EstimateOrder(), rt.QMin, rt.QMax)})
@@ -53,7 +53,7 @@ func TestKernelsMatchGeneric(t *testing.T) {
 						t.Fatalf("%s: no generated kernel", rt.Name)
 					}
 					sv.generic = generic
-					out := &erk.Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &erk.Mesh{}}
+					out := &ivp.Output{Y: make([]float64, c.dim), Saved: make([]float64, len(c.tr.Save)*c.dim), Mesh: &ivp.Mesh{}}
 					sv.Solve(&c.tr, out, nil)
 					return out
 				}

@@ -3,7 +3,7 @@ package ros
 import (
 	"fmt"
 
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
 )
 
@@ -71,7 +71,7 @@ func (rp *Replayer) start(t float64, y, p []float64) {
 // Forward recomputes the states of ms from y0 at parameters p with the
 // recorded step sizes, overwriting ms.Y, and writes the final state into
 // yOut and the states at the save times into saved.
-func (rp *Replayer) Forward(ms *erk.Mesh, y0, p, save, yOut, saved []float64) {
+func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
 	sv := rp.sv
 	n := sv.dim
 	copy(ms.Y[:n], y0)
@@ -111,7 +111,7 @@ func (rp *Replayer) Forward(ms *erk.Mesh, y0, p, save, yOut, saved []float64) {
 // (ms.Y must hold the states at p), as erk.Replayer.Reverse does: given
 // the cotangents of the final state and of the saved states, it writes
 // ∂L/∂y0 into gy0 and ∂L/∂p into gp.
-func (rp *Replayer) Reverse(ms *erk.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
+func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	sv := rp.sv
 	n := sv.dim
 	copy(rp.ybar, cotY)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -45,8 +45,8 @@ func TestSingularWRecovers(t *testing.T) {
 		lambda := 1 / (rt.Gamma * h0)
 		f, jac := linear(lambda)
 		sv := newSolver(t, rt, f, jac, 1, h0)
-		out := &erk.Output{Y: make([]float64, 1)}
-		sv.Solve(&erk.Trajectory{T0: 0, T1: 0.05, Y0: []float64{1}}, out, nil)
+		out := &ivp.Output{Y: make([]float64, 1)}
+		sv.Solve(&ivp.Trajectory{T0: 0, T1: 0.05, Y0: []float64{1}}, out, nil)
 		if out.Status != ode.Success || out.Stats.Rejected < 1 {
 			t.Errorf("%s: status %v with %d rejections", rt.Name, out.Status, out.Stats.Rejected)
 		}
@@ -66,8 +66,8 @@ func TestNonFiniteStatus(t *testing.T) {
 	}
 	jac := func(_ float64, _, _, j []float64) { j[0] = -1 }
 	sv := newSolver(t, method.Rodas5P, f, jac, 1, 0)
-	out := &erk.Output{Y: make([]float64, 1)}
-	sv.Solve(&erk.Trajectory{T0: 0, T1: 1, Y0: []float64{1}}, out, nil)
+	out := &ivp.Output{Y: make([]float64, 1)}
+	sv.Solve(&ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{1}}, out, nil)
 	if out.Status != ode.NonFinite || out.T > 0.5 {
 		t.Errorf("status %v at t = %g", out.Status, out.T)
 	}
@@ -82,8 +82,8 @@ func TestSolveDoesNotAllocate(t *testing.T) {
 	}
 	for _, rt := range method.AllRosenbrock() {
 		sv := newSolver(t, rt, f, jac, 2, 0)
-		tr := &erk.Trajectory{T0: 0, T1: 1, Y0: []float64{2, 0}, Save: []float64{0.3, 0.7}}
-		out := &erk.Output{Y: make([]float64, 2), Saved: make([]float64, 4)}
+		tr := &ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{2, 0}, Save: []float64{0.3, 0.7}}
+		out := &ivp.Output{Y: make([]float64, 2), Saved: make([]float64, 4)}
 		if a := testing.AllocsPerRun(5, func() { sv.Solve(tr, out, nil) }); a != 0 || out.Status != ode.Success {
 			t.Errorf("%s: %v allocations, status %v", rt.Name, a, out.Status)
 		}
@@ -144,8 +144,8 @@ func TestSensSolveDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := &erk.Trajectory{T0: 0, T1: 2, Y0: []float64{1, 0}, P: []float64{0.5}, Save: []float64{1}}
-		out := &erk.Output{Y: make([]float64, 2), Saved: make([]float64, 2)}
+		tr := &ivp.Trajectory{T0: 0, T1: 2, Y0: []float64{1, 0}, P: []float64{0.5}, Save: []float64{1}}
+		out := &ivp.Output{Y: make([]float64, 2), Saved: make([]float64, 2)}
 		if a := testing.AllocsPerRun(5, func() { sv.Solve(tr, out, nil) }); a != 0 || out.Status != ode.Success {
 			t.Errorf("%s: %v allocations, status %v", rt.Name, a, out.Status)
 		}
@@ -209,7 +209,7 @@ func TestEstimatorOrder(t *testing.T) {
 	}
 }
 
-// When the mesh may not grow (erk.Mesh.Grow refuses), the step is not
+// When the mesh may not grow (ivp.Mesh.Grow refuses), the step is not
 // recorded and the solve ends Cancelled with the mesh consistent.
 func TestMeshGrowRefused(t *testing.T) {
 	f := func(_ float64, y, _, dy []float64) { dy[0], dy[1] = y[1], 1000*((1-y[0]*y[0])*y[1]-y[0]) }
@@ -218,13 +218,13 @@ func TestMeshGrowRefused(t *testing.T) {
 		j[2], j[3] = 1000*(-2*y[0]*y[1]-1), 1000*(1-y[0]*y[0])
 	}
 	sv := newSolver(t, method.Rodas5P, f, jac, 2, 0)
-	tr := &erk.Trajectory{T0: 0, T1: 3000, Y0: []float64{2, 0}}
-	plain := &erk.Mesh{}
-	out := &erk.Output{Y: make([]float64, 2), Mesh: plain}
+	tr := &ivp.Trajectory{T0: 0, T1: 3000, Y0: []float64{2, 0}}
+	plain := &ivp.Mesh{}
+	out := &ivp.Output{Y: make([]float64, 2), Mesh: plain}
 	sv.Solve(tr, out, nil)
 	var counted uint64
 	const budget = 4 << 10
-	ms := &erk.Mesh{Grow: func(b uint64) bool {
+	ms := &ivp.Mesh{Grow: func(b uint64) bool {
 		if counted+b > budget {
 			return false
 		}

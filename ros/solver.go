@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gradsolve/gradsolve/control"
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -153,7 +153,7 @@ const stopEvery = 64
 // Solve integrates one trajectory and writes its results into out, as
 // erk.Solver.Solve does; out.Stats.JacEvals and LUs count Jacobian
 // evaluations and factorisations.
-func (sv *Solver) Solve(tr *erk.Trajectory, out *erk.Output, stop *atomic.Bool) {
+func (sv *Solver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
 	cfg := &sv.cfg
 	f, p, dim := cfg.F, tr.P, sv.dim
 	na := len(sv.y) // with sensitivities, the augmented state

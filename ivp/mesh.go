@@ -1,4 +1,4 @@
-package erk
+package ivp
 
 // Mesh is the record of one trajectory's accepted steps: step k went
 // from T[k] to T[k+1] with step size H[k], and Y holds the state at
@@ -58,9 +58,9 @@ func (ms *Mesh) Reset(t0 float64, y0 []float64) {
 	ms.K = ms.K[:0]
 }
 
-// pushStages appends the stages of an accepted step; false when the
+// PushStages appends the stages of an accepted step; false when the
 // mesh could not grow (see Grow).
-func (ms *Mesh) pushStages(k [][]float64) bool {
+func (ms *Mesh) PushStages(k [][]float64) bool {
 	if n := len(k) * len(k[0]); len(ms.K)+n > cap(ms.K) {
 		var ok bool
 		if ms.K, ok = ms.grow(ms.K, n); !ok {
