@@ -8,9 +8,11 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/kernelgen"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 )
 
 // Stage sums as machine code.
@@ -251,33 +253,69 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 	return js
 }
 
-// stagesJIT is attempt's stage computation with the sums as machine
-// code: genericStages, operation for operation.
-func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
-	js := sv.jit
-	if nd != js.nd {
-		sv.genericStages(t, h, p, nd)
-		return
+// jitStepper runs the stage sums of an attempt, and the per-component
+// part of its error norm, as machine code, with the right-hand side
+// called from Go between the sums.
+type jitStepper struct{ stepper }
+
+// Attempt runs the stages (stagesJIT) and finishes the norm from the
+// squared terms the code left (normOfSquares).
+func (s jitStepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
+	sv := s.Solver
+	if sv.cfg.NormDim != sv.jit.nd { // code for another norm: not this solver's
+		return s.stepper.Attempt(t, h, p, st)
 	}
-	f, k, a := sv.cfg.F, sv.k, &sv.jargs
-	// An accepted FSAL step swaps k_0 and k_{s−1}, and every accepted
-	// step y and y1.
+	st.FEvals += sv.attemptEvals
+	sv.stagesJIT(t, h, p, sv.cfg.NormDim)
+	return sv.normOfSquares()
+}
+
+// fusedStepper runs a whole attempt, the calls of f included, as one
+// call of machine code (the right-hand side is machine code too:
+// jit.ClosureOf).
+type fusedStepper struct{ stepper }
+
+// Attempt runs the fused code and finishes the norm (normOfSquares).
+func (s fusedStepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
+	sv := s.Solver
+	if sv.cfg.NormDim != sv.jit.nd {
+		return s.stepper.Attempt(t, h, p, st)
+	}
+	st.FEvals += sv.attemptEvals
+	e := sv.jitEntries(h)
+	// The driver evaluated f(t0, y0, p) in Go first, so a p too short
+	// for f panicked there and cannot reach the machine code.
+	a := &sv.jargs
+	sv.t, sv.plen = t, len(p)
+	a[argP] = unsafe.Pointer(unsafe.SliceData(p))
+	jit.Call16(e.attempt, a)
+	runtime.KeepAlive(sv.jit) // it owns the code
+	return sv.normOfSquares()
+}
+
+// jitEntries points the code's arguments at the current y, y1 and h
+// and returns the entries for the current arrangement of the stages:
+// an accepted FSAL step swaps k_0 and k_{s−1}, and every accepted step
+// y and y1.
+func (sv *Solver) jitEntries(h float64) *jitEntries {
+	js, a := sv.jit, &sv.jargs
 	e := &js.entries[0]
-	if unsafe.Pointer(unsafe.SliceData(k[0])) != a[0] {
+	if unsafe.Pointer(unsafe.SliceData(sv.k[0])) != a[0] {
 		e = &js.entries[1]
 	}
 	a[1], a[3] = unsafe.Pointer(unsafe.SliceData(sv.y)), unsafe.Pointer(unsafe.SliceData(sv.y1))
 	sv.h = h
-	if js.fused {
-		// Solve evaluated f(t0, y0, p) in Go first, so a p too short
-		// for f panicked there and cannot reach the machine code.
-		sv.t, sv.plen = t, len(p)
-		a[argP] = unsafe.Pointer(unsafe.SliceData(p))
-		jit.Call16(e.attempt, a)
-		runtime.KeepAlive(js)
-		sv.squared = true
-		return
-	}
+	return e
+}
+
+// stagesJIT is the stage computation of a jitStepper's attempt:
+// genericStages, operation for operation, except that ev and ev3 end up
+// holding the squared terms of the error norm (stageGen.norm). nd must
+// be the code's (jitStages.nd).
+func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
+	js := sv.jit
+	f, k, a := sv.cfg.F, sv.k, &sv.jargs
+	e := sv.jitEntries(h)
 	for i := 1; i < js.end; i++ {
 		jit.Call16(e.inputs[i-1], a)
 		f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
@@ -288,7 +326,25 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 		jit.Call16(e.errs, a)
 	}
 	runtime.KeepAlive(js) // it owns the code
-	sv.squared = true
+}
+
+// normOfSquares finishes the error norm from the squared terms r² the
+// machine code left in ev (and ev3), summed in ascending order as
+// control.ErrorNorm sums them, through control.NormOfSquares; ok is
+// false when it or any component of the proposal is not finite.
+func (sv *Solver) normOfSquares() (err float64, ok bool) {
+	nd := sv.cfg.NormDim
+	var sum5, sum3 float64
+	for _, r2 := range sv.ev[:nd] {
+		sum5 += r2
+	}
+	if sv.e3 != nil {
+		for _, r2 := range sv.ev3[:nd] {
+			sum3 += r2
+		}
+	}
+	err = control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil)
+	return checked(err, sv.y1)
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
