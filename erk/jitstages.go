@@ -260,36 +260,12 @@ type jitStepper struct{ stepper }
 
 // Attempt runs the stages (stagesJIT) and finishes the norm from the
 // squared terms the code left (normOfSquares).
-func (s jitStepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
-	sv := s.Solver
-	if sv.cfg.NormDim != sv.jit.nd { // code for another norm: not this solver's
-		return s.stepper.Attempt(t, h, p, st)
+func (s jitStepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	if s.cfg.NormDim != s.jit.nd { // code for another norm: not this solver's
+		return s.stepper.Attempt(t, h, p, moved, st)
 	}
-	st.FEvals += sv.attemptEvals
+	sv := s.begin(t, p, moved, st)
 	sv.stagesJIT(t, h, p, sv.cfg.NormDim)
-	return sv.normOfSquares()
-}
-
-// fusedStepper runs a whole attempt, the calls of f included, as one
-// call of machine code (the right-hand side is machine code too:
-// jit.ClosureOf).
-type fusedStepper struct{ stepper }
-
-// Attempt runs the fused code and finishes the norm (normOfSquares).
-func (s fusedStepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
-	sv := s.Solver
-	if sv.cfg.NormDim != sv.jit.nd {
-		return s.stepper.Attempt(t, h, p, st)
-	}
-	st.FEvals += sv.attemptEvals
-	e := sv.jitEntries(h)
-	// The driver evaluated f(t0, y0, p) in Go first, so a p too short
-	// for f panicked there and cannot reach the machine code.
-	a := &sv.jargs
-	sv.t, sv.plen = t, len(p)
-	a[argP] = unsafe.Pointer(unsafe.SliceData(p))
-	jit.Call16(e.attempt, a)
-	runtime.KeepAlive(sv.jit) // it owns the code
 	return sv.normOfSquares()
 }
 
@@ -330,9 +306,9 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 
 // normOfSquares finishes the error norm from the squared terms r² the
 // machine code left in ev (and ev3), summed in ascending order as
-// control.ErrorNorm sums them, through control.NormOfSquares; ok is
+// control.Norm sums them, through control.NormOfSquares; ok is
 // false when it or any component of the proposal is not finite.
-func (sv *Solver) normOfSquares() (err float64, ok bool) {
+func (sv *Solver) normOfSquares() (float64, bool) {
 	nd := sv.cfg.NormDim
 	var sum5, sum3 float64
 	for _, r2 := range sv.ev[:nd] {
@@ -343,8 +319,7 @@ func (sv *Solver) normOfSquares() (err float64, ok bool) {
 			sum3 += r2
 		}
 	}
-	err = control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil)
-	return checked(err, sv.y1)
+	return control.Usable(control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil), sv.y1)
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
@@ -378,43 +353,12 @@ func (sv *Solver) setJITArgs() {
 // addresses of Solver.jargs.
 var argRegs = [8]byte{regK, regY, regYT, regY1, regEV, regEV3, regH, regCoefs}
 
-// fusedAttempt writes one function for a whole attempt whose right-hand
-// side is machine code (see jit.ClosureOf): each stage's sum, then a
-// call of f's code, as genericStages does them. Solver.jargs stays in
-// R13, which f's code leaves alone. It returns the function's offset.
-func (g *stageGen) fusedAttempt(sv *Solver, end, nd int) int {
-	a := &g.a
-	start := len(a.B)
-	a.MovRR(jit.R13, jit.BX)
-	s := sv.s
-	for i := 1; i < end; i++ {
-		g.begin()
-		g.sum(regYT, sv.rows[i], sv.dim, true)
-		g.callF(sv.c[i], false, 2, g.slot[i])
-	}
-	g.begin()
-	if sv.fsal {
-		g.sum(regY1, sv.rows[s-1], sv.dim, true)
-	} else {
-		g.sum(regY1, sv.b, sv.dim, true)
-	}
-	if sv.fsal && !sv.defer_ {
-		g.callF(1, true, 3, g.slot[s-1])
-		g.begin()
-	}
-	g.sum(regEV, sv.e, nd, false)
-	if sv.e3 != nil {
-		g.sum(regEV3, sv.e3, nd, false)
-	}
-	g.norm(nd, sv.e3 != nil)
-	g.finish()
-	return start
-}
-
-// norm writes the per-component part of attempt's error norm over the
-// first nd components, in place of the error vectors: ev[d] becomes
-// r², r = (h·ev[d]) / (atol[d] + rtol[d]·max(|y[d]|, |y1[d]|)), and
-// ev3[d] likewise when e3 is set. attempt then sums them in order. R13
+// norm writes the per-component part of the error norm
+// (control.Norm) over the first nd components, in place of the
+// error vectors: ev[d] becomes r², r = (h·ev[d]) / (atol[d] +
+// rtol[d]·max(|y[d]|, |y1[d]|)), and ev3[d] likewise when e3 is set.
+// normOfSquares then sums them in order. This stays inside the machine
+// code strategies: no other code reads ev after them. R13
 // holds Solver.jargs. max is vmaxpd(|y|, |y1|), which is
 // control.MaxAbs(y, y1) wherever |y| is not NaN; where it is, y1 is NaN
 // too (y1 = y + h·…) and both give NaN.
@@ -479,41 +423,6 @@ func chunks(n int, emit func(d int, pp byte, wide bool)) {
 
 // opMax is the opcode of maxpd/maxsd.
 const opMax = 0x5F
-
-// callF writes a call of f's code in Go's register convention:
-// f(t + float64(c·h), in, p, k) with in Solver.jargs[in] (yt or y1) and
-// k the stage in place slot; last means t + h. Then it reloads the
-// registers f's code changed.
-func (g *stageGen) callF(c float64, last bool, in int, slot int) {
-	a := &g.a
-	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
-	a.Vzeroupper() // f's code uses the legacy SSE encodings
-	// X0 = t + float64(c·h), from memory: t at argT, h at regH's address.
-	a.Load64(jit.R12, arg(argT))
-	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, 0, 0, jit.Mem{Base: jit.R12})
-	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, yTmp, 0, jit.Mem{Base: regH})
-	if !last {
-		i := len(g.coefs)
-		g.coefs = append(g.coefs, c)
-		a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpMul, yTmp, yTmp, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
-	}
-	a.VRR(jit.VexPPF2, jit.Map0F, false, jit.OpAdd, 0, 0, yTmp)
-	// y: AX (pointer), BX (length); p: DI, SI; out: R9, R10; DX the closure.
-	n := uint64(g.dim)
-	a.Load64(jit.AX, arg(in))
-	a.MovImm64(jit.BX, n)
-	a.Load64(jit.DI, arg(argP))
-	a.Load64(jit.SI, arg(argPLen))
-	a.Load64(jit.SI, jit.Mem{Base: jit.SI})
-	a.Load64(jit.R9, arg(0))
-	a.Lea(jit.R9, jit.Mem{Base: jit.R9, Disp: int32(8 * slot * g.dim)})
-	a.MovImm64(jit.R10, n)
-	a.Load64(jit.DX, arg(argClosure))
-	a.CallMem(jit.Mem{Base: jit.DX})
-	for i, r := range argRegs {
-		a.Load64(r, arg(i))
-	}
-}
 
 // stageGen writes the code of the sums.
 type stageGen struct {

@@ -74,6 +74,9 @@ type Solver struct {
 	yt    []float64 // stage input
 	ev    []float64 // error vector (DOP853: 5th-order part)
 	ev3   []float64 // DOP853: 3rd-order part
+	// norm is the error norm over the NormDim components of ev (and
+	// ev3 for a DOP853 norm).
+	norm control.Norm
 
 	// jit is the stage sums as machine code (jitstages.go), or nil;
 	// jargs the addresses its code reads; h, t and plen the step size,
@@ -146,6 +149,10 @@ func New(cfg Config) (*Solver, error) {
 		sv.setJITArgs()
 	}
 	nd := cfg.NormDim
+	sv.norm = control.Norm{E: sv.ev[:nd], ATol: cfg.ATol[:nd], RTol: cfg.RTol[:nd]}
+	if sv.e3 != nil {
+		sv.norm.E3 = sv.ev3[:nd]
+	}
 	sv.loop = ivp.Loop{F: cfg.F, Dim: dim, Order: tb.Order, RTol: cfg.RTol[:nd], ATol: cfg.ATol[:nd],
 		HMax: cfg.HMax, H0: cfg.H0, MaxSteps: cfg.MaxSteps, Controller: cfg.Controller}
 	return sv, nil
@@ -180,7 +187,7 @@ func (sv *Solver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) 
 
 // attempt is one step attempt through the chosen strategy (tests).
 func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
-	return sv.stepper().Attempt(t, h, p, st)
+	return sv.stepper().Attempt(t, h, p, false, st)
 }
 
 // stepper returns the Solver as the driver's ivp.Stepper, with the
@@ -188,7 +195,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 // fusedStepper where f is machine code too), a generated kernel
 // (kernelStepper) or the generic loops (stepper). Each strategy is a
 // type of its own whose Attempt computes the stages and returns the
-// error norm through control; they share Start, Save and Accept. The
+// error norm through control; they share Start, Save and Advance. The
 // value is a single pointer, so handing it out allocates nothing.
 // generic (tests) selects the generic loops whatever New chose.
 func (sv *Solver) stepper() ivp.Stepper {
@@ -217,12 +224,23 @@ func (s stepper) Start() ivp.Arrays {
 	return ivp.Arrays{Y: &sv.y, Y1: &sv.y1, F0: sv.k[0], Work: sv.yt, Keep: sv.k[:sv.lastB+1]}
 }
 
-// Attempt runs the generic loops (genericStages) and the error norm.
-func (s stepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
-	sv := s.Solver
-	st.FEvals += sv.attemptEvals
+// Attempt runs the generic loops (genericStages) and the error norm
+// over the first NormDim components (control.Norm; ok is false
+// when it or any component of the proposal is not finite).
+func (s stepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	sv := s.begin(t, p, moved, st)
 	sv.genericStages(t, h, p, sv.cfg.NormDim)
-	return sv.norm(h)
+	return sv.norm.Of(h, sv.y, sv.y1)
+}
+
+// begin starts an attempt: it completes the accepted step that ended at
+// t when moved (ivp.Stepper) and counts the attempt's evaluations.
+func (s stepper) begin(t float64, p []float64, moved bool, st *ode.Stats) *Solver {
+	if moved {
+		s.Advance(t, p, true, st)
+	}
+	st.FEvals += s.attemptEvals
+	return s.Solver
 }
 
 // Save takes one step of the method from (t, y) to ts (restep).
@@ -231,20 +249,20 @@ func (s stepper) Save(dst []float64, t, _, ts float64, p []float64, st *ode.Stat
 	st.FEvals += s.lastB
 }
 
-// Accept evaluates a deferred last stage and moves the FSAL stage into
+// Advance evaluates a deferred last stage and moves the FSAL stage into
 // k_0, or for a method without FSAL evaluates k_0 at the new point.
-func (s stepper) Accept(t, h, tn float64, p []float64, next bool, st *ode.Stats) {
+func (s stepper) Advance(tEnd float64, p []float64, next bool, st *ode.Stats) {
 	sv := s.Solver
 	k := sv.k
 	switch {
 	case sv.fsal:
 		if sv.defer_ {
-			sv.cfg.F(t+h, sv.y1, p, k[sv.s-1])
+			sv.cfg.F(tEnd, sv.y, p, k[sv.s-1])
 			st.FEvals++
 		}
 		k[0], k[sv.s-1] = k[sv.s-1], k[0]
 	case next:
-		sv.cfg.F(tn, sv.y1, p, k[0])
+		sv.cfg.F(tEnd, sv.y, p, k[0])
 		st.FEvals++
 	}
 }
@@ -254,33 +272,10 @@ func (s stepper) Accept(t, h, tn float64, p []float64, next bool, st *ode.Stats)
 type kernelStepper struct{ stepper }
 
 // Attempt runs the kernel and the error norm.
-func (s kernelStepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
-	sv := s.Solver
-	st.FEvals += sv.attemptEvals
+func (s kernelStepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	sv := s.begin(t, p, moved, st)
 	sv.stages(sv, t, h, p, sv.cfg.NormDim)
-	return sv.norm(h)
-}
-
-// norm returns the scaled error norm of the attempt just made
-// (control.ErrorNorm over the first NormDim components); ok is false
-// when it or any component of the proposal is not finite.
-func (sv *Solver) norm(h float64) (err float64, ok bool) {
-	nd := sv.cfg.NormDim
-	var ev3 []float64
-	if sv.e3 != nil {
-		ev3 = sv.ev3[:nd]
-	}
-	err = control.ErrorNorm(h, sv.ev[:nd], ev3, sv.y, sv.y1, sv.loop.ATol, sv.loop.RTol)
-	return checked(err, sv.y1[nd:])
-}
-
-// checked returns err and true when err is finite and so is every value
-// of rest (the components outside the norm), else +Inf and false.
-func checked(err float64, rest []float64) (float64, bool) {
-	if !control.Finite(rest) || math.IsNaN(err) || math.IsInf(err, 0) {
-		return math.Inf(1), false
-	}
-	return err, true
+	return sv.norm.Of(h, sv.y, sv.y1)
 }
 
 // genericStages is attempt's stage computation for any tableau: the

@@ -53,30 +53,40 @@ type Arrays struct {
 // Stepper is one method family's part of an adaptive solve: the
 // driver (Solve) owns the loop — budget, cancellation, landing on t1,
 // the step floor and the statuses, the controller, save times, the
-// mesh, the hmax clamp — and calls the stepper for the numerics. Each
-// method is called in the order the loop needs it, and a stepper counts
-// its own evaluations, Jacobians and factorisations in st.
+// mesh, the hmax clamp — and calls the stepper for the numerics. A
+// stepper counts its own evaluations, Jacobians and factorisations in
+// st.
+//
+// An accepted step is completed (Advance: FSAL stages, a stage
+// evaluated only once the step is accepted, f at the new point, a stale
+// Jacobian) by the next Attempt, which is told so by moved, or by an
+// explicit Advance when the solve ends there. That keeps the loop at one
+// call per attempt, and the evaluations come in the same order either
+// way: nothing evaluates f between an accepted step and the next
+// attempt.
 type Stepper interface {
 	// Start prepares a solve and returns the arrays the driver uses.
 	Start() Arrays
 	// Attempt tries a step of size h from (t, *Y), writing the proposal
-	// into *Y1, and returns the scaled error norm (control.ErrorNorm).
+	// into *Y1, and returns the scaled error norm (control.Norm).
 	// ok is false when the attempt is not usable (a value not finite, a
 	// singular matrix): the driver then rejects it and shrinks h by the
-	// controller's QMin.
-	Attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool)
+	// controller's QMin. moved reports that the previous attempt was
+	// accepted and ended at (t, *Y) (its t + h is t): the stepper first
+	// does what Advance(t, p, true, st) does.
+	Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (err float64, ok bool)
 	// Save writes into dst the solution at ts, strictly inside the
 	// accepted step of size h from (t, *Y) just attempted, from the
 	// step's start (a re-step or a continuous extension) so that the
-	// accepted step stays intact. It is called before Accept.
+	// accepted step stays intact. It is called before the step's
+	// Advance, before *Y and *Y1 are exchanged.
 	Save(dst []float64, t, h, ts float64, p []float64, st *ode.Stats)
-	// Accept commits the accepted step from t of size h, which ends at
-	// tn (t1 exactly on the last step), before the driver exchanges *Y
-	// and *Y1: the family's bookkeeping for the next step (FSAL stages,
-	// a stage evaluated only once accepted, stale Jacobians). next is
-	// false when no step follows (the last step, or a mesh that refused
-	// to grow): then f at the new point must not be evaluated.
-	Accept(t, h, tn float64, p []float64, next bool, st *ode.Stats)
+	// Advance completes an accepted step from t of size h, tEnd = t + h
+	// (on the last step tEnd may differ from t1 in the last bit), once
+	// the driver has exchanged *Y and *Y1 so that *Y is its end state.
+	// next is false when no step follows (the last step, or a mesh that
+	// refused to grow): f at the new point must not be evaluated then.
+	Advance(tEnd float64, p []float64, next bool, st *ode.Stats)
 }
 
 // stopEvery is how many step attempts pass between checks of the stop
@@ -145,13 +155,14 @@ func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) 
 	ctl.Init(&cst)
 	t := t0
 	nonFinite := false // the last rejection was a non-finite attempt
+	moved := false     // the last attempt was accepted; Advance is due
 	for {
 		if st.Accepted+st.Rejected >= lp.MaxSteps {
-			out.finish(y, ode.MaxStepsReached, t, h)
+			out.end(s, moved, p, y, ode.MaxStepsReached, t, h)
 			return
 		}
 		if stop != nil && (st.Accepted+st.Rejected)%stopEvery == 0 && stop.Load() {
-			out.finish(y, ode.Cancelled, t, h)
+			out.end(s, moved, p, y, ode.Cancelled, t, h)
 			return
 		}
 		last := false
@@ -163,15 +174,16 @@ func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) 
 		// t = 0) no longer changes t meaningfully. It only decides
 		// failure: the steps taken above it are those of the controller.
 		if math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
+			status := ode.StepUnderflow
 			if nonFinite {
-				out.finish(y, ode.NonFinite, t, h)
-			} else {
-				out.finish(y, ode.StepUnderflow, t, h)
+				status = ode.NonFinite
 			}
+			out.end(s, moved, p, y, status, t, h)
 			return
 		}
 
-		err, ok := s.Attempt(t, h, p, st)
+		err, ok := s.Attempt(t, h, p, moved, st)
+		moved = false
 		accept, factor := ctl.Next(err, &cst)
 		if !ok {
 			accept, factor = false, ctl.QMin
@@ -207,23 +219,33 @@ func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) 
 			}
 			recorded = recorded && ms.Push(h, tn, y1)
 		}
-		s.Accept(t, h, tn, p, recorded && !last, st)
 		y, y1 = y1, y
 		*a.Y, *a.Y1 = y, y1
+		if !recorded || last {
+			s.Advance(t+h, p, false, st)
+			status := ode.Success
+			if !recorded {
+				status = ode.Cancelled
+			}
+			out.finish(y, status, tn, h)
+			return
+		}
 		t = tn
-		if !recorded {
-			out.finish(y, ode.Cancelled, t, h)
-			return
-		}
-		if last {
-			out.finish(y, ode.Success, t, h)
-			return
-		}
+		moved = true
 		h *= factor
 		if math.Abs(h) > hmax {
 			h = dir * hmax
 		}
 	}
+}
+
+// end ends a solve at the top of the loop: it completes the step
+// accepted last (if moved) and finishes.
+func (out *Output) end(s Stepper, moved bool, p, y []float64, status ode.Status, t, h float64) {
+	if moved {
+		s.Advance(t, p, true, &out.Stats)
+	}
+	out.finish(y, status, t, h)
 }
 
 // finish ends a solve: the state y reached at time t, the last step

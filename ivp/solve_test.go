@@ -19,8 +19,9 @@ type growth struct {
 	onAttempt       func(n int) // called with the attempt's number (from 1)
 
 	attempts int
-	saves    [][3]float64 // (t, ts, Accept calls so far) of each Save
-	accepts  []bool       // next of each Accept
+	saves    [][3]float64 // (t, ts, Advances so far) of each Save
+	accepts  []bool       // next of each Advance, in Attempt or not
+	ends     []float64    // tEnd of each Advance
 	starts   int
 }
 
@@ -33,7 +34,10 @@ func (g *growth) Start() Arrays {
 	return Arrays{Y: &g.y, Y1: &g.y1, F0: g.f0, Work: g.work}
 }
 
-func (g *growth) Attempt(t, h float64, _ []float64, st *ode.Stats) (float64, bool) {
+func (g *growth) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	if moved {
+		g.Advance(t, p, true, st)
+	}
 	g.attempts++
 	if g.onAttempt != nil {
 		g.onAttempt(g.attempts)
@@ -48,8 +52,9 @@ func (g *growth) Save(dst []float64, t, _, ts float64, _ []float64, _ *ode.Stats
 	dst[0] = g.y[0] * math.Exp(ts-t)
 }
 
-func (g *growth) Accept(_, _, _ float64, _ []float64, next bool, _ *ode.Stats) {
+func (g *growth) Advance(tEnd float64, _ []float64, next bool, _ *ode.Stats) {
 	g.accepts = append(g.accepts, next)
+	g.ends = append(g.ends, tEnd)
 }
 
 // smooth is an error norm that a fifth-order method would report with
@@ -122,7 +127,7 @@ func TestSolveStatuses(t *testing.T) {
 		case g.attempts != st.Accepted+st.Rejected || st.FEvals < g.attempts:
 			t.Errorf("%s: %d attempts made, stats %+v", c.name, g.attempts, st)
 		case ms.Steps() != st.Accepted || len(g.accepts) != st.Accepted:
-			t.Errorf("%s: %d accepted, %d mesh steps, %d Accept calls", c.name, st.Accepted, ms.Steps(), len(g.accepts))
+			t.Errorf("%s: %d accepted, %d mesh steps, %d Advances", c.name, st.Accepted, ms.Steps(), len(g.accepts))
 		}
 		// The final state is e^(T − t0), to the rounding of a product of
 		// one exponential per step (≤ 200 steps here: 1e-13 relative).
@@ -142,14 +147,15 @@ func TestSolveStatuses(t *testing.T) {
 			}
 		}
 		if c.status == ode.Success {
-			// The last step lands on t1 exactly, and only the last Accept
+			// The last step lands on t1 exactly, and only the last Advance
 			// is told no step follows.
 			if last := ms.T[len(ms.T)-1]; last != c.t1 {
 				t.Errorf("%s: mesh ends at %v", c.name, last)
 			}
+			// Advance k is given t + h of step k (not t1 on the last).
 			for k, next := range g.accepts {
-				if next != (k < len(g.accepts)-1) {
-					t.Errorf("%s: Accept %d: next = %v", c.name, k, next)
+				if next != (k < len(g.accepts)-1) || g.ends[k] != ms.T[k]+ms.H[k] {
+					t.Errorf("%s: Advance %d: next = %v, tEnd = %v, step %v + %v", c.name, k, next, g.ends[k], ms.T[k], ms.H[k])
 				}
 			}
 		}
@@ -194,7 +200,7 @@ func TestSolveLanding(t *testing.T) {
 // Save times: one at t0 is y0 and one at the end of a step is the
 // step's result, with no Save call; the others are computed by Save
 // from the start of the step that holds them (t < ts < tn), in order,
-// before that step's Accept. Times not reached are NaN.
+// before that step's Advance. Times not reached are NaN.
 func TestSolveSaveTimes(t *testing.T) {
 	for _, dir := range []float64{1, -1} {
 		g := newGrowth(smooth)
@@ -222,10 +228,10 @@ func TestSolveSaveTimes(t *testing.T) {
 			t.Fatalf("dir %v: %d Save calls %v, want %d", dir, len(g.saves), g.saves, want)
 		}
 		for i, s := range g.saves {
-			// Computed within step k, from its start, before its Accept.
+			// Computed within step k, from its start, before its Advance.
 			k := slices.Index(ms.T, s[0])
 			if k < 0 || k == ms.Steps() || dir*(s[1]-ms.T[k]) <= 0 || dir*(s[1]-ms.T[k+1]) >= 0 || int(s[2]) != k {
-				t.Errorf("dir %v: save at %v computed from t = %v after %v Accepts; mesh %v", dir, s[1], s[0], s[2], ms.T)
+				t.Errorf("dir %v: save at %v computed from t = %v after %v Advances; mesh %v", dir, s[1], s[0], s[2], ms.T)
 			}
 			if i > 0 && dir*(s[1]-g.saves[i-1][1]) < 0 {
 				t.Errorf("dir %v: saves out of order: %v", dir, g.saves)
@@ -274,7 +280,7 @@ func TestSolveCancel(t *testing.T) {
 }
 
 // A mesh that may not grow ends the solve with Cancelled at the end of
-// the step it could not record, and that step's Accept is told no step
+// the step it could not record, and that step's Advance is told no step
 // follows.
 func TestSolveMeshRefusal(t *testing.T) {
 	g := newGrowth(small)
@@ -289,7 +295,7 @@ func TestSolveMeshRefusal(t *testing.T) {
 		t.Fatalf("%v after %d accepted, %d recorded", out.Status, out.Stats.Accepted, ms.Steps())
 	}
 	if n := len(g.accepts); g.accepts[n-1] || !g.accepts[n-2] {
-		t.Errorf("Accept's next: %v", g.accepts[n-2:])
+		t.Errorf("Advance's next: %v", g.accepts[n-2:])
 	}
 	if want := ms.T[len(ms.T)-1] + 0.001; out.T != want {
 		t.Errorf("ended at %v, want the unrecorded step's end %v", out.T, want)

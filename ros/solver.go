@@ -89,8 +89,9 @@ type Solver struct {
 	stages  func(sv *Solver, t, h float64, p []float64, k, fs [][]float64, ynew []float64)
 	generic bool
 
-	loop  ivp.Loop // the driver's part of the configuration (ivp.Solve)
-	fresh bool     // J and f_t belong to (t, y)
+	loop  ivp.Loop     // the driver's part of the configuration (ivp.Solve)
+	norm  control.Norm // the error norm, of ev
+	fresh bool         // J and f_t belong to (t, y)
 }
 
 // New validates cfg and returns a Solver with its work arrays.
@@ -148,6 +149,7 @@ func New(cfg Config) (*Solver, error) {
 		}
 		sv.accL, sv.g, sv.sIn = mk(), mk(), mk()
 	}
+	sv.norm = control.Norm{E: sv.ev, ATol: cfg.ATol, RTol: cfg.RTol}
 	sv.loop = ivp.Loop{F: cfg.F, Dim: n, Order: tb.Order, RTol: cfg.RTol, ATol: cfg.ATol,
 		HMax: cfg.HMax, H0: cfg.H0, MaxSteps: cfg.MaxSteps, Controller: cfg.Controller}
 	return sv, nil
@@ -172,11 +174,14 @@ func (s stepper) Start() ivp.Arrays {
 	return ivp.Arrays{Y: &sv.y, Y1: &sv.y1, F0: sv.f0, Work: sv.yt}
 }
 
-// Attempt evaluates J and f_t (and the sensitivities' M_c, ∂_t of the
-// tangents) at (t, y) unless they are already there, then tries the
-// step.
-func (s stepper) Attempt(t, h float64, p []float64, st *ode.Stats) (float64, bool) {
+// Attempt completes the accepted step that ended at t when moved,
+// evaluates J and f_t (and the sensitivities' M_c, ∂_t of the tangents)
+// at (t, y) unless they are already there, then tries the step.
+func (s stepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
 	sv := s.Solver
+	if moved {
+		s.Advance(t, p, true, st)
+	}
 	if !sv.fresh {
 		cfg, dim, y := &sv.cfg, sv.dim, sv.y
 		cfg.JacY(t, y[:dim], p, sv.jac)
@@ -199,15 +204,15 @@ func (s stepper) Save(dst []float64, t, h, ts float64, p []float64, st *ode.Stat
 	s.saveAt(dst, t, h, ts, p, st)
 }
 
-// Accept carries the last stage's f into the next step (FSAL), or
+// Advance carries the last stage's f into the next step (FSAL), or
 // evaluates f at the new point, and marks J stale.
-func (s stepper) Accept(_, _, tn float64, p []float64, next bool, st *ode.Stats) {
+func (s stepper) Advance(tEnd float64, p []float64, next bool, st *ode.Stats) {
 	sv := s.Solver
 	switch {
 	case sv.fsal:
 		copy(sv.f0, sv.fs[sv.s-1])
 	case next:
-		sv.cfg.F(tn, sv.y1[:sv.dim], p, sv.f0)
+		sv.cfg.F(tEnd, sv.y[:sv.dim], p, sv.f0)
 		st.FEvals++
 	}
 	sv.fresh = false
@@ -264,10 +269,10 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 	} else {
 		sv.genericStages(t, h, p, k, fs, l, ynew, st)
 	}
-	if !control.Finite(ynew) {
-		return math.Inf(1), false
-	}
 	if !errTest {
+		if !control.Finite(ynew) {
+			return math.Inf(1), false
+		}
 		return 0, true
 	}
 	clear(sv.ev)
@@ -278,12 +283,9 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 			}
 		}
 	}
-	// The increments include h already: the norm's h is 1.
-	err = control.ErrorNorm(1, sv.ev, nil, y, ynew, sv.cfg.ATol, sv.cfg.RTol)
-	if math.IsNaN(err) || math.IsInf(err, 0) {
-		return math.Inf(1), false
-	}
-	return err, true
+	// The increments include h already: the norm's h is 1. A proposal
+	// with a value that is not finite is rejected there.
+	return sv.norm.Of(1, y, ynew)
 }
 
 // genericStages is attempt's stage loop for any method, with the
