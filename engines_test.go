@@ -30,8 +30,11 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 	}{
 		{"default", lorenz, gradsolve.Options{}, true},
 		{"explicit named", lorenz, gradsolve.Options{Method: method.DP8}, true},
-		{"Rosenbrock named", rober, gradsolve.Options{Rosenbrock: method.Rosenbrock23}, true},
-		{"Rosenbrock named on a problem not marked stiff", lorenz, gradsolve.Options{Rosenbrock: method.Rodas5P}, true},
+		{"Rosenbrock named", rober, gradsolve.Options{Method: method.Rosenbrock23}, true},
+		{"Rosenbrock named on a problem not marked stiff", lorenz, gradsolve.Options{Method: method.Rodas5P}, true},
+		{"engine named", rober, gradsolve.Options{Engine: "cpu-erk"}, true},
+		{"engine and method named", lorenz, gradsolve.Options{Engine: "cpu-ros", Method: method.Rosenbrock23}, true},
+		{"nil tableau", lorenz, gradsolve.Options{Method: (*method.Tableau)(nil)}, true},
 		{"stiff", rober, gradsolve.Options{}, true},
 		{"stiff, explicit named", rober, gradsolve.Options{Method: method.Vern7}, true},
 		{"stiff without a Jacobian program", noJac, gradsolve.Options{}, false},
@@ -51,15 +54,9 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		name := ""
-		if ch.Method != nil {
-			name = ch.Method.Name
-		}
-		if ch.Rosenbrock != nil {
-			name = ch.Rosenbrock.Name
-		}
-		if ch.Engine != res.Engine || name != res.Method || ch.Reason != res.Reason || (ch.Method == nil) == (ch.Rosenbrock == nil) {
-			t.Errorf("%s: ChooseEngine %+v, Solve ran %s %s (%s)", c.name, ch, res.Engine, res.Method, res.Reason)
+		if ch.Engine != res.Engine || ch.Method.MethodName() != res.Method || ch.Reason != res.Reason || ch.EngineReason != res.EngineReason ||
+			res.Options.Method != ch.Method || res.Options.Engine != ch.Engine {
+			t.Errorf("%s: ChooseEngine %+v, Solve ran %s %s (%s; %s)", c.name, ch, res.Engine, res.Method, res.Reason, res.EngineReason)
 		}
 		if !c.grad {
 			continue
@@ -82,8 +79,11 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		prob *gradsolve.Problem
 		opts gradsolve.Options
 	}{
-		{"both kinds named", lorenz, gradsolve.Options{Method: method.DP8, Rosenbrock: method.Rodas5P}},
-		{"Rosenbrock without a Jacobian program", noJac, gradsolve.Options{Rosenbrock: method.Rodas5P}},
+		{"Rosenbrock without a Jacobian program", noJac, gradsolve.Options{Method: method.Rodas5P}},
+		{"unknown engine", lorenz, gradsolve.Options{Engine: "gpu"}},
+		{"engine of the other family", lorenz, gradsolve.Options{Engine: "cpu-erk", Method: method.Rodas5P}},
+		{"engine that cannot serve the job", rober, gradsolve.Options{Engine: "cpu-ros", DenseSave: false,
+			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}, ErrorTest: true}}},
 	}
 	for _, c := range bad {
 		_, err := gradsolve.ChooseEngine(c.prob, &c.opts)

@@ -28,7 +28,8 @@ the parameters and initial values --wrt names (default: all of them). The
 gradient is the exact derivative of the solution the solve returned, by
 the reverse replay (record the accepted steps, run the discrete adjoint)
 or by forward sensitivities of the --wrt columns alone; --mode chooses,
-and auto lets the router decide from its cost model.
+and auto lets the router decide from what the engines can serve and its
+cost model. --engine names the engine (default: the router's pick).
 
 Give the loss as one of
   --loss sumsq   ½ Σ ‖y(t1)‖² over the final states

@@ -29,6 +29,9 @@ var translations = []struct{ from, to string }{
 	{"Options.Sens.Wrt", "--sens"},
 	{"Options.Sens", "--sens"},
 	{"Options.GradientWrt", "--wrt"},
+	{"Options.Engine = ", "--engine "},
+	{"Options.Engine", "--engine"},
+	{"Options.Method", "--method"},
 	{"compile the problem from formulas or supply one", "write it as a problem file (.ode)"},
 	{"every problem compiled from formulas has them", "every problem file has them"},
 	{"LeastSquares: ", "--data: "},
@@ -58,6 +61,16 @@ func (j *job) userError(err error) error {
 			sf.nFrom = j.in.nFrom
 		}
 		return j.flagSizeError(err, sf)
+	}
+	return j.libError(err)
+}
+
+// libError puts an error of the library that is not about sizes in the
+// command line's terms: flags instead of Go fields, and a built-in
+// system named as --system NAME.
+func (j *job) libError(err error) error {
+	if err == nil {
+		return nil
 	}
 	err = translate(err)
 	if j.builtin {
