@@ -20,8 +20,10 @@ Thawing quintessence with an exponential potential V0·e^(−λφ), fitted to DE
 DR2 BAO (shared/reference/applications.md §B): for each λ on a grid from 0 to
 --lambda-max (--n points, λ = 0 is ΛCDM), the flat background is solved for
 V0 and (Ω_m, h·r_d) are fitted by Gauss–Newton on the forward sensitivities.
-Prints the profile χ²(λ) and the 68% interval (Δχ² ≤ 1); with --out DIR
-writes profile.csv (lambda,chi2,omega_m,h_rd,w0), profile.png and stats.json.
+Prints the profile χ²(λ) and the 68% interval (Δχ² ≤ 1); an end the grid
+does not bracket is printed as "open" and written as null in stats.json
+(interval_68). With --out DIR it writes profile.csv
+(lambda,chi2,omega_m,h_rd,w0), profile.png and stats.json.
 With --check (Ω_r = 0) it compares the profile with the reference profile of
 applications.md §B.7 at the λ it shares with it, to its printed digits, and with
 a refit at rtol = atol = 1e-13 (χ² within 1e-6), and fails if either differs.
@@ -102,7 +104,7 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.4f\t%.3f\t%.4f\t\n", p.Lambda, p.Chi2, p.Chi2-minChi2, p.OmegaM, p.HRd, p.W0)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "best λ = %.2f on the grid; 68%% interval (Δχ² ≤ 1): [%.3f, %.3f]; Δχ²(ΛCDM) = %.3f\n", best, lo, hi, pts[0].Chi2-minChi2)
+	fmt.Fprintf(stdout, "best λ = %.2f on the grid; 68%% interval (Δχ² ≤ 1): [%s, %s]; Δχ²(ΛCDM) = %.3f\n", best, intervalEnd(lo), intervalEnd(hi), pts[0].Chi2-minChi2)
 	if *out != "" {
 		fmt.Fprintf(stdout, "wrote %s\n", *out)
 	}
@@ -162,7 +164,7 @@ func writeQuintessence(ctx context.Context, out *outSet, pts []quintessence.Prof
 	}
 	st := map[string]any{
 		"n": len(pts), "omega_r": omegaR, "best_lambda": best, "chi2_min": minChi2,
-		"interval_68": []float64{lo, hi}, "delta_chi2_lcdm": pts[0].Chi2 - minChi2,
+		"interval_68": []*float64{jsonEnd(lo), jsonEnd(hi)}, "delta_chi2_lcdm": pts[0].Chi2 - minChi2,
 		"solve_seconds": solveSeconds,
 		"data":          "DESI DR2 BAO (arXiv:2503.14738, 2503.14739), 13 points with full covariance",
 	}
@@ -171,4 +173,22 @@ func writeQuintessence(ctx context.Context, out *outSet, pts []quintessence.Prof
 		st["wall_seconds"] = time.Since(start).Seconds()
 		return st
 	})
+}
+
+// intervalEnd prints an end of the 68% interval: "open" where the grid
+// does not bracket the crossing (Interval gives NaN).
+func intervalEnd(x float64) string {
+	if math.IsNaN(x) {
+		return "open"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+// jsonEnd is an end of the interval for stats.json: null where open
+// (JSON has no NaN).
+func jsonEnd(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return &x
 }

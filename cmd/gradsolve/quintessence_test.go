@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,5 +45,32 @@ func TestQuintessenceCommand(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// A grid that does not bracket one end of the 68% interval (Δχ² still
+// below 1 at --lambda-max): the end is "open" on stdout and null in
+// stats.json, and the run writes its outputs (JSON has no NaN).
+func TestQuintessenceOpenInterval(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := runCmd("quintessence", "--n", "3", "--lambda-max", "1", "--omega-r", "9e-5", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, ", open]") {
+		t.Errorf("summary lacks the open end:\n%s", out)
+	}
+	st, err := os.ReadFile(filepath.Join(dir, "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Interval []*float64 `json:"interval_68"`
+	}
+	if err := json.Unmarshal(st, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Interval) != 2 || s.Interval[0] == nil || !(*s.Interval[0] > 0 && *s.Interval[0] < 1) || s.Interval[1] != nil {
+		t.Errorf("interval_68 = %v, want [lo in (0, 1), null]", s.Interval)
 	}
 }
