@@ -186,7 +186,7 @@ func resolveMethod(prob *Problem, o *Options, offers ode.ProgramSet) (method.Met
 		return m, fmt.Sprintf("%s requested", m.MethodName()), nil
 	case named != nil:
 		m = named.DefaultMethod(prob)
-		return m, fmt.Sprintf("%s, the default method of engine %s (Options.Engine)", m.MethodName(), named.Name()), nil
+		return m, fmt.Sprintf("%s, the default method of engine %s, which Options.Engine names", m.MethodName(), named.Name()), nil
 	case prob.Stiff && offers.Has(ode.HasJacY):
 		return method.Rodas5P, "the problem is marked stiff: Rodas5P, the default stiff method", nil
 	case prob.Stiff:

@@ -168,7 +168,7 @@ type runStats struct {
 // reference.
 func newRunStats(n int, seed uint64, rtol, atol float64, check bool, solve, ref *gradsolve.Result) runStats {
 	tot := solve.Total()
-	st := runStats{N: n, Seed: seed, Method: solve.Method, Engine: solve.Engine, EngineReason: solve.EngineReason, RTol: rtol, ATol: atol, Workers: solve.Workers,
+	st := runStats{N: n, Seed: seed, Method: solve.Method, Engine: solve.Engine, EngineReason: flagTerms(solve.EngineReason), RTol: rtol, ATol: atol, Workers: solve.Workers,
 		SolveSeconds: solve.Elapsed.Seconds(), Accepted: tot.Accepted, Rejected: tot.Rejected,
 		Failed: len(solve.Failed()), Checked: check}
 	if check && ref != nil {

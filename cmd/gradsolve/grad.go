@@ -371,7 +371,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
-			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
+			st.Mode, st.Reason = g.Decision.Mode.String(), flagTerms(g.Decision.Reason)
 			st.gradStats = gs
 			if g.Decision.Mode == router.Reverse {
 				st.RecordSeconds = res.Elapsed.Seconds()
@@ -390,7 +390,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if res.NS > 0 {
 			fmt.Fprintf(stdout, ", %d sensitivity columns", res.NS)
 		}
-		fmt.Fprintf(stdout, "\n  router: %s\n", g.Decision.Reason)
+		fmt.Fprintf(stdout, "\n  router: %s\n", flagTerms(g.Decision.Reason))
 		if n == 1 {
 			for c, j := range pIdx {
 				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.ParamColumns[c], g.P[j])

@@ -97,6 +97,15 @@ func builtinTerms(err error, name, flagName string) error {
 	return &translated{msg: out, err: err}
 }
 
+// flagTerms puts a text of the library that is not an error — the
+// reasons a Result and a Decision give — in the command line's terms.
+func flagTerms(s string) string {
+	for _, t := range translations {
+		s = strings.ReplaceAll(s, t.from, t.to)
+	}
+	return s
+}
+
 // translate rewrites the Go API's phrases in err's text; an error whose
 // text needs no change is returned as it is (errors.Is sees through).
 func translate(err error) error {

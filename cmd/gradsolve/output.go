@@ -634,7 +634,7 @@ func writeOutputs(ctx context.Context, out *outSet, pr *ode.Problem, in *inputs,
 	}
 	codes := make([]int32, n)
 	st := stats{
-		Problem: pr.Name, Engine: res.Engine, EngineReason: res.EngineReason, RHS: rhs, Method: res.Method,
+		Problem: pr.Name, Engine: res.Engine, EngineReason: flagTerms(res.EngineReason), RHS: rhs, Method: res.Method,
 		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0], MaxSteps: res.Options.MaxSteps,
 		N: n, Dim: dim, K: k, Workers: res.Workers,
 		SolveSeconds: res.Elapsed.Seconds(),

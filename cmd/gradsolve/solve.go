@@ -398,8 +398,8 @@ func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 		fmt.Fprintf(w, ", t from %g to %g", in.ens.T0[0], in.ens.T1[0])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %d workers\n", res.Method, res.Reason, o.RTolVec[0], o.ATolVec[0], res.Workers)
-	fmt.Fprintf(w, "  engine %s (%s)\n", res.Engine, res.EngineReason)
+	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %d workers\n", res.Method, flagTerms(res.Reason), o.RTolVec[0], o.ATolVec[0], res.Workers)
+	fmt.Fprintf(w, "  engine %s (%s)\n", res.Engine, flagTerms(res.EngineReason))
 	tot := res.Total()
 	att := tot.Attempts()
 	el := res.Elapsed
@@ -511,6 +511,8 @@ func listCmd(w io.Writer) error {
 	for _, rt := range method.AllRosenbrock() {
 		fmt.Fprintf(tw, "%s (stiff)\t%d\t%d(%d)\t%v\t%s\n", strings.ToLower(rt.Name), rt.Stages(), rt.Order, rt.ErrOrder, rt.FSAL(), rt.Source)
 	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "engines (--engine; auto: the router picks the one that serves the job): %s\n", strings.Join(gradsolve.Engines(), ", "))
 	return tw.Flush()
 }
 
