@@ -101,20 +101,19 @@ func gradientDecision(prob *Problem, opts *Options) (router.Decision, []Wrt, err
 	}
 	d, err := router.Choose(req)
 	if err != nil {
-		return router.Decision{}, nil, inputErr("%s", err)
+		return router.Decision{}, nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	return d, wrt, nil
 }
 
-// choice is a resolved method and engine for one job.
+// choice is a resolved method and engine for one job, with the request
+// the engine serves.
 type choice struct {
-	method        method.Method
-	reason        string
-	engine        engine.Engine
-	engineReason  string
-	req           engine.Request
-	offers        ode.ProgramSet
-	namedByOption bool
+	method       method.Method
+	reason       string
+	engine       engine.Engine
+	engineReason string
+	req          engine.Request
 }
 
 func (c *choice) public() EngineChoice {
@@ -128,7 +127,7 @@ func chooseEngine(prob *Problem, o *Options, job engine.Job, offers ode.ProgramS
 	if err != nil {
 		return nil, err
 	}
-	c := &choice{method: m, reason: reason, offers: offers,
+	c := &choice{method: m, reason: reason,
 		req: engine.Request{Problem: prob, Offers: offers, Method: m, Job: job, DenseSave: o.DenseSave, KeepStages: o.KeepStages}}
 	if o.Sens != nil {
 		c.req.NumSens, c.req.ErrorTest = len(o.Sens.Wrt), o.Sens.ErrorTest
@@ -136,7 +135,7 @@ func chooseEngine(prob *Problem, o *Options, job engine.Job, offers ode.ProgramS
 	var r router.Route
 	c.engine, r = route(&c.req, o.Engine)
 	if r.Err != nil {
-		return nil, inputErr("%s", r.Err)
+		return nil, fmt.Errorf("%w: %w", ErrInput, r.Err)
 	}
 	c.engineReason = r.Reason
 	return c, nil
