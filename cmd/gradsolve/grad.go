@@ -51,9 +51,9 @@ order given; n×0 when it names none), y_final.npy, y_saved.npy with
 --saveat, status.npy, params.npy (n×m, the parameters used) and
 stats.json, last (see gradsolve solve -h). stats.json lists the columns
 (grad_params_columns, grad_y0_columns), the mode and its reason, the
-engine that ran (engine, router_engine) and the number of sensitivity
-columns forward mode integrated (sensitivity_columns; 0 for the reverse
-replay). The reverse replay records every accepted step: (dim+2)×8
+engine that ran (engine, router_engine) and why (engine_reason), and the
+number of sensitivity columns forward mode integrated
+(sensitivity_columns; 0 for the reverse replay). The reverse replay records every accepted step: (dim+2)×8
 bytes per step of each trajectory beyond the arrays of a solve.
 
 flags:
