@@ -204,7 +204,7 @@ func BenchmarkRobertson(b *testing.B) {
 	ens := &gradsolve.Ensemble{N: n, Y0: []float64{1, 0, 0}, P: p, T0: []float64{0}, T1: []float64{1e5}}
 	for _, m := range method.AllRosenbrock() {
 		b.Run(m.Name, func(b *testing.B) {
-			benchEnsemble(b, pr, ens, gradsolve.Options{Rosenbrock: m, RTol: 1e-8, ATol: 1e-12})
+			benchEnsemble(b, pr, ens, gradsolve.Options{Method: m, RTol: 1e-8, ATol: 1e-12})
 		})
 	}
 }

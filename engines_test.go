@@ -3,10 +3,13 @@ package gradsolve_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/systems"
 )
@@ -30,8 +33,11 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 	}{
 		{"default", lorenz, gradsolve.Options{}, true},
 		{"explicit named", lorenz, gradsolve.Options{Method: method.DP8}, true},
-		{"Rosenbrock named", rober, gradsolve.Options{Rosenbrock: method.Rosenbrock23}, true},
-		{"Rosenbrock named on a problem not marked stiff", lorenz, gradsolve.Options{Rosenbrock: method.Rodas5P}, true},
+		{"Rosenbrock named", rober, gradsolve.Options{Method: method.Rosenbrock23}, true},
+		{"Rosenbrock named on a problem not marked stiff", lorenz, gradsolve.Options{Method: method.Rodas5P}, true},
+		{"engine named", rober, gradsolve.Options{Engine: "cpu-erk"}, true},
+		{"engine and method named", lorenz, gradsolve.Options{Engine: "cpu-ros", Method: method.Rosenbrock23}, true},
+		{"nil tableau", lorenz, gradsolve.Options{Method: (*method.Tableau)(nil)}, true},
 		{"stiff", rober, gradsolve.Options{}, true},
 		{"stiff, explicit named", rober, gradsolve.Options{Method: method.Vern7}, true},
 		{"stiff without a Jacobian program", noJac, gradsolve.Options{}, false},
@@ -51,15 +57,9 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		name := ""
-		if ch.Method != nil {
-			name = ch.Method.Name
-		}
-		if ch.Rosenbrock != nil {
-			name = ch.Rosenbrock.Name
-		}
-		if ch.Engine != res.Engine || name != res.Method || ch.Reason != res.Reason || (ch.Method == nil) == (ch.Rosenbrock == nil) {
-			t.Errorf("%s: ChooseEngine %+v, Solve ran %s %s (%s)", c.name, ch, res.Engine, res.Method, res.Reason)
+		if ch.Engine != res.Engine || ch.Method.MethodName() != res.Method || ch.Reason != res.Reason || ch.EngineReason != res.EngineReason ||
+			res.Options.Method != ch.Method || res.Options.Engine != ch.Engine {
+			t.Errorf("%s: ChooseEngine %+v, Solve ran %s %s (%s; %s)", c.name, ch, res.Engine, res.Method, res.Reason, res.EngineReason)
 		}
 		if !c.grad {
 			continue
@@ -82,8 +82,11 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		prob *gradsolve.Problem
 		opts gradsolve.Options
 	}{
-		{"both kinds named", lorenz, gradsolve.Options{Method: method.DP8, Rosenbrock: method.Rodas5P}},
-		{"Rosenbrock without a Jacobian program", noJac, gradsolve.Options{Rosenbrock: method.Rodas5P}},
+		{"Rosenbrock without a Jacobian program", noJac, gradsolve.Options{Method: method.Rodas5P}},
+		{"unknown engine", lorenz, gradsolve.Options{Engine: "gpu"}},
+		{"engine of the other family", lorenz, gradsolve.Options{Engine: "cpu-erk", Method: method.Rodas5P}},
+		{"engine that cannot serve the job", rober, gradsolve.Options{Engine: "cpu-ros", DenseSave: false,
+			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}, ErrorTest: true}}},
 	}
 	for _, c := range bad {
 		_, err := gradsolve.ChooseEngine(c.prob, &c.opts)
@@ -94,5 +97,127 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 	}
 	if _, err := gradsolve.GradientDecision(systems.Lorenz(), &gradsolve.Options{GradientWrt: []gradsolve.Wrt{gradsolve.Param(7)}}); !errors.Is(err, gradsolve.ErrInput) {
 		t.Errorf("a column out of range: %v", err)
+	}
+}
+
+// Naming an engine: its default method when none is named, and the
+// reasons say why the method and why the engine; the router's own pick
+// says which engine and why too. A Rodas5P gradient reports cpu-ros in
+// both modes, as the solve does.
+func TestEngineNamed(t *testing.T) {
+	ctx := context.Background()
+	lorenz, rober := exampleProblem(t, "lorenz"), exampleProblem(t, "robertson")
+	ens := &gradsolve.Ensemble{N: 2, T0: []float64{0}, T1: []float64{0.5}}
+	for _, c := range []struct {
+		name         string
+		prob         *gradsolve.Problem
+		opts         gradsolve.Options
+		engine, meth string
+		reason       string
+		engineReason string
+	}{
+		{"cpu-ros named", lorenz, gradsolve.Options{Engine: "cpu-ros"}, "cpu-ros", "Rodas5P", "the default method of engine cpu-ros", "named by Options.Engine"},
+		{"cpu-erk named on a stiff problem", rober, gradsolve.Options{Engine: "cpu-erk"}, "cpu-erk", "Tsit5", "the default method of engine cpu-erk", "named by Options.Engine"},
+		{"router's pick", rober, gradsolve.Options{}, "cpu-ros", "Rodas5P", "marked stiff", "the registered engine for Rosenbrock methods"},
+		{"router's pick, explicit", rober, gradsolve.Options{Method: method.DP5}, "cpu-erk", "DP5", "DP5 requested", "the registered engine for explicit Runge–Kutta methods"},
+	} {
+		res, err := gradsolve.Solve(ctx, c.prob, ens, &c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Engine != c.engine || res.Method != c.meth || !strings.Contains(res.Reason, c.reason) || res.EngineReason != c.engineReason {
+			t.Errorf("%s: ran %s on %s (%q; %q)", c.name, res.Method, res.Engine, res.Reason, res.EngineReason)
+		}
+	}
+	for _, mode := range []router.Mode{router.Forward, router.Reverse} {
+		o := &gradsolve.Options{Method: method.Rodas5P, Mode: mode}
+		_, g, _, err := gradsolve.LossGradient(ctx, rober, ens, o, gradsolve.SumSquares())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Decision.Engine != "cpu-ros" || !strings.Contains(g.Decision.Reason, "engine cpu-ros") || g.Decision.EngineReason == "" {
+			t.Errorf("Rodas5P gradient, %v mode: %+v", mode, g.Decision)
+		}
+	}
+}
+
+// The options a result reports are those that ran: the method, the
+// engine and the controller of the method's family (the Rosenbrock
+// controller for Rodas5P, whose error estimate is of order 5).
+func TestResolvedOptions(t *testing.T) {
+	res := mustSolve(t, exampleProblem(t, "robertson"), &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{1}}, nil)
+	o := res.Options
+	want := control.DefaultPI(method.Rodas5P.EstimateOrder(), method.Rodas5P.QMin, method.Rodas5P.QMax)
+	if o.Method != method.Rodas5P || o.Engine != "cpu-ros" || o.Controller == nil || *o.Controller != want {
+		t.Errorf("resolved options: method %v, engine %q, controller %+v; want Rodas5P, cpu-ros, %+v", o.Method, o.Engine, o.Controller, want)
+	}
+}
+
+// Asking what a problem can do builds nothing: a problem that declares
+// its programs (Problem.Offers: every problem compiled from formulas,
+// every built-in) has Programs called once per worker and never as a
+// probe; one that does not is asked once more, to look.
+func TestCapabilityQueryBuildsNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		prob     *gradsolve.Problem
+		declared bool
+	}{
+		{"problem file", exampleProblem(t, "robertson"), true},
+		{"built-in", systems.Robertson(), true},
+		{"undeclared", systems.Robertson(), false},
+	} {
+		pr := *c.prob
+		if got := pr.Programs().Set(); c.declared && got != pr.Offers {
+			t.Errorf("%s: Programs sets %v, Offers says %v", c.name, got, pr.Offers)
+		}
+		if !c.declared {
+			pr.Offers = 0
+		}
+		inner := pr.Programs
+		calls := 0
+		pr.Programs = func() *gradsolve.Programs { calls++; return inner() }
+		const workers = 2
+		ens := &gradsolve.Ensemble{N: 4, T0: []float64{0}, T1: []float64{1e-3}}
+		for _, o := range []gradsolve.Options{{Workers: workers}, {Workers: workers, Method: method.Tsit5}} {
+			calls = 0
+			if _, err := gradsolve.Solve(ctx, &pr, ens, &o); err != nil {
+				t.Fatal(err)
+			}
+			want := workers
+			if !c.declared {
+				want++
+			}
+			if calls != want {
+				t.Errorf("%s, %v: Programs called %d times for %d workers, want %d", c.name, o.Method, calls, workers, want)
+			}
+		}
+	}
+}
+
+// The router picks the mode among those the engines can serve: a
+// problem with a tangent program and no cotangent program is
+// differentiated forward, even where the cost model prefers the
+// reverse replay, and the reason says why; named, the reverse mode is
+// the engine's refusal.
+func TestModeFollowsCapabilities(t *testing.T) {
+	pr := systems.Lorenz()
+	inner := pr.Programs
+	pr.Programs = func() *gradsolve.Programs { pg := inner(); pg.VJP = nil; return pg }
+	pr.Offers &^= ode.HasVJP
+	ens := &gradsolve.Ensemble{N: 2, T0: []float64{0}, T1: []float64{0.3}}
+	o := &gradsolve.Options{} // 3 parameters and 3 initial values: reverse is cheaper (7 against 2.9)
+	_, g, rec, err := gradsolve.LossGradient(context.Background(), pr, ens, o, gradsolve.SumSquares())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Decision.Mode != router.Forward || rec != nil || !strings.Contains(g.Decision.Reason, "reverse mode cannot run") ||
+		!strings.Contains(g.Decision.Reason, "Record needs a cotangent program") {
+		t.Errorf("decision %+v", g.Decision)
+	}
+	o.Mode = router.Reverse
+	if _, err := gradsolve.GradientDecision(pr, o); !errors.Is(err, gradsolve.ErrInput) || !strings.Contains(err.Error(), "has no VJP") {
+		t.Errorf("reverse named without a cotangent program: %v", err)
 	}
 }

@@ -68,6 +68,28 @@ func ExampleSolve_saveTimes() {
 	// after one period: x = +0.500000, y = +0.000000 (started at x = 0.5, y = 0)
 }
 
+// Options.Method takes a method of either family: here the Rosenbrock
+// method Rodas5P for Robertson's stiff kinetics (Hairer & Wanner II,
+// §IV.10: y(40) ≈ (0.7158271, 9.185535e-6, 0.2841637)). The router
+// runs it on the engine of its family; Options.Engine names an engine,
+// and one that does not run the method says so.
+func ExampleSolve_stiff() {
+	pr := systems.Robertson()
+	ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{40}}
+	res, err := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.Rodas5P, RTol: 1e-8, ATol: 1e-12})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	y := res.Row(0)
+	fmt.Printf("%s on %s (%s): y(40) = (%.7f, %.6e, %.7f)\n", res.Method, res.Engine, res.EngineReason, y[0], y[1], y[2])
+	_, err = gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.Rodas5P, Engine: "cpu-erk"})
+	fmt.Println(err)
+	// Output:
+	// Rodas5P on cpu-ros (the registered engine for Rosenbrock methods): y(40) = (0.7158271, 9.185535e-06, 0.2841637)
+	// gradsolve: invalid input: Options.Engine = "cpu-erk" does not run Rodas5P (of the Rosenbrock family)
+}
+
 // A trajectory that fails gets its own status and error; the others
 // complete.
 func ExampleResult_Errs() {

@@ -316,7 +316,7 @@ func TestDecisionNamesTheEngineThatRan(t *testing.T) {
 		runs = append(runs, run{tb.Name, lorenz, &gradsolve.Ensemble{N: 1}, gradsolve.Options{Method: tb}})
 	}
 	for _, rt := range method.AllRosenbrock() {
-		runs = append(runs, run{rt.Name, lorenz, &gradsolve.Ensemble{N: 1}, gradsolve.Options{Rosenbrock: rt}})
+		runs = append(runs, run{rt.Name, lorenz, &gradsolve.Ensemble{N: 1}, gradsolve.Options{Method: rt}})
 	}
 	short := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{1e-3}}
 	runs = append(runs,

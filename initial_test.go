@@ -122,7 +122,7 @@ func TestInitialFromParamsGradient(t *testing.T) {
 		name string
 		o    gradsolve.Options
 	}
-	ms := []meth{{"rodas5p", gradsolve.Options{Rosenbrock: method.Rodas5P}}}
+	ms := []meth{{"rodas5p", gradsolve.Options{Method: method.Rodas5P}}}
 	for _, tb := range method.All() {
 		ms = append(ms, meth{tb.Name, gradsolve.Options{Method: tb}})
 	}

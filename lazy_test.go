@@ -27,7 +27,7 @@ func TestSolveBuildsWhatItUses(t *testing.T) {
 		{"tsit5 sens", "robertson", gradsolve.Options{Method: method.Tsit5}, true, false, nil},
 		{"tsit5 gradient", "robertson", gradsolve.Options{Method: method.Tsit5}, false, true, []string{"vjp"}},
 		{"auto stiff", "robertson", gradsolve.Options{}, false, false, []string{"dfdt", "jac_y"}},
-		{"rodas5p sens", "robertson", gradsolve.Options{Rosenbrock: method.Rodas5P}, true, false,
+		{"rodas5p sens", "robertson", gradsolve.Options{Method: method.Rodas5P}, true, false,
 			[]string{"jvp", "dfdt", "jac_y", "jvp_jac_y", "jvp_dfdt"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

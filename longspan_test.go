@@ -54,7 +54,7 @@ var (
 // initial transient needs.
 func TestROBERLongSpan(t *testing.T) {
 	pr := systems.Robertson()
-	o := &gradsolve.Options{Rosenbrock: method.Rodas5P,
+	o := &gradsolve.Options{Method: method.Rodas5P,
 		RTolVec: []float64{1e-8, 1e-8, 1e-8}, ATolVec: []float64{1e-16, 1e-22, 1e-8}}
 	res := longSolve(t, pr, nil, 0, 1e11, o)
 	if err := res.Errs(); err != nil {
@@ -121,7 +121,7 @@ func TestE5LongSpan(t *testing.T) {
 	pr := &gradsolve.Problem{Name: "e5", Dim: 4, F: e5F, Y0: []float64{1.76e-3, 0, 0, 0},
 		Programs: func() *gradsolve.Programs { return &gradsolve.Programs{F: e5F, JacY: e5Jac} }}
 	atol := []float64{1e-20, 1e-20, 1e-20, 1e-20}
-	o := &gradsolve.Options{Rosenbrock: method.Rodas5P, RTolVec: []float64{1e-8, 1e-8, 1e-8, 1e-8}, ATolVec: atol}
+	o := &gradsolve.Options{Method: method.Rodas5P, RTolVec: []float64{1e-8, 1e-8, 1e-8, 1e-8}, ATolVec: atol}
 	res := longSolve(t, pr, nil, 0, 1e13, o)
 	if err := res.Errs(); err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func e5rJac(_ float64, y, _, j []float64) {
 func TestE5Reduced(t *testing.T) {
 	pr := &gradsolve.Problem{Name: "e5-reduced", Dim: 3, F: e5rF, Y0: []float64{1.76e-3, 0, 0},
 		Programs: func() *gradsolve.Programs { return &gradsolve.Programs{F: e5rF, JacY: e5rJac} }}
-	o := &gradsolve.Options{Rosenbrock: method.Rodas5P, RTolVec: []float64{1e-8, 1e-8, 1e-8}, ATolVec: []float64{1e-30, 1e-30, 1e-30}}
+	o := &gradsolve.Options{Method: method.Rodas5P, RTolVec: []float64{1e-8, 1e-8, 1e-8}, ATolVec: []float64{1e-30, 1e-30, 1e-30}}
 	res := longSolve(t, pr, nil, 0, 1e13, o)
 	if err := res.Errs(); err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestSlowDecayLongSpan(t *testing.T) {
 		runs = append(runs, run{tb.Name, gradsolve.Options{Method: tb}})
 	}
 	for _, rt := range method.AllRosenbrock() {
-		runs = append(runs, run{rt.Name, gradsolve.Options{Rosenbrock: rt}})
+		runs = append(runs, run{rt.Name, gradsolve.Options{Method: rt}})
 	}
 	for _, sp := range spans {
 		for _, r := range runs {
@@ -272,7 +272,7 @@ func TestSlowDecayLongSpan(t *testing.T) {
 // their own).
 func TestRecordLongSpan(t *testing.T) {
 	pr := slowDecay(t)
-	for _, o := range []*gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Rosenbrock: method.Rodas5P}} {
+	for _, o := range []*gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Method: method.Rodas5P}} {
 		for _, sp := range [][2]float64{{0, 1e13}, {2e13, 1e13}} {
 			ens := &gradsolve.Ensemble{N: 1, T0: sp[:1], T1: sp[1:], Save: []float64{(sp[0] + sp[1]) / 2}}
 			res, err := gradsolve.Solve(context.Background(), pr, ens, o)
@@ -316,7 +316,7 @@ func TestNonAutonomousFarFromZero(t *testing.T) {
 				JacY: func(t float64, _, _, j []float64) { j[0] = math.Cos(t*1e-12) * 1e-12 },
 				DfDt: func(t float64, y, _, o []float64) { o[0] = -math.Sin(t*1e-12) * 1e-24 * y[0] }}
 		}}
-	for _, o := range []gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Rosenbrock: method.Rodas5P}} {
+	for _, o := range []gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Method: method.Rodas5P}} {
 		for _, sp := range [][2]float64{{1e13, 2e13}, {2e13, 1e13}} {
 			for _, rtol := range []float64{1e-6, 1e-8} {
 				o.RTol, o.ATol = rtol, 1e-9
@@ -360,7 +360,7 @@ func TestNoRelativeFloorAtZero(t *testing.T) {
 	}{
 		{gradsolve.Options{Method: method.Tsit5}, 5, 0.2},
 		{gradsolve.Options{Method: method.DP8}, 8, 0.333},
-		{gradsolve.Options{Rosenbrock: method.Rodas5P}, 4, 0.2},
+		{gradsolve.Options{Method: method.Rodas5P}, 4, 0.2},
 	} {
 		ctl := control.DefaultPI(c.order, c.qmin, 10)
 		c.o.Controller, c.o.RTol, c.o.ATol = &ctl, 1e-6, 1e-6
@@ -388,7 +388,7 @@ func TestUnderflowNearZero(t *testing.T) {
 		Programs: func() *gradsolve.Programs {
 			return &gradsolve.Programs{F: f, JacY: func(_ float64, y, p, j []float64) { j[0] = 2 * p[0] * y[0] }}
 		}}
-	for _, o := range []gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Rosenbrock: method.Rodas5P}} {
+	for _, o := range []gradsolve.Options{{Method: method.Tsit5}, {Method: method.DP8}, {Method: method.Rodas5P}} {
 		res := longSolve(t, pr, nil, 0, 2e-10, &o)
 		tr, h := res.T[0], 0.0
 		err := res.Err(0)

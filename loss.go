@@ -207,10 +207,12 @@ func checkFitArray(fn, name string, v []float64, weights bool, shapes []fitShape
 // Replay and take further gradients near the same point — and forward
 // sensitivities with respect to the quantities Options.GradientWrt
 // names (every parameter and initial value when it is nil; no
-// recording: the returned *Recording is nil). Both give the exact
-// derivative of the discrete solution; Gradient.Decision says which ran,
-// on which engine, and why. The loss may use the final states and the
-// states at the save times (Cotangents.Saved).
+// recording: the returned *Recording is nil). A mode whose derivative
+// programs the problem lacks is not chosen (a problem without a
+// cotangent program is differentiated forward). Both give the exact
+// derivative of the discrete solution; Gradient.Decision says which
+// ran, on which engine, and why. The loss may use the final states and
+// the states at the save times (Cotangents.Saved).
 func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, loss Loss) (float64, *Gradient, *Recording, error) {
 	if loss == nil {
 		return 0, nil, nil, inputErr("nil loss")
@@ -222,8 +224,9 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 	if opts != nil {
 		o = *opts
 	}
-	// The engine is the method's choice (ChooseEngine, as Solve makes
-	// it), so the Decision names the engine that runs.
+	// The router picks the mode from what the engines serve, and each
+	// mode's engine as Solve and Record pick it (the same request), so
+	// the Decision names the engine that runs.
 	d, wrt, err := gradientDecision(prob, &o)
 	if err != nil {
 		return 0, nil, nil, err

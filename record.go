@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve/ensemble"
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/ivp"
-	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
 )
 
@@ -38,9 +36,8 @@ type Recording struct {
 	Result *Result
 
 	prob   *Problem
-	cfg    erk.Config
-	rt     *method.Rosenbrock // nil: explicit
-	rcfg   ros.Config
+	plan   engine.Plan // the recording engine's plan: its replayers
+	atol   []float64   // the recording's absolute tolerances (Shift's floors)
 	in     *inputs
 	meshes []*ivp.Mesh
 	y0, p  []float64 // current point, N×Dim and N×m
@@ -67,25 +64,12 @@ type Recording struct {
 // states at every accepted step, (steps+1)·Dim values per trajectory,
 // plus two numbers per step.
 func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Recording, error) {
-	if prob != nil && prob.Programs != nil {
-		if pg := prob.Programs(); pg == nil || pg.VJP == nil {
-			return nil, inputErr("%s: Record needs a cotangent program: Problem.Programs has no VJP", nameOf(prob))
-		}
-	} else if prob != nil {
-		return nil, inputErr("%s: Record needs a cotangent program (Problem.Programs with VJP); compile the problem from formulas or supply one", nameOf(prob))
-	}
 	r, err := solve(ctx, prob, ens, opts, true)
 	if err != nil {
 		return nil, err
 	}
 	n, dim, m := r.res.N, prob.Dim, prob.NumParams
-	rec := &Recording{Result: r.res, prob: prob, cfg: r.cfg, rt: r.rt, rcfg: r.rcfg, in: r.in, meshes: r.meshes}
-	if rec.rt != nil {
-		pg := prob.Programs()
-		if pg.JVPVJP == nil || (pg.DfDt != nil && pg.DfDtVJP == nil) {
-			return nil, inputErr("%s: the reverse replay of %s needs the second-derivative cotangent programs (Programs.JVPVJP, and DfDtVJP for a non-autonomous problem); every problem compiled from formulas has them", nameOf(prob), rec.rt.Name)
-		}
-	}
+	rec := &Recording{Result: r.res, prob: prob, plan: r.plan, atol: r.num.atol, in: r.in, meshes: r.meshes}
 	if opts != nil {
 		rec.opts = *opts
 	}
@@ -201,7 +185,7 @@ func (rec *Recording) ShiftWith(pFloor, y0Floor []float64) (float64, error) {
 		}
 		for d := range dim {
 			x, xr := rec.y0[i*dim+d], rec.y0Rec[i*dim+d]
-			worst = math.Max(worst, math.Abs(x-xr)/math.Max(math.Abs(xr), floor(y0Floor, d, rec.cfg.ATol[d])))
+			worst = math.Max(worst, math.Abs(x-xr)/math.Max(math.Abs(xr), floor(y0Floor, d, rec.atol[d])))
 		}
 	}
 	return worst, nil
@@ -243,7 +227,7 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 		}
 	}
 	old := rec.Result
-	res := &Result{Problem: old.Problem, Method: old.Method, Engine: old.Engine, Reason: old.Reason, N: n, Dim: dim, K: K,
+	res := &Result{Problem: old.Problem, Method: old.Method, Reason: old.Reason, Engine: old.Engine, EngineReason: old.EngineReason, N: n, Dim: dim, K: K,
 		Y: make([]float64, n*dim), T: append([]float64(nil), old.T...), Saved: make([]float64, n*K*dim),
 		Status: append([]Status(nil), old.Status...), Stats: append([]Stats(nil), old.Stats...),
 		Options: old.Options, h: old.h}
@@ -263,7 +247,7 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 // into res.
 func (rec *Recording) forward(ctx context.Context, y0, p []float64, res *Result, workers *int) error {
 	dim, m, K := rec.prob.Dim, rec.prob.NumParams, rec.in.k
-	return rec.run(ctx, func(rp replayer, i int) {
+	return rec.run(ctx, func(rp engine.Replayer, i int) {
 		rp.Forward(rec.meshes[i], y0[i*dim:(i+1)*dim], p[i*m:(i+1)*m], pick(rec.in.save, i, K),
 			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
 	}, func(i int) {
@@ -328,7 +312,7 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 	}
 	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
 	start := time.Now()
-	err := rec.run(ctx, func(rp replayer, i int) {
+	err := rec.run(ctx, func(rp engine.Replayer, i int) {
 		var cs []float64
 		if cot.Saved != nil {
 			cs = cot.Saved[i*K*dim : (i+1)*K*dim]
@@ -374,28 +358,16 @@ func checkCotangents(cot Cotangents, n, dim, K int) error {
 // run calls job for every trajectory whose recording succeeded and
 // failed for the others, on the ensemble's workers, each with its own
 // Replayer.
-func (rec *Recording) run(ctx context.Context, job func(rp replayer, i int), failed func(i int), workers *int) error {
+func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i int), failed func(i int), workers *int) error {
 	n := rec.Result.N
 	ecfg := ensemble.Config{Workers: rec.opts.Workers, Chunk: rec.opts.Chunk}
 	nw := ensemble.Workers(n, ecfg)
-	rps := make([]replayer, nw)
+	rps := make([]engine.Replayer, nw)
 	for w := range rps {
-		pg := rec.prob.Programs()
-		var rp replayer
 		var err error
-		if rec.rt != nil {
-			c := rec.rcfg
-			c.F, c.JacY, c.DfDt = pg.F, pg.JacY, pg.DfDt
-			rp, err = ros.NewReplayer(c, rec.prob.NumParams, pg)
-		} else {
-			c := rec.cfg
-			c.F = pg.F
-			rp, err = erk.NewReplayer(c, rec.prob.NumParams, pg.VJP)
-		}
-		if err != nil {
+		if rps[w], err = rec.plan.NewReplayer(); err != nil {
 			return fmt.Errorf("%w: %w", ErrInput, err)
 		}
-		rps[w] = rp
 	}
 	*workers = nw
 	err := ensemble.Run(ctx, n, ecfg, func(w, i int, _ *atomic.Bool) {
@@ -410,12 +382,6 @@ func (rec *Recording) run(ctx context.Context, job func(rp replayer, i int), fai
 		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", nameOf(rec.prob), pe.Index, pe.Value)
 	}
 	return err
-}
-
-// replayer replays recorded meshes: erk.Replayer and ros.Replayer.
-type replayer interface {
-	Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64)
-	Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64)
 }
 
 func fillNaN(v []float64) {

@@ -3,7 +3,6 @@ package gradsolve
 import (
 	"fmt"
 
-	"github.com/gradsolve/gradsolve/erk"
 	"github.com/gradsolve/gradsolve/ode"
 )
 
@@ -44,31 +43,23 @@ type Sensitivity struct {
 	ErrorTest bool
 }
 
-// sensSetup is a validated Sensitivity for one problem.
+// sensSetup is a validated Sensitivity for one problem: the columns
+// and the layout of the augmented state (y, S_1, …, S_ns) the engines
+// integrate (engine.Solver).
 type sensSetup struct {
 	ns       int
 	nsp      int // the parameter columns among them
 	dim, m   int
 	paramCol []int // parameter index of each column, −1 for initial values
 	y0Col    []int // initial-value index of each column, −1 for parameters
-	// fused, when the problem has SensF, makes each worker's augmented
-	// right-hand side as one program.
-	fused func() ode.Func
 }
 
-// newSensSetup validates s for prob; fused asks for the problem's fused
-// sensitivity right-hand side (the explicit engine integrates the
-// augmented system; the Rosenbrock engine differentiates its own stages
-// and has no use for it).
-func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, error) {
+// newSensSetup checks the columns of s for prob. What derivative
+// programs the sensitivities need is the engine's to say
+// (engine.Engine.Serves).
+func newSensSetup(prob *ode.Problem, s *Sensitivity) (*sensSetup, error) {
 	if len(s.Wrt) == 0 {
 		return nil, inputErr("Sensitivity with no columns: list at least one Wrt")
-	}
-	if prob.Programs == nil {
-		return nil, inputErr("%s: sensitivities need a tangent program (Problem.Programs with JVP); compile the problem from formulas or supply one", nameOf(prob))
-	}
-	if pg := prob.Programs(); pg == nil || pg.JVP == nil {
-		return nil, inputErr("%s: sensitivities need a tangent program: Problem.Programs has no JVP", nameOf(prob))
 	}
 	ss := &sensSetup{ns: len(s.Wrt), dim: prob.Dim, m: prob.NumParams}
 	if err := checkWrt(prob, s.Wrt, "Options.Sens.Wrt"); err != nil {
@@ -82,12 +73,6 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 			ss.nsp++
 		}
 	}
-	if fused && prob.SensF != nil {
-		var err error
-		if ss.fused, err = prob.SensF(ss.paramCol); err != nil {
-			return nil, fmt.Errorf("%w: %s: building the sensitivity system: %w", ErrInput, nameOf(prob), err)
-		}
-	}
 	return ss, nil
 }
 
@@ -96,47 +81,17 @@ func newSensSetup(prob *ode.Problem, s *Sensitivity, fused bool) (*sensSetup, er
 // [dim·(1+c), dim·(2+c)).
 func (ss *sensSetup) augDim() int { return ss.dim * (1 + ss.ns) }
 
-// worker holds one worker's augmented right-hand side and buffers.
+// sensWorker holds one worker's buffers of the augmented state.
 type sensWorker struct {
-	ss     *sensSetup
-	f      ode.Func
-	jvp    func(t float64, y, p, v, w, out []float64)
-	w      [][]float64 // per column: the unit parameter direction, or zeros
-	y0     []float64   // augmented initial state
-	y      []float64   // augmented final state
-	saved  []float64   // augmented saved states, K rows
-	augRHS ode.Func
+	ss    *sensSetup
+	y0    []float64 // augmented initial state
+	y     []float64 // augmented final state
+	saved []float64 // augmented saved states, K rows
 }
 
-func (ss *sensSetup) newWorker(prob *ode.Problem, k int) *sensWorker {
-	pg := prob.Programs()
-	sw := &sensWorker{ss: ss, f: pg.F, jvp: pg.JVP}
-	zero := make([]float64, ss.m)
-	for c := range ss.ns {
-		if j := ss.paramCol[c]; j >= 0 {
-			e := make([]float64, ss.m)
-			e[j] = 1
-			sw.w = append(sw.w, e)
-		} else {
-			sw.w = append(sw.w, zero)
-		}
-	}
+func (ss *sensSetup) newWorker(k int) *sensWorker {
 	na := ss.augDim()
-	sw.y0, sw.y, sw.saved = make([]float64, na), make([]float64, na), make([]float64, k*na)
-	if ss.fused != nil {
-		sw.augRHS = ss.fused()
-		return sw
-	}
-	dim := ss.dim
-	sw.augRHS = func(t float64, ya, p, dya []float64) {
-		y := ya[:dim]
-		sw.f(t, y, p, dya[:dim])
-		for c := range ss.ns {
-			o := dim * (1 + c)
-			sw.jvp(t, y, p, ya[o:o+dim], sw.w[c], dya[o:o+dim])
-		}
-	}
-	return sw
+	return &sensWorker{ss: ss, y0: make([]float64, na), y: make([]float64, na), saved: make([]float64, k*na)}
 }
 
 // initial fills the augmented initial state from y0 and, where the
@@ -172,24 +127,6 @@ func (ss *sensSetup) scatter(aug, y, s []float64) {
 			s[d*ss.ns+c] = v
 		}
 	}
-}
-
-// augment widens the solver configuration to the augmented state: the
-// sensitivities of component d take the tolerances of component d.
-func (ss *sensSetup) augment(cfg erk.Config, errorTest bool) erk.Config {
-	na := ss.augDim()
-	rtol, atol := make([]float64, na), make([]float64, na)
-	for b := 0; b <= ss.ns; b++ {
-		copy(rtol[b*ss.dim:], cfg.RTol)
-		copy(atol[b*ss.dim:], cfg.ATol)
-	}
-	cfg.RTol, cfg.ATol = rtol, atol
-	cfg.Dim = na
-	cfg.NormDim = ss.dim
-	if errorTest {
-		cfg.NormDim = na
-	}
-	return cfg
 }
 
 func (w Wrt) String() string {

@@ -10,6 +10,8 @@ import (
 	"github.com/gradsolve/gradsolve/ensemble"
 	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 )
 
 // Sizes are the dimensions of an ensemble job, from which Footprint
@@ -182,7 +184,7 @@ func (s Sizes) check() error {
 // ensembleSizes reads the sizes of a job from its inputs before they
 // are resolved; ok is false when they are malformed (resolveInputs then
 // says how).
-func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Sizes, ok bool) {
+func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool, offers ode.ProgramSet) (s Sizes, ok bool) {
 	n := ens.N
 	if n < 1 {
 		return s, false
@@ -194,18 +196,20 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool) (s Siz
 		}
 		k /= n
 	}
-	ch, err := ChooseEngine(prob, o)
+	// The method decides the per-worker memory; which engine runs it
+	// is solve's to find out (and refuse), after the inputs.
+	m, _, err := resolveMethod(prob, o, offers)
 	if err != nil {
 		return s, false // solve says so
 	}
 	s = Sizes{N: n, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Record: record, Workers: max(o.Workers, 0),
-		Implicit:          ch.Rosenbrock != nil,
+		Implicit:          m.Family() == method.RosenbrockFamily,
 		InitialFromParams: ens.Y0 == nil && prob.Initial != nil && len(ens.P) != prob.NumParams}
 	if o.Sens != nil {
 		s.NS = len(o.Sens.Wrt)
 	}
-	if record && o.KeepStages && ch.Method != nil {
-		s.KeepStages = ch.Method.Stages()
+	if tb, ok := m.(*method.Tableau); ok && record && o.KeepStages {
+		s.KeepStages = tb.Stages()
 	}
 	return s, true
 }
@@ -288,7 +292,7 @@ func checkLossSizes(prob *Problem, ens *Ensemble, o *Options, forward bool, ns i
 	if ens == nil {
 		return nil // solve says so
 	}
-	s, ok := ensembleSizes(prob, ens, o, !forward)
+	s, ok := ensembleSizes(prob, ens, o, !forward, prob.ProgramSet())
 	if !ok {
 		return nil
 	}

@@ -10,10 +10,9 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/ensemble"
-	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
-	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/router"
 )
 
@@ -59,15 +58,24 @@ type Ensemble struct {
 // Tsit5, rtol 1e-6, atol 1e-9, automatic initial step, no maximum step,
 // a budget of 100 000 step attempts, all cores.
 type Options struct {
-	// Method is the explicit Runge–Kutta tableau. Nil means method.Tsit5
-	// for a problem that is not marked stiff.
-	Method *method.Tableau
-	// Rosenbrock selects a linearly implicit method (method.Rodas5P,
-	// method.Rosenbrock23) for stiff problems; it needs the problem's
-	// Jacobian program (Problem.Programs with JacY). With neither Method
-	// nor Rosenbrock set, a problem marked Stiff gets Rodas5P when it has
-	// a Jacobian program. Setting both is an error.
-	Rosenbrock *method.Rosenbrock
+	// Method is the method, of either family: an explicit Runge–Kutta
+	// tableau (method.Tsit5, method.DP5, method.Vern7, method.DP8, or
+	// a *method.Tableau of one's own) or a linearly implicit
+	// Rosenbrock method for stiff problems (method.Rodas5P,
+	// method.Rosenbrock23), which needs the problem's Jacobian program
+	// (Problem.Programs with JacY). Nil (or a nil tableau) means: the
+	// default method of the engine Options.Engine names; else Rodas5P
+	// for a problem marked Stiff that offers a Jacobian program; else
+	// Tsit5.
+	Method method.Method
+	// Engine names the engine that runs the solve (one of Engines():
+	// "cpu-erk" for explicit Runge–Kutta methods, "cpu-ros" for
+	// Rosenbrock methods). Empty lets the router pick: the registered
+	// engine of highest priority that runs the method and serves the
+	// job. A named engine that does not run the method or cannot serve
+	// the job is an error that says why; it is never replaced by
+	// another.
+	Engine string
 	// RTol and ATol are scalar tolerances. Both zero means DefaultRTol
 	// and DefaultATol; otherwise both must be finite and > 0, and RTol ≥
 	// MinRTol. Ignored where RTolVec or ATolVec is set.
@@ -126,10 +134,11 @@ type Options struct {
 // Result holds what Solve computed. Arrays are row-major (see the
 // package documentation).
 type Result struct {
-	// Problem and Method name what was solved and how; Engine names the
-	// engine ("cpu-erk": explicit Runge–Kutta, "cpu-ros": Rosenbrock) and
-	// Reason says why it was chosen.
-	Problem, Method, Engine, Reason string
+	// Problem and Method name what was solved and how, and Reason says
+	// why that method; Engine names the engine that ran ("cpu-erk":
+	// explicit Runge–Kutta, "cpu-ros": Rosenbrock) and EngineReason
+	// says why that engine.
+	Problem, Method, Reason, Engine, EngineReason string
 	// N, Dim and K are the number of trajectories, the state dimension
 	// and the number of save times per trajectory.
 	N, Dim, K int
@@ -251,12 +260,15 @@ func Solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*R
 type solved struct {
 	res    *Result
 	in     *inputs
-	cfg    erk.Config
+	num    numerics
 	meshes []*ivp.Mesh // with record: the accepted steps of each trajectory
-	rt     *method.Rosenbrock
-	rcfg   ros.Config
+	plan   engine.Plan // the engine's plan of the job: a recording's replayers come from it
 }
 
+// solve runs the ensemble: it resolves the inputs and the options,
+// picks the engine (chooseEngine), lets it make one solver per worker,
+// and runs them over the trajectories. Everything that depends on the
+// method or the engine happens inside the engine.
 func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, record bool) (*solved, error) {
 	if err := prob.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
@@ -268,7 +280,8 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if opts != nil {
 		o = *opts
 	}
-	sizes, sizesOK := ensembleSizes(prob, ens, &o, record)
+	offers := prob.ProgramSet() // asked once: a problem that does not declare Offers is probed here
+	sizes, sizesOK := ensembleSizes(prob, ens, &o, record, offers)
 	if sizesOK { // before anything is allocated
 		if err := sizes.check(); err != nil {
 			return nil, err
@@ -278,42 +291,37 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := resolveOptions(prob, &o)
+	num, err := resolveOptions(prob, &o)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := ChooseEngine(prob, &o)
-	if err != nil {
-		return nil, err
-	}
-	rt, reason := ch.Rosenbrock, ch.Reason
-	if rt != nil && o.Sens != nil && o.Sens.ErrorTest {
-		return nil, inputErr("%s: Sensitivity.ErrorTest is not available for Rosenbrock methods: their sensitivities follow the state's mesh", nameOf(prob))
-	}
-	var rcfg ros.Config
-	if rt != nil {
-		if rcfg, err = rosConfig(prob, rt, cfg, o.Controller); err != nil {
-			return nil, err
-		}
-		rcfg.DenseSave = o.DenseSave
-	} else if o.DenseSave {
-		return nil, inputErr("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", cfg.Tableau.Name)
+	job := engine.Forward
+	switch {
+	case o.Sens != nil && record:
+		return nil, inputErr("Options.Sens with a recording: ask for sensitivities or for a recording, not both")
+	case o.Sens != nil:
+		job = engine.Sensitivities
+	case record:
+		job = engine.Record
 	}
 	var ss *sensSetup
 	if o.Sens != nil {
-		if record {
-			return nil, inputErr("Options.Sens with a recording: ask for sensitivities or for a recording, not both")
-		}
-		if ss, err = newSensSetup(prob, o.Sens, rt == nil); err != nil {
+		if ss, err = newSensSetup(prob, o.Sens); err != nil {
 			return nil, err
 		}
-		if rt != nil {
-			pg := prob.Programs()
-			if pg.JVPJacY == nil || (pg.DfDt != nil && pg.JVPDfDt == nil) {
-				return nil, inputErr("%s: sensitivities with %s need the second-derivative programs (Programs.JVPJacY, and JVPDfDt for a non-autonomous problem); every problem compiled from formulas has them", nameOf(prob), rt.Name)
-			}
-		}
-		cfg = ss.augment(cfg, o.Sens.ErrorTest)
+	}
+	ch, err := chooseEngine(prob, &o, job, offers)
+	if err != nil {
+		return nil, err
+	}
+	spec := &engine.Spec{Request: ch.req, RTol: num.rtol, ATol: num.atol, HMax: num.hmax, H0: num.h0,
+		MaxSteps: num.maxSteps, Controller: num.controller}
+	if ss != nil {
+		spec.SensCols = ss.paramCol
+	}
+	plan, err := ch.engine.Prepare(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	if in.y0FromP {
 		// y0(p), once for each row of parameters, and with forward
@@ -322,13 +330,11 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 			return nil, err
 		}
 	}
-	if _, err := erk.New(cfg); err != nil { // checks the configuration once
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
 
 	n, dim, m, K := ens.N, prob.Dim, prob.NumParams, in.k
 	res := &Result{
-		Problem: prob.Name, Method: cfg.Tableau.Name, Engine: ch.Engine, Reason: reason,
+		Problem: prob.Name, Method: ch.method.MethodName(), Reason: ch.reason,
+		Engine: ch.engine.Name(), EngineReason: ch.engineReason,
 		N: n, Dim: dim, K: K,
 		Y:      make([]float64, n*dim),
 		T:      make([]float64, n),
@@ -339,7 +345,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	}
 	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
 	nw := ensemble.Workers(n, ecfg)
-	solvers := make([]engine, nw)
+	solvers := make([]engine.Solver, nw)
 	var sws []*sensWorker
 	var meshes []*ivp.Mesh
 	var workMesh []ivp.Mesh
@@ -357,30 +363,12 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		sws = make([]*sensWorker, nw)
 	}
 	for w := range solvers {
-		wc := cfg
 		if ss != nil {
-			sws[w] = ss.newWorker(prob, K)
-			wc.F = sws[w].augRHS
-		} else {
-			wc.F = prob.WorkerF() // each worker its own evaluator (a tape's registers)
+			sws[w] = ss.newWorker(K)
 		}
-		if rt != nil {
-			rc := rcfg
-			pg := prob.Programs()
-			rc.F, rc.JacY, rc.DfDt = pg.F, pg.JacY, pg.DfDt
-			if ss != nil {
-				rc.NS, rc.SensW = ss.ns, sws[w].w
-				rc.JVP, rc.JVPJacY, rc.JVPDfDt = pg.JVP, pg.JVPJacY, pg.JVPDfDt
-			}
-			if solvers[w], err = ros.New(rc); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInput, err)
-			}
-			continue
+		if solvers[w], err = plan.NewSolver(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
-		solvers[w], _ = erk.New(wc) // validated above
-	}
-	if rt != nil {
-		res.Method = rt.Name
 	}
 	var ml *meshLimit
 	runCtx := ctx
@@ -441,24 +429,21 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		return nil, err
 	}
 	res.Workers = nw
-	if rt != nil {
-		o.Method, o.Rosenbrock = nil, rt
-	} else {
-		o.Method = cfg.Tableau
-	}
-	o.RTolVec, o.ATolVec = cfg.RTol[:dim], cfg.ATol[:dim]
-	o.HMax, o.H0, o.MaxSteps = cfg.HMax, cfg.H0, cfg.MaxSteps
-	ctl := cfg.Controller
+	o.Method, o.Engine = ch.method, ch.engine.Name()
+	o.RTolVec, o.ATolVec = num.rtol, num.atol
+	o.HMax, o.H0, o.MaxSteps = num.hmax, num.h0, num.maxSteps
+	ctl := plan.Controller()
 	o.Controller = &ctl
 	res.Options = o
+	r := &solved{res, in, num, meshes, plan}
 	if runErr != nil {
 		var pe *ensemble.PanicError
 		if errors.As(runErr, &pe) {
 			return nil, fmt.Errorf("gradsolve: %s: the right-hand side panicked on trajectory %d: %v", nameOf(prob), pe.Index, pe.Value)
 		}
-		return &solved{res, in, cfg, meshes, rt, rcfg}, runErr
+		return r, runErr
 	}
-	return &solved{res, in, cfg, meshes, rt, rcfg}, nil
+	return r, nil
 }
 
 // pick returns row i of a shared (one row) or per-trajectory array.
@@ -652,50 +637,53 @@ func checkSave(save []float64, t0, t1 float64, traj int) error {
 	return nil
 }
 
-func resolveOptions(prob *Problem, o *Options) (erk.Config, error) {
+// numerics are the options that set a solve's numbers, resolved
+// (defaults filled in) and checked, whatever the method and the engine.
+type numerics struct {
+	rtol, atol []float64 // per component, length Dim
+	hmax, h0   float64   // 0: no bound; 0: automatic
+	maxSteps   int
+	controller *control.PI // the user's, checked; nil: the method's default
+}
+
+func resolveOptions(prob *Problem, o *Options) (numerics, error) {
 	dim := prob.Dim
-	tb := o.Method
-	if tb == nil {
-		tb = method.Tsit5
-	}
-	cfg := erk.Config{Tableau: tb, F: prob.F, Dim: dim, HMax: o.HMax, H0: o.H0, MaxSteps: o.MaxSteps}
+	num := numerics{hmax: o.HMax, h0: o.H0, maxSteps: o.MaxSteps}
 	switch {
 	case o.Workers < 0:
-		return cfg, inputErr("Workers = %d: must be ≥ 0", o.Workers)
+		return num, inputErr("Workers = %d: must be ≥ 0", o.Workers)
 	case o.Chunk < 0:
-		return cfg, inputErr("Chunk = %d: must be ≥ 0", o.Chunk)
+		return num, inputErr("Chunk = %d: must be ≥ 0", o.Chunk)
 	case o.MaxSteps < 0:
-		return cfg, inputErr("MaxSteps = %d: must be ≥ 0 (0 means %d)", o.MaxSteps, DefaultMaxSteps)
+		return num, inputErr("MaxSteps = %d: must be ≥ 0 (0 means %d)", o.MaxSteps, DefaultMaxSteps)
 	case o.HMax < 0 || math.IsNaN(o.HMax):
-		return cfg, inputErr("HMax = %g: must be ≥ 0 (0 means no bound)", o.HMax)
+		return num, inputErr("HMax = %g: must be ≥ 0 (0 means no bound)", o.HMax)
 	case o.H0 < 0 || math.IsNaN(o.H0) || math.IsInf(o.H0, 0):
-		return cfg, inputErr("H0 = %g: must be finite and ≥ 0 (0 means automatic)", o.H0)
+		return num, inputErr("H0 = %g: must be finite and ≥ 0 (0 means automatic)", o.H0)
 	}
-	if cfg.MaxSteps == 0 {
-		cfg.MaxSteps = DefaultMaxSteps
+	if num.maxSteps == 0 {
+		num.maxSteps = DefaultMaxSteps
 	}
 	rtol, atol := o.RTol, o.ATol
 	if rtol == 0 && atol == 0 {
 		rtol, atol = DefaultRTol, DefaultATol
 	}
 	var err error
-	if cfg.RTol, err = tolVec("rtol", o.RTolVec, rtol, dim, MinRTol); err != nil {
-		return cfg, err
+	if num.rtol, err = tolVec("rtol", o.RTolVec, rtol, dim, MinRTol); err != nil {
+		return num, err
 	}
-	if cfg.ATol, err = tolVec("atol", o.ATolVec, atol, dim, 0); err != nil {
-		return cfg, err
+	if num.atol, err = tolVec("atol", o.ATolVec, atol, dim, 0); err != nil {
+		return num, err
 	}
 	if o.Controller != nil {
 		c := *o.Controller
 		if !(c.QMin > 0 && c.QMin < 1) || !(c.QMax > 1) || math.IsInf(c.QMax, 0) || !(c.Safety > 0 && c.Safety <= 1) ||
 			!(c.Beta1 > 0) || c.Beta2 < 0 || !(c.QOldInit > 0) {
-			return cfg, inputErr("controller %+v: need 0 < QMin < 1 < QMax < ∞, 0 < Safety ≤ 1, Beta1 > 0, Beta2 ≥ 0, QOldInit > 0", c)
+			return num, inputErr("controller %+v: need 0 < QMin < 1 < QMax < ∞, 0 < Safety ≤ 1, Beta1 > 0, Beta2 ≥ 0, QOldInit > 0", c)
 		}
-		cfg.Controller = c
-	} else {
-		cfg.Controller = control.DefaultPI(tb.Order, tb.QMin, tb.QMax)
+		num.controller = &c
 	}
-	return cfg, nil
+	return num, nil
 }
 
 // tolVec expands a scalar tolerance or checks a per-component one.

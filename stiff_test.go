@@ -57,7 +57,7 @@ func TestRosenbrockObservedOrder(t *testing.T) {
 				// Fixed steps: H0 = HMax = h and tolerances so loose that no
 				// step is rejected.
 				res := mustSolve(t, pb.pr, &gradsolve.Ensemble{N: 1, Y0: pb.y0, T0: []float64{0}, T1: []float64{t1}},
-					&gradsolve.Options{Rosenbrock: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h})
+					&gradsolve.Options{Method: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h})
 				if res.Stats[0].Rejected != 0 || res.Stats[0].Accepted != n {
 					t.Fatalf("%s: %d steps, %d rejected; want %d fixed steps", rt.Name, res.Stats[0].Accepted, res.Stats[0].Rejected, n)
 				}
@@ -93,7 +93,7 @@ func TestRosenbrockStiffLinear(t *testing.T) {
 	want := make([]float64, pr.Dim)
 	ls.Exact(0, pr.Y0, 1, want)
 	for _, rt := range method.AllRosenbrock() {
-		res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: rt, RTol: 1e-6, ATol: 1e-9})
+		res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Method: rt, RTol: 1e-6, ATol: 1e-9})
 		s := res.Stats[0]
 		t.Logf("%s: %d accepted, %d rejected, %d LUs", rt.Name, s.Accepted, s.Rejected, s.LUs)
 		if s.Accepted > 2000 {
@@ -118,9 +118,9 @@ func TestRosenbrockStiffLinear(t *testing.T) {
 func TestRobertson(t *testing.T) {
 	pr := systems.Robertson()
 	ens := &gradsolve.Ensemble{N: 1}
-	ref := mustSolve(t, pr, ens, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-12, ATol: 1e-16, MaxSteps: 1_000_000})
+	ref := mustSolve(t, pr, ens, &gradsolve.Options{Method: method.Rodas5P, RTol: 1e-12, ATol: 1e-16, MaxSteps: 1_000_000})
 	for _, rt := range method.AllRosenbrock() {
-		o := &gradsolve.Options{Rosenbrock: rt, RTol: 1e-8, ATol: 1e-14, MaxSteps: 2_000_000}
+		o := &gradsolve.Options{Method: rt, RTol: 1e-8, ATol: 1e-14, MaxSteps: 2_000_000}
 		res := mustSolve(t, pr, ens, o)
 		y, r := res.Row(0), ref.Row(0)
 		for _, d := range []int{0, 2} {
@@ -148,7 +148,7 @@ func TestRobertson(t *testing.T) {
 // to 16 digits).
 func TestHIRES(t *testing.T) {
 	pr := systems.HIRES()
-	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-10, ATol: 1e-14})
+	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Method: method.Rodas5P, RTol: 1e-10, ATol: 1e-14})
 	want := systems.HIRESReference
 	for d, v := range res.Row(0) {
 		if e := math.Abs(v-want[d]) / math.Abs(want[d]); e > 1e-6 {
@@ -166,10 +166,10 @@ func TestRosenbrockInputErrors(t *testing.T) {
 		o    *gradsolve.Options
 		want string
 	}{
-		{rob, &gradsolve.Options{Method: method.Tsit5, Rosenbrock: method.Rodas5P}, "both set"},
-		{noJac, &gradsolve.Options{Rosenbrock: method.Rodas5P}, "Jacobian program"},
-		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}, "second-derivative programs"},
-		{rob, &gradsolve.Options{Rosenbrock: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}, ErrorTest: true}}, "ErrorTest"},
+		{rob, &gradsolve.Options{Method: method.Tsit5, Engine: "cpu-ros"}, `Options.Engine = "cpu-ros" does not run Tsit5 (of the explicit Runge–Kutta family)`},
+		{noJac, &gradsolve.Options{Method: method.Rodas5P}, "Jacobian program"},
+		{rob, &gradsolve.Options{Method: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}}, "second-derivative programs"},
+		{rob, &gradsolve.Options{Method: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}, ErrorTest: true}}, "ErrorTest"},
 	}
 	for _, c := range cases {
 		_, err := gradsolve.Solve(context.Background(), c.prob, &gradsolve.Ensemble{N: 1}, c.o)
@@ -209,7 +209,7 @@ func TestRosenbrockSensitivities(t *testing.T) {
 		ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{c.t1}}
 		for _, rt := range method.AllRosenbrock() {
 			// Adaptive: sensitivities leave the state alone.
-			o := gradsolve.Options{Rosenbrock: rt, RTol: 1e-8, ATol: 1e-12}
+			o := gradsolve.Options{Method: rt, RTol: 1e-8, ATol: 1e-12}
 			plain := mustSolve(t, pr, ens, &o)
 			so := o
 			so.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
@@ -219,7 +219,7 @@ func TestRosenbrockSensitivities(t *testing.T) {
 			}
 			// Fixed mesh against central differences.
 			h := c.t1 / float64(c.n)
-			fixed := gradsolve.Options{Rosenbrock: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h}
+			fixed := gradsolve.Options{Method: rt, RTol: 1, ATol: 1e6, H0: h, HMax: h}
 			fo := fixed
 			fo.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
 			res := mustSolve(t, pr, ens, &fo)
@@ -260,7 +260,7 @@ func TestRodas5PHaloSensitivityFixture(t *testing.T) {
 		{15.88832639, -0.65317829}, {11.55977778, 3.61059929}, {4.02397261, -9.90755050},
 		{-25.50727724, -0.43875418}, {7.92695133, 2.89128449}, {5.39269401, -9.43054421},
 	}
-	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-10, ATol: 1e-10,
+	res := mustSolve(t, pr, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Method: method.Rodas5P, RTol: 1e-10, ATol: 1e-10,
 		Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}})
 	for d := range 6 {
 		for c := range 2 {
@@ -294,7 +294,7 @@ func TestRosenbrockReverseAgrees(t *testing.T) {
 		save := []float64{c.t1 / 3, c.t1}
 		ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{c.t1}, Save: save}
 		for _, rt := range method.AllRosenbrock() {
-			o := gradsolve.Options{Rosenbrock: rt, RTol: 1e-7, ATol: 1e-11}
+			o := gradsolve.Options{Method: rt, RTol: 1e-7, ATol: 1e-11}
 			plain := mustSolve(t, pr, ens, &o)
 			rec := mustRecord(t, pr, ens, &o)
 			rep, err := rec.Replay(context.Background(), nil)
@@ -377,7 +377,7 @@ func TestDenseSave(t *testing.T) {
 	save := []float64{1, 10.5, 100, 250}
 	ens := &gradsolve.Ensemble{N: 1, Save: save}
 	for _, rt := range method.AllRosenbrock() {
-		o := gradsolve.Options{Rosenbrock: rt, RTol: 1e-8, ATol: 1e-12}
+		o := gradsolve.Options{Method: rt, RTol: 1e-8, ATol: 1e-12}
 		re := mustSolve(t, pr, ens, &o)
 		do := o
 		do.DenseSave = true
@@ -429,7 +429,7 @@ func TestRosenbrockBackwards(t *testing.T) {
 	pr := exampleProblem(t, "kepler")
 	ens := &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{-2 * math.Pi}, Save: []float64{-math.Pi, -2 * math.Pi}}
 	for _, rt := range method.AllRosenbrock() {
-		res := mustSolve(t, pr, ens, &gradsolve.Options{Rosenbrock: rt, RTol: 1e-9, ATol: 1e-12})
+		res := mustSolve(t, pr, ens, &gradsolve.Options{Method: rt, RTol: 1e-9, ATol: 1e-12})
 		// One period of an e = 0.5 orbit: each step's local error is held
 		// to ≈ rtol = 1e-9 and the phase error adds them up over the steps
 		// (Rosenbrock23, second order: ≈ 6300 steps, 3.2e-5 observed, the

@@ -22,4 +22,7 @@
 // Linearly implicit Rosenbrock methods for stiff problems, Rosenbrock23
 // and Rodas5P, are data too (type Rosenbrock, in the increment form the
 // engine package ros uses; see its doc comment).
+//
+// Method is either kind (*Tableau or *Rosenbrock), with its Family: what
+// gradsolve.Options.Method takes, and what an engine says it runs.
 package method

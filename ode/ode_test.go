@@ -68,3 +68,40 @@ func TestStatus(t *testing.T) {
 		t.Error("Attempts")
 	}
 }
+
+// ProgramSet answers from Offers where a problem declares it, probes
+// Programs once where it does not, and is empty without Programs.
+func TestProgramSet(t *testing.T) {
+	f := func(_ float64, _, _, dy []float64) { dy[0] = 0 }
+	jvp := func(_ float64, _, _, _, _, out []float64) { out[0] = 0 }
+	calls := 0
+	pr := &Problem{Name: "p", Dim: 1, F: f, Programs: func() *Programs {
+		calls++
+		return &Programs{F: f, JVP: jvp}
+	}}
+	if got := pr.ProgramSet(); got != HasJVP || calls != 1 {
+		t.Errorf("undeclared: %v after %d calls, want JVP after 1", got, calls)
+	}
+	pr.Offers = HasJVP
+	if got := pr.ProgramSet(); got != HasJVP || calls != 1 {
+		t.Errorf("declared: %v after %d calls, want JVP after none more", got, calls)
+	}
+	if err := pr.Validate(); err != nil {
+		t.Error(err)
+	}
+	pr.Offers = 1 << 12
+	if err := pr.Validate(); err == nil {
+		t.Error("Validate accepted Offers with a bit of no program")
+	}
+	if got := (&Problem{Offers: AllPrograms}).ProgramSet(); got != 0 {
+		t.Errorf("no Programs: %v", got)
+	}
+	for s, want := range map[ProgramSet]string{0: "none", HasJVP | HasJacY: "JVP|JacY", AllPrograms: "JVP|VJP|JacY|DfDt|JVPJacY|JVPDfDt|JVPVJP|DfDtVJP"} {
+		if s.String() != want {
+			t.Errorf("%#x: %q, want %q", uint16(s), s.String(), want)
+		}
+	}
+	if !AllPrograms.Has(HasVJP|HasDfDtVJP) || HasJVP.Has(HasJVP|HasVJP) {
+		t.Error("Has")
+	}
+}

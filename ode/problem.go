@@ -68,6 +68,14 @@ type Problem struct {
 	// F instead of Problem.F. Nil means Problem.F serves every worker and
 	// no derivative programs are available.
 	Programs func() *Programs
+	// Offers, when not zero, says which derivative programs Programs
+	// sets, so that asking what a problem can do (ProgramSet) builds
+	// nothing: Programs must then set exactly these (an engine that
+	// finds one missing refuses the job). Zero means not declared:
+	// ProgramSet calls Programs once and looks. Problems compiled from
+	// formulas (package sym/tape) and the built-in systems declare it.
+	// It is ignored where Programs is nil.
+	Offers ProgramSet
 
 	// SensF, when set, returns a source of fused right-hand sides for
 	// the forward sensitivity system with one column per entry of
@@ -110,6 +118,83 @@ type Programs struct {
 	DfDtVJP func(t float64, y, p, u, gy, gp []float64)
 }
 
+// ProgramSet is a set of the derivative programs of Programs, one bit
+// each: what a problem offers (Problem.Offers, Problem.ProgramSet) or
+// what a job needs.
+type ProgramSet uint16
+
+// The derivative programs, one bit per field of Programs (F is always
+// there).
+const (
+	HasJVP ProgramSet = 1 << iota
+	HasVJP
+	HasJacY
+	HasDfDt
+	HasJVPJacY
+	HasJVPDfDt
+	HasJVPVJP
+	HasDfDtVJP
+
+	// AllPrograms is every derivative program.
+	AllPrograms = HasJVP | HasVJP | HasJacY | HasDfDt | HasJVPJacY | HasJVPDfDt | HasJVPVJP | HasDfDtVJP
+)
+
+// programNames are the names of the bits, in order.
+var programNames = [...]string{"JVP", "VJP", "JacY", "DfDt", "JVPJacY", "JVPDfDt", "JVPVJP", "DfDtVJP"}
+
+// Has reports whether s holds every program of x.
+func (s ProgramSet) Has(x ProgramSet) bool { return s&x == x }
+
+// String lists the programs of s by their Programs field names, joined
+// by "|" ("JVP|VJP"); "none" for the empty set.
+func (s ProgramSet) String() string {
+	if s == 0 {
+		return "none"
+	}
+	out := ""
+	for i, name := range programNames {
+		if s&(1<<i) != 0 {
+			if out != "" {
+				out += "|"
+			}
+			out += name
+		}
+	}
+	return out
+}
+
+// Set returns the derivative programs pg sets (nil: none).
+func (pg *Programs) Set() ProgramSet {
+	if pg == nil {
+		return 0
+	}
+	var s ProgramSet
+	for _, p := range []struct {
+		set bool
+		bit ProgramSet
+	}{{pg.JVP != nil, HasJVP}, {pg.VJP != nil, HasVJP}, {pg.JacY != nil, HasJacY}, {pg.DfDt != nil, HasDfDt},
+		{pg.JVPJacY != nil, HasJVPJacY}, {pg.JVPDfDt != nil, HasJVPDfDt}, {pg.JVPVJP != nil, HasJVPVJP}, {pg.DfDtVJP != nil, HasDfDtVJP}} {
+		if p.set {
+			s |= p.bit
+		}
+	}
+	return s
+}
+
+// ProgramSet returns the derivative programs the problem offers:
+// Offers when it is declared, else — for a problem whose Programs is
+// set — the programs one call of Programs sets (that call may allocate
+// a worker's scratch space; ask once per job), else none.
+func (pr *Problem) ProgramSet() ProgramSet {
+	switch {
+	case pr.Programs == nil:
+		return 0
+	case pr.Offers != 0:
+		return pr.Offers
+	}
+	return pr.Programs().Set()
+}
+
 // WorkerF returns the right-hand side one worker should call: the F of
 // a fresh Programs when the problem has them, else Problem.F.
 func (pr *Problem) WorkerF() Func {
@@ -148,6 +233,8 @@ func (pr *Problem) Validate() error {
 		return fmt.Errorf("%w: %s: %d parameter names for NumParams = %d", ErrProblem, name, len(pr.ParamNames), pr.NumParams)
 	case pr.Y0 != nil && len(pr.Y0) != pr.Dim:
 		return fmt.Errorf("%w: %s: default Y0 has length %d, want Dim = %d", ErrProblem, name, len(pr.Y0), pr.Dim)
+	case pr.Offers&^AllPrograms != 0:
+		return fmt.Errorf("%w: %s: Offers = %#x has bits of no program (AllPrograms = %#x)", ErrProblem, name, uint16(pr.Offers), uint16(AllPrograms))
 	case pr.P != nil && len(pr.P) != pr.NumParams:
 		return fmt.Errorf("%w: %s: default P has length %d, want NumParams = %d", ErrProblem, name, len(pr.P), pr.NumParams)
 	}

@@ -1,12 +1,19 @@
-// Package router chooses how gradsolve computes what is asked — which
-// mode of differentiation — and says why and on which engine.
+// Package router chooses how gradsolve serves what is asked: which
+// registered engine runs a job (Pick), and which mode of
+// differentiation computes a gradient (Choose), and it says why.
 //
-// Its first form knows the two Go CPU engines — explicit Runge–Kutta
-// (package erk) and Rosenbrock (package ros), which the choice of method
-// selects and the Decision reports — and decides between forward
-// sensitivities and the reverse replay from a cost model measured on the
-// explicit engine
-// (BenchmarkLorenzDerivatives; figures in bench/results):
+// The engine comes from the engines' own capabilities (package
+// internal/engine: each says which methods it runs and which requests
+// it serves, and why not). Among those that serve a request the router
+// takes the one of highest priority, and its reason names the engines
+// it passed over and why. A user can name the engine; one that cannot
+// serve the request is an error, not a silent substitution.
+//
+// The mode comes from what the engines can serve — forward
+// sensitivities and the reverse replay need different derivative
+// programs — and, where both can run, from a cost model measured on the
+// explicit engine (BenchmarkLorenzDerivatives; figures in
+// bench/results):
 //
 //	forward sensitivities for k quantities  ≈ (1 + SensCost·k) forward solves
 //	reverse replay for r scalar outputs      ≈ RecordCost + GradientCost·r forward solves
@@ -16,7 +23,13 @@
 // choice; the Decision records it.
 package router
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gradsolve/gradsolve/internal/engine"
+)
 
 // Mode is a way to compute derivatives.
 type Mode int
@@ -61,7 +74,63 @@ const (
 	GradientCost = 2.1
 )
 
-// Request says what is asked.
+// ErrNoEngine is wrapped by Pick's errors when no registered engine
+// runs the request's method at all.
+var ErrNoEngine = errors.New("no registered engine runs the method")
+
+// Route is the engine that runs one job, and why; or, with Err set, why
+// no engine can run it.
+type Route struct {
+	// Engine names the engine ("cpu-erk", "cpu-ros").
+	Engine string
+	// Reason says why that engine.
+	Reason string
+	// Err, when not nil, says why the job cannot run: Engine and
+	// Reason are then empty.
+	Err error
+}
+
+// Pick returns the route of req among engines (in order of preference,
+// as engine.All gives them): the first engine that runs req.Method and
+// serves req. The reason names the engines passed over and why; when
+// none serves, the error is the refusal of the one engine that runs the
+// method, or every such engine's refusal joined; when none runs the
+// method at all, it wraps ErrNoEngine.
+func Pick(engines []engine.Engine, req *engine.Request) (engine.Engine, Route) {
+	var runs []engine.Engine
+	var refused []string
+	var errs []error
+	for _, e := range engines {
+		if !e.Runs(req.Method) {
+			continue
+		}
+		runs = append(runs, e)
+		err := e.Serves(req)
+		if err == nil {
+			reason := fmt.Sprintf("the registered engine for %s methods", req.Method.Family())
+			if len(refused) > 0 {
+				reason += "; passed over: " + strings.Join(refused, "; ")
+			}
+			return e, Route{Engine: e.Name(), Reason: reason}
+		}
+		refused = append(refused, e.Name()+": "+err.Error())
+		errs = append(errs, err)
+	}
+	switch len(runs) {
+	case 0:
+		var names []string
+		for _, e := range engines {
+			names = append(names, e.Name())
+		}
+		return nil, Route{Err: fmt.Errorf("%w %s (of the %s family); the registered engines are %s",
+			ErrNoEngine, req.Method.MethodName(), req.Method.Family(), strings.Join(names, ", "))}
+	case 1:
+		return nil, Route{Err: errs[0]}
+	}
+	return nil, Route{Err: fmt.Errorf("no registered engine can serve the %s job of %s with %s: %s", req.Job, req.Name(), req.Method.MethodName(), strings.Join(refused, "; "))}
+}
+
+// Request says what a gradient asks.
 type Request struct {
 	// NumWrt is the number of quantities to differentiate by
 	// (parameters and initial values): the sensitivity columns forward
@@ -70,16 +139,14 @@ type Request struct {
 	// NumOutputs is the number of scalar outputs whose derivatives are
 	// wanted (1 for a scalar loss).
 	NumOutputs int
-	// Engine is the engine the solve will run, as the choice of method
-	// made it: "cpu-erk" (explicit Runge–Kutta) or "cpu-ros"
-	// (Rosenbrock). Empty means "cpu-erk". The router does not choose
-	// the engine — the method does (gradsolve's Options.Method and
-	// Options.Rosenbrock, or a problem marked stiff) — it reports it, so
-	// the Decision names the engine that runs.
-	Engine string
-	// EngineReason says why that engine runs (the method choice's
-	// reason); it is appended to the Decision's reason.
-	EngineReason string
+	// Forward and Reverse are the routes of the two modes: the engine
+	// that would integrate the sensitivities, and the engine that
+	// would record and replay, as Pick found them (with Err set, that
+	// mode cannot run).
+	Forward, Reverse Route
+	// MethodReason says why the method runs; it is appended to the
+	// Decision's reason.
+	MethodReason string
 	// Mode overrides the choice unless Auto.
 	Mode Mode
 }
@@ -87,41 +154,67 @@ type Request struct {
 // Decision is the router's answer.
 type Decision struct {
 	Mode Mode
-	// Engine is the engine that runs: Request.Engine, or "cpu-erk".
+	// Engine is the engine that runs: the chosen mode's route.
 	Engine string
-	// Reason says why, with the estimated costs.
+	// Reason says why this mode, with the estimated costs, and why the
+	// method.
 	Reason string
+	// EngineReason says why this engine (the route's reason).
+	EngineReason string
 	// Overridden is set when the user named the mode.
 	Overridden bool
 }
 
-// Choose decides how to serve req.
-func Choose(req Request) Decision {
-	d := Decision{Engine: req.Engine}
-	if d.Engine == "" {
-		d.Engine = "cpu-erk"
-	}
+// Choose decides how to serve req: the mode the user named, which must
+// be able to run; else the cheaper of the modes that can run. It
+// returns the error of the route that cannot run when the user named
+// its mode, or when neither mode can run (then that of the mode the
+// cost model prefers).
+func Choose(req Request) (Decision, error) {
 	fwd := 1 + SensCost*float64(req.NumWrt)
 	rev := RecordCost + GradientCost*float64(req.NumOutputs)
 	costs := fmt.Sprintf("estimated cost, in forward solves: forward sensitivities %.1f (%d columns), reverse replay %.1f (%d outputs)",
 		fwd, req.NumWrt, rev, req.NumOutputs)
+	cheaper := Forward
+	if fwd > rev {
+		cheaper = Reverse
+	}
+	route := func(m Mode) Route {
+		if m == Forward {
+			return req.Forward
+		}
+		return req.Reverse
+	}
+	other := func(m Mode) Mode { return Forward + Reverse - m }
+	var d Decision
 	switch {
 	case req.Mode != Auto:
+		if err := route(req.Mode).Err; err != nil {
+			return Decision{}, err
+		}
 		d.Mode, d.Overridden = req.Mode, true
 		d.Reason = "mode named by the user; " + costs
-	case fwd <= rev:
-		d.Mode = Forward
-		d.Reason = "forward sensitivities are cheaper: " + costs
+	case route(cheaper).Err == nil:
+		d.Mode = cheaper
+		if cheaper == Forward {
+			d.Reason = "forward sensitivities are cheaper: " + costs
+		} else {
+			d.Reason = "reverse replay is cheaper: " + costs
+		}
+	case route(other(cheaper)).Err == nil:
+		d.Mode = other(cheaper)
+		d.Reason = fmt.Sprintf("%s mode, since %s mode cannot run (%v); %s", d.Mode, cheaper, route(cheaper).Err, costs)
 	default:
-		d.Mode = Reverse
-		d.Reason = "reverse replay is cheaper: " + costs
+		return Decision{}, route(cheaper).Err
 	}
+	r := route(d.Mode)
+	d.Engine, d.EngineReason = r.Engine, r.Reason
 	if d.Engine != "cpu-erk" {
 		d.Reason += " (costs measured on the explicit engine)"
 	}
 	d.Reason += "; engine " + d.Engine
-	if req.EngineReason != "" {
-		d.Reason += ": " + req.EngineReason
+	if req.MethodReason != "" {
+		d.Reason += ": " + req.MethodReason
 	}
-	return d
+	return d, nil
 }

@@ -1,11 +1,13 @@
 package router
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
 
 func TestChoose(t *testing.T) {
+	erk := Route{Engine: "cpu-erk", Reason: "the registered engine for explicit Runge–Kutta methods"}
 	cases := []struct {
 		req  Request
 		want Mode
@@ -18,23 +20,47 @@ func TestChoose(t *testing.T) {
 		{Request{NumWrt: 1, NumOutputs: 3, Mode: Reverse}, Reverse},
 	}
 	for _, c := range cases {
-		d := Choose(c.req)
-		if d.Mode != c.want || d.Engine != "cpu-erk" || !strings.Contains(d.Reason, "estimated cost") {
-			t.Errorf("%+v: %+v, want %v", c.req, d, c.want)
+		c.req.Forward, c.req.Reverse = erk, erk
+		d, err := Choose(c.req)
+		if err != nil || d.Mode != c.want || d.Engine != "cpu-erk" || d.EngineReason != erk.Reason || !strings.Contains(d.Reason, "estimated cost") {
+			t.Errorf("%+v: %+v, %v, want %v", c.req, d, err, c.want)
 		}
 		if d.Overridden != (c.req.Mode != Auto) {
 			t.Errorf("%+v: Overridden = %v", c.req, d.Overridden)
 		}
 	}
-	// The Decision names the engine the request says will run, with its
-	// reason; the cost model sees the columns asked for.
-	d := Choose(Request{NumWrt: 1, NumOutputs: 1, Engine: "cpu-ros", EngineReason: "Rodas5P requested"})
-	if d.Engine != "cpu-ros" || !strings.Contains(d.Reason, "engine cpu-ros: Rodas5P requested") || !strings.Contains(d.Reason, "(1 columns)") {
-		t.Errorf("Rosenbrock engine: %+v", d)
+	// The Decision names the engine of the mode it chose, with the
+	// method's reason; the cost model sees the columns asked for.
+	ros := Route{Engine: "cpu-ros", Reason: "the registered engine for Rosenbrock methods"}
+	d, err := Choose(Request{NumWrt: 1, NumOutputs: 1, Forward: ros, Reverse: ros, MethodReason: "Rodas5P requested"})
+	if err != nil || d.Engine != "cpu-ros" || !strings.Contains(d.Reason, "engine cpu-ros: Rodas5P requested") || !strings.Contains(d.Reason, "(1 columns)") ||
+		!strings.Contains(d.Reason, "costs measured on the explicit engine") {
+		t.Errorf("Rosenbrock engine: %+v, %v", d, err)
 	}
-	if d := Choose(Request{NumWrt: 1, NumOutputs: 1, Engine: "cpu-erk", EngineReason: "Tsit5 requested"}); d.Engine != "cpu-erk" || !strings.HasSuffix(d.Reason, "engine cpu-erk: Tsit5 requested") {
-		t.Errorf("explicit engine: %+v", d)
+	if d, err := Choose(Request{NumWrt: 1, NumOutputs: 1, Forward: erk, Reverse: erk, MethodReason: "Tsit5 requested"}); err != nil || d.Engine != "cpu-erk" || !strings.HasSuffix(d.Reason, "engine cpu-erk: Tsit5 requested") {
+		t.Errorf("explicit engine: %+v, %v", d, err)
 	}
+
+	// A mode that cannot run: Auto takes the other, and says why; a
+	// named mode that cannot run, or no mode at all, is the error.
+	noVJP := errors.New("m: Record needs a cotangent program")
+	noJVP := errors.New("m: sensitivities need a tangent program")
+	d, err = Choose(Request{NumWrt: 2308, NumOutputs: 1, Forward: erk, Reverse: Route{Err: noVJP}})
+	if err != nil || d.Mode != Forward || !strings.Contains(d.Reason, "reverse mode cannot run (m: Record needs a cotangent program)") {
+		t.Errorf("reverse cannot run: %+v, %v", d, err)
+	}
+	d, err = Choose(Request{NumWrt: 1, NumOutputs: 1, Forward: Route{Err: noJVP}, Reverse: erk})
+	if err != nil || d.Mode != Reverse || d.Engine != "cpu-erk" {
+		t.Errorf("forward cannot run: %+v, %v", d, err)
+	}
+	if _, err := Choose(Request{NumWrt: 1, NumOutputs: 1, Forward: erk, Reverse: Route{Err: noVJP}, Mode: Reverse}); err != noVJP {
+		t.Errorf("reverse named and unavailable: %v", err)
+	}
+	// Neither: the error of the mode the costs prefer (forward here).
+	if _, err := Choose(Request{NumWrt: 1, NumOutputs: 1, Forward: Route{Err: noJVP}, Reverse: Route{Err: noVJP}}); err != noJVP {
+		t.Errorf("neither mode: %v", err)
+	}
+
 	for _, s := range []string{"auto", "forward", "reverse"} {
 		if m, err := ParseMode(s); err != nil || m.String() != s {
 			t.Errorf("ParseMode(%q) = %v, %v", s, m, err)

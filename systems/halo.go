@@ -48,6 +48,7 @@ func Halo() *ode.Problem {
 		T0:         0,
 		T1:         20,
 		Programs:   haloPrograms,
+		Offers:     builtinPrograms,
 		SensF:      haloSensF,
 	}
 }

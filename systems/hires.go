@@ -62,6 +62,7 @@ func HIRES() *ode.Problem {
 		T1:         321.8122,
 		Stiff:      true,
 		Programs:   hiresPrograms,
+		Offers:     builtinPrograms,
 	}
 }
 

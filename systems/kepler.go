@@ -49,6 +49,7 @@ func Kepler() *ode.Problem {
 		T0:         0,
 		T1:         2 * math.Pi,
 		Programs:   keplerPrograms,
+		Offers:     builtinPrograms,
 	}
 }
 

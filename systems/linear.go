@@ -88,6 +88,7 @@ func Linear(a []float64, n int) (*LinearSystem, error) {
 			Programs: func() *ode.Programs {
 				return &ode.Programs{F: f, JVP: pg.jvp, VJP: pg.vjp, JacY: pg.jacY, DfDt: zeroDfDt}
 			},
+			Offers: builtinPrograms,
 		},
 		n: n,
 		a: ac,

@@ -35,6 +35,7 @@ func Lorenz() *ode.Problem {
 		T0:         0,
 		T1:         1,
 		Programs:   lorenzPrograms,
+		Offers:     builtinPrograms,
 	}
 }
 

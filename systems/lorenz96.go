@@ -65,6 +65,7 @@ func Lorenz96(n int, forcing float64) (*ode.Problem, error) {
 		T0:         0,
 		T1:         1,
 		Programs:   lorenz96Programs,
+		Offers:     builtinPrograms,
 	}, nil
 }
 

@@ -57,6 +57,7 @@ func Robertson() *ode.Problem {
 		T1:         1e5,
 		Stiff:      true,
 		Programs:   robertsonPrograms,
+		Offers:     builtinPrograms,
 	}
 }
 

@@ -694,3 +694,21 @@ func TestHaloForceIsMinusGradient(t *testing.T) {
 		}
 	}
 }
+
+// Each built-in declares the derivative programs its Programs sets
+// (Problem.Offers), so that asking what it can do builds nothing; the
+// declaration must be what Programs really sets.
+func TestOffersMatchPrograms(t *testing.T) {
+	for _, pr := range systems.All() {
+		if pr.Offers == 0 || pr.Programs == nil {
+			t.Errorf("%s: Offers = %v, Programs set: %v", pr.Name, pr.Offers, pr.Programs != nil)
+			continue
+		}
+		if got := pr.Programs().Set(); got != pr.Offers {
+			t.Errorf("%s: Programs sets %v, Offers declares %v", pr.Name, got, pr.Offers)
+		}
+		if got := pr.ProgramSet(); got != pr.Offers {
+			t.Errorf("%s: ProgramSet() = %v, want %v", pr.Name, got, pr.Offers)
+		}
+	}
+}

@@ -42,6 +42,7 @@ func VanDerPol() *ode.Problem {
 		T0:         0,
 		T1:         6.3,
 		Programs:   vanDerPolPrograms,
+		Offers:     builtinPrograms,
 	}
 }
 
@@ -151,5 +152,6 @@ func VanDerPolStiff(mu float64) *ode.Problem {
 		T1:         2,
 		Stiff:      true,
 		Programs:   vanDerPolPrograms,
+		Offers:     builtinPrograms,
 	}
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// sensitivity p99 5.3e-5; TestDefaultsMeetRequirement).
 	Method     *method.Tableau
 	RTol, ATol float64
+	// Engine names the engine of the solves at Method
+	// (gradsolve.Options.Engine); empty lets the router pick.
+	Engine string
 	// Workers is the number of goroutines (0: all cores).
 	Workers int
 	// Progress, if set, receives progress of the main solve.
@@ -216,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	pr := systems.Halo()
 	ens := &gradsolve.Ensemble{N: cfg.N, Y0: stars.Y0, P: p, T0: []float64{0}, T1: []float64{t1}}
 	sens := &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}
-	res, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: cfg.Method, RTol: cfg.RTol, ATol: cfg.ATol,
+	res, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: cfg.Method, Engine: cfg.Engine, RTol: cfg.RTol, ATol: cfg.ATol,
 		Workers: cfg.Workers, Progress: cfg.Progress, Sens: sens})
 	if err != nil {
 		return nil, err
@@ -301,7 +304,7 @@ func Tracks(ctx context.Context, r *Result, k, nt int) ([][]float64, error) {
 	}
 	p := []float64{r.Config.VC, r.Config.Q, r.Config.RC}
 	res, err := gradsolve.Solve(ctx, systems.Halo(), &gradsolve.Ensemble{N: k, Y0: r.Stars.Y0[:6*k], P: p,
-		T0: []float64{0}, T1: []float64{r.T1}, Save: save}, &gradsolve.Options{Method: r.Config.Method, RTol: r.Config.RTol, ATol: r.Config.ATol})
+		T0: []float64{0}, T1: []float64{r.T1}, Save: save}, &gradsolve.Options{Method: r.Config.Method, Engine: r.Config.Engine, RTol: r.Config.RTol, ATol: r.Config.ATol})
 	if err != nil {
 		return nil, err
 	}

@@ -133,8 +133,11 @@ type Config struct {
 	// binaries: p99 3.5e-8 rad; TestDefaultsMeetRequirement).
 	Method     *method.Tableau
 	RTol, ATol float64
-	Workers    int
-	Progress   func(done, total int)
+	// Engine names the engine of the solve at Method
+	// (gradsolve.Options.Engine); empty lets the router pick.
+	Engine   string
+	Workers  int
+	Progress func(done, total int)
 	// Check solves the converged reference too and measures the errors
 	// (Result.Err, P99, Pass); without it those fields are empty.
 	Check bool
@@ -241,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	pop := Draw(cfg.N, cfg.Seed)
 	ens := &gradsolve.Ensemble{N: cfg.N, Y0: pop.Y0, P: pop.P, T0: []float64{V(RStart)}, T1: []float64{V(REnd)}}
-	res, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: cfg.Method, RTol: cfg.RTol, ATol: cfg.ATol,
+	res, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: cfg.Method, Engine: cfg.Engine, RTol: cfg.RTol, ATol: cfg.ATol,
 		Workers: cfg.Workers, Progress: cfg.Progress})
 	if err != nil {
 		return nil, err

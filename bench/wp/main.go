@@ -82,7 +82,7 @@ func explicit(m *method.Tableau) solver {
 
 func rosenbrock(m *method.Rosenbrock) solver {
 	return solver{m.Name, func(rtol, atol float64) *gradsolve.Options {
-		return &gradsolve.Options{Rosenbrock: m, RTol: rtol, ATol: atol, Workers: 1}
+		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1}
 	}}
 }
 

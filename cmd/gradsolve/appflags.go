@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
@@ -20,6 +22,7 @@ type populationFlags struct {
 	seed       *uint64
 	rtol, atol *float64
 	meth       *string
+	engine     *string
 	workers    *int
 	out        *string
 	check      *bool
@@ -37,6 +40,7 @@ func newPopulationFlags(name, usage string, nDefault int, what string, stderr io
 		rtol:    fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)"),
 		atol:    fs.Float64("atol", 0, "absolute tolerance (default: the application's)"),
 		meth:    fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)"),
+		engine:  fs.String("engine", "auto", "engine of the solve: "+strings.Join(gradsolve.Engines(), ", ")+" (auto: the router picks)"),
 		workers: fs.Int("workers", 0, "worker goroutines (0: all cores)"),
 		out:     fs.String("out", "", "output directory (stats.json is written last: present only beside a complete set of one run)"),
 		check:   fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met"),
@@ -73,7 +77,18 @@ func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, e
 			return nil, false, fmt.Errorf("--method: %w", err)
 		}
 	}
+	if *pf.engine != "auto" && !slices.Contains(gradsolve.Engines(), *pf.engine) {
+		return nil, false, fmt.Errorf("--engine %q: known engines: %s (or auto)", *pf.engine, strings.Join(gradsolve.Engines(), ", "))
+	}
 	return m, false, nil
+}
+
+// engineName is --engine as the library takes it: "" for auto.
+func (pf *populationFlags) engineName() string {
+	if *pf.engine == "auto" {
+		return ""
+	}
+	return *pf.engine
 }
 
 // open opens the --out directory, if one was given, as pf.set.
@@ -135,6 +150,8 @@ type runStats struct {
 	N            int     `json:"n"`
 	Seed         uint64  `json:"seed"`
 	Method       string  `json:"method"`
+	Engine       string  `json:"engine"`
+	EngineReason string  `json:"engine_reason"`
 	RTol         float64 `json:"rtol"`
 	ATol         float64 `json:"atol"`
 	Workers      int     `json:"workers"`
@@ -151,7 +168,7 @@ type runStats struct {
 // reference.
 func newRunStats(n int, seed uint64, rtol, atol float64, check bool, solve, ref *gradsolve.Result) runStats {
 	tot := solve.Total()
-	st := runStats{N: n, Seed: seed, Method: solve.Method, RTol: rtol, ATol: atol, Workers: solve.Workers,
+	st := runStats{N: n, Seed: seed, Method: solve.Method, Engine: solve.Engine, EngineReason: flagTerms(solve.EngineReason), RTol: rtol, ATol: atol, Workers: solve.Workers,
 		SolveSeconds: solve.Elapsed.Seconds(), Accepted: tot.Accepted, Rejected: tot.Rejected,
 		Failed: len(solve.Failed()), Checked: check}
 	if check && ref != nil {

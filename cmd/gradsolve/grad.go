@@ -28,7 +28,8 @@ the parameters and initial values --wrt names (default: all of them). The
 gradient is the exact derivative of the solution the solve returned, by
 the reverse replay (record the accepted steps, run the discrete adjoint)
 or by forward sensitivities of the --wrt columns alone; --mode chooses,
-and auto lets the router decide from its cost model.
+and auto lets the router decide from what the engines can serve and its
+cost model. --engine names the engine (default: the router's pick).
 
 Give the loss as one of
   --loss sumsq   ½ Σ ‖y(t1)‖² over the final states
@@ -50,9 +51,9 @@ order given; n×0 when it names none), y_final.npy, y_saved.npy with
 --saveat, status.npy, params.npy (n×m, the parameters used) and
 stats.json, last (see gradsolve solve -h). stats.json lists the columns
 (grad_params_columns, grad_y0_columns), the mode and its reason, the
-engine that ran (engine, router_engine) and the number of sensitivity
-columns forward mode integrated (sensitivity_columns; 0 for the reverse
-replay). The reverse replay records every accepted step: (dim+2)×8
+engine that ran (engine, router_engine) and why (engine_reason), and the
+number of sensitivity columns forward mode integrated
+(sensitivity_columns; 0 for the reverse replay). The reverse replay records every accepted step: (dim+2)×8
 bytes per step of each trajectory beyond the arrays of a solve.
 
 flags:
@@ -370,7 +371,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
 			st.Loss = &lossValue
-			st.Mode, st.Reason = g.Decision.Mode.String(), g.Decision.Reason
+			st.Mode, st.Reason = g.Decision.Mode.String(), flagTerms(g.Decision.Reason)
 			st.gradStats = gs
 			if g.Decision.Mode == router.Reverse {
 				st.RecordSeconds = res.Elapsed.Seconds()
@@ -389,7 +390,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if res.NS > 0 {
 			fmt.Fprintf(stdout, ", %d sensitivity columns", res.NS)
 		}
-		fmt.Fprintf(stdout, "\n  router: %s\n", g.Decision.Reason)
+		fmt.Fprintf(stdout, "\n  router: %s\n", flagTerms(g.Decision.Reason))
 		if n == 1 {
 			for c, j := range pIdx {
 				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.ParamColumns[c], g.P[j])

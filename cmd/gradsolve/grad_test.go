@@ -251,9 +251,8 @@ func TestGradSavedStatesEveryMethod(t *testing.T) {
 			}
 		}
 		o := &gradsolve.Options{RTol: 1e-8, ATol: 1e-11, Mode: router.Reverse, DenseSave: dense}
-		if tb, err := method.ByName(meth); err == nil {
-			o.Method = tb
-		} else if o.Rosenbrock, err = method.RosenbrockByName(meth); err != nil {
+		var err error
+		if o.Method, err = method.Lookup(meth); err != nil {
 			t.Fatal(err)
 		}
 		fit := gradsolve.FitData{Saved: data, SavedWeights: weights, Final: final, FinalWeights: finalW}

@@ -45,7 +45,7 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if help || err != nil {
 		return err
 	}
-	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
+	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m, Engine: pf.engineName()}
 	// A job too large is refused before --out is created.
 	if err := halo.CheckSize(cfg); err != nil {
 		return pf.sizeError(err)

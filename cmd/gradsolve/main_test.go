@@ -105,7 +105,39 @@ func TestStiffRouting(t *testing.T) {
 	if _, _, err := runCmd("solve", "../../examples/lorenz.ode", "--saveat", "0.5", "--dense", "-q"); err == nil || !strings.Contains(err.Error(), "--dense") {
 		t.Errorf("--dense with an explicit method: %v", err)
 	}
-	if out, _, _ := runCmd("list"); !strings.Contains(out, "rodas5p (stiff)") {
-		t.Errorf("list lacks the Rosenbrock methods:\n%s", out)
+	if out, _, _ := runCmd("list"); !strings.Contains(out, "rodas5p (stiff)") || !strings.Contains(out, "cpu-erk, cpu-ros") {
+		t.Errorf("list lacks the Rosenbrock methods or the engines:\n%s", out)
+	}
+}
+
+// --engine names the engine: its default method runs when --method
+// does not name one, and stdout and stats.json say which engine ran
+// and why, in the command's terms; without it the router's pick and
+// reason are reported.
+func TestEngineFlag(t *testing.T) {
+	for _, c := range []struct {
+		args                 []string
+		engine, meth, reason string
+	}{
+		{[]string{"solve", "../../examples/lorenz.ode", "--engine", "cpu-ros", "--ref", "0"}, "cpu-ros", "Rodas5P", "named by --engine"},
+		{[]string{"solve", "../../examples/robertson.ode", "--engine", "cpu-erk", "--t1", "1"}, "cpu-erk", "Tsit5", "named by --engine"},
+		{[]string{"solve", "../../examples/lorenz.ode"}, "cpu-erk", "Tsit5", "the registered engine for explicit Runge–Kutta methods"},
+		{[]string{"grad", "../../examples/robertson.ode", "--t1", "1", "--loss", "sumsq", "--engine", "cpu-ros", "--method", "rosenbrock23"}, "cpu-ros", "Rosenbrock23", "named by --engine"},
+	} {
+		dir := t.TempDir()
+		out, _, err := runCmd(append(c.args, "--n", "2", "--out", dir)...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if !strings.Contains(out, "method "+c.meth) || !strings.Contains(out, "engine "+c.engine+" ("+c.reason+")") || goField.MatchString(out) {
+			t.Errorf("%v:\n%s", c.args, out)
+		}
+		st := readStats(t, dir)
+		if st["engine"] != c.engine || st["method"] != c.meth || st["engine_reason"] != c.reason {
+			t.Errorf("%v: stats.json engine %v (%v), method %v", c.args, st["engine"], st["engine_reason"], st["method"])
+		}
+		if c.args[0] == "grad" && (st["router_engine"] != c.engine || goField.MatchString(st["mode_reason"].(string))) {
+			t.Errorf("%v: router_engine %v, mode_reason %v", c.args, st["router_engine"], st["mode_reason"])
+		}
 	}
 }

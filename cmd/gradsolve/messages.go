@@ -29,6 +29,9 @@ var translations = []struct{ from, to string }{
 	{"Options.Sens.Wrt", "--sens"},
 	{"Options.Sens", "--sens"},
 	{"Options.GradientWrt", "--wrt"},
+	{"Options.Engine = ", "--engine "},
+	{"Options.Engine", "--engine"},
+	{"Options.Method", "--method"},
 	{"compile the problem from formulas or supply one", "write it as a problem file (.ode)"},
 	{"every problem compiled from formulas has them", "every problem file has them"},
 	{"LeastSquares: ", "--data: "},
@@ -59,6 +62,16 @@ func (j *job) userError(err error) error {
 		}
 		return j.flagSizeError(err, sf)
 	}
+	return j.libError(err)
+}
+
+// libError puts an error of the library that is not about sizes in the
+// command line's terms: flags instead of Go fields, and a built-in
+// system named as --system NAME.
+func (j *job) libError(err error) error {
+	if err == nil {
+		return nil
+	}
 	err = translate(err)
 	if j.builtin {
 		err = builtinTerms(err, j.pr.Name, j.name())
@@ -82,6 +95,15 @@ func builtinTerms(err error, name, flagName string) error {
 		return err
 	}
 	return &translated{msg: out, err: err}
+}
+
+// flagTerms puts a text of the library that is not an error — the
+// reasons a Result and a Decision give — in the command line's terms.
+func flagTerms(s string) string {
+	for _, t := range translations {
+		s = strings.ReplaceAll(s, t.from, t.to)
+	}
+	return s
 }
 
 // translate rewrites the Go API's phrases in err's text; an error whose

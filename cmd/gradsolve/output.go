@@ -589,6 +589,7 @@ type stats struct {
 	runSet
 	Problem       string         `json:"problem"`
 	Engine        string         `json:"engine"`
+	EngineReason  string         `json:"engine_reason"`
 	RHS           string         `json:"rhs"`
 	Method        string         `json:"method"`
 	RTol          float64        `json:"rtol"`
@@ -633,7 +634,7 @@ func writeOutputs(ctx context.Context, out *outSet, pr *ode.Problem, in *inputs,
 	}
 	codes := make([]int32, n)
 	st := stats{
-		Problem: pr.Name, Engine: res.Engine, RHS: rhs, Method: res.Method,
+		Problem: pr.Name, Engine: res.Engine, EngineReason: flagTerms(res.EngineReason), RHS: rhs, Method: res.Method,
 		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0], MaxSteps: res.Options.MaxSteps,
 		N: n, Dim: dim, K: k, Workers: res.Workers,
 		SolveSeconds: res.Elapsed.Seconds(),

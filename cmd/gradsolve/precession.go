@@ -43,7 +43,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if help || err != nil {
 		return err
 	}
-	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m}
+	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m, Engine: pf.engineName()}
 	// A job too large is refused before --out is created.
 	if err := precession.CheckSize(cfg); err != nil {
 		return pf.sizeError(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/router"
 )
@@ -71,18 +72,18 @@ func (sf sizeFlags) advice() string {
 // own choice (gradsolve.ChooseEngine, gradsolve.GradientDecision), made
 // from the options the run will pass.
 func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
-	o := &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, Workers: j.fl.workers, Mode: j.mode, GradientWrt: j.gradWrt}
+	o := j.planOptions()
 	ch, err := gradsolve.ChooseEngine(j.pr, o)
 	if err != nil {
-		return gradsolve.Sizes{}, translate(err)
+		return gradsolve.Sizes{}, j.libError(err)
 	}
 	s := gradsolve.Sizes{N: sf.n, Dim: j.pr.Dim, NumParams: j.pr.NumParams, K: sf.k, NS: len(j.wrt), Workers: j.fl.workers,
-		Implicit:          ch.Rosenbrock != nil,
+		Implicit:          ch.Method.Family() == method.RosenbrockFamily,
 		InitialFromParams: j.fl.y0 == "" && j.pr.Initial != nil}
 	if j.cmd == "grad" {
 		d, err := gradsolve.GradientDecision(j.pr, o)
 		if err != nil {
-			return gradsolve.Sizes{}, translate(err)
+			return gradsolve.Sizes{}, j.libError(err)
 		}
 		s.Gradient = true
 		if d.Mode == router.Forward {

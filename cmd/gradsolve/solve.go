@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ type solveFlags struct {
 	paramsFile, y0    string
 	t0, t1, saveat    string
 	method            string
+	engine            string
 	rtol, atol        float64
 	workers           int
 	ref               int // solve: --ref (grad has none: 0)
@@ -76,7 +78,8 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.StringVar(&f.t0, "t0", "", "start time, or FILE.npy of n start times (default: the problem's span)")
 	fs.StringVar(&f.t1, "t1", "", "end time, or FILE.npy of n end times (default: the problem's span)")
 	fs.StringVar(&f.saveat, "saveat", "", "save times T1,T2,… or FILE.npy (k shared, or n×k)")
-	fs.StringVar(&f.method, "method", "auto", "method: tsit5, dp5, vern7, dp8 (explicit), rosenbrock23, rodas5p (stiff); auto: Rodas5P for a problem marked stiff, else Tsit5")
+	fs.StringVar(&f.method, "method", "auto", "method: tsit5, dp5, vern7, dp8 (explicit), rosenbrock23, rodas5p (stiff); auto: the --engine's default, else Rodas5P for a problem marked stiff, else Tsit5")
+	fs.StringVar(&f.engine, "engine", "auto", "engine: "+strings.Join(gradsolve.Engines(), ", ")+"; auto: the router picks the engine that runs the method (cpu-erk explicit, cpu-ros Rosenbrock)")
 	fs.Float64Var(&f.rtol, "rtol", 1e-8, "relative tolerance")
 	fs.Float64Var(&f.atol, "atol", 1e-11, "absolute tolerance")
 	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: all cores)")
@@ -117,9 +120,9 @@ type job struct {
 	cmd       string // "solve" or "grad"
 	pr        *ode.Problem
 	builtin   bool
-	rhs       string // "tape" or "go"
-	tb        *method.Tableau
-	rt        *method.Rosenbrock
+	rhs       string          // "tape" or "go"
+	meth      method.Method   // --method; nil for auto
+	engine    string          // --engine; "" for auto
 	wrt       []gradsolve.Wrt // solve: the --sens columns
 	mode      router.Mode     // grad: --mode
 	gradWrt   []gradsolve.Wrt // grad: the --wrt columns (default params,y0)
@@ -211,12 +214,15 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 		j.builtin, j.rhs = true, "go"
 	}
 	if fl.method != "auto" {
-		if j.tb, err = method.ByName(fl.method); err != nil {
-			var rerr error
-			if j.rt, rerr = method.RosenbrockByName(fl.method); rerr != nil {
-				return nil, fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", fl.method)
-			}
+		if j.meth, err = method.Lookup(fl.method); err != nil {
+			return nil, fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", fl.method)
 		}
+	}
+	if fl.engine != "auto" {
+		if !slices.Contains(gradsolve.Engines(), fl.engine) {
+			return nil, fmt.Errorf("--engine %q: known engines: %s (or auto)", fl.engine, strings.Join(gradsolve.Engines(), ", "))
+		}
+		j.engine = fl.engine
 	}
 	if err := j.checkMethodFlags(); err != nil {
 		return nil, err
@@ -237,6 +243,9 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 		if j.gradWrt, err = parseWrt(j.pr, "wrt", spec); err != nil {
 			return nil, err
 		}
+	}
+	if err := j.checkEngine(); err != nil {
+		return nil, err
 	}
 	if j.builtin && len(fl.params) == 0 && fl.paramsFile == "" {
 		if s := defaultSweep[fl.system]; s != "" {
@@ -278,29 +287,49 @@ func checkOptionFlags(fl *solveFlags) error {
 	return nil
 }
 
-// checkMethodFlags checks the flags that depend on the method.
+// checkMethodFlags checks the flags that depend on the method, so that
+// their errors name the flags; the library's engine check
+// (checkEngine) says the rest.
 func (j *job) checkMethodFlags() error {
 	fl := j.fl
-	if fl.dense && j.tb != nil {
-		return fmt.Errorf("--dense needs a Rosenbrock method with a continuous extension (--method rodas5p or rosenbrock23); %s re-steps its save times", j.tb.Name)
+	family := method.Family(0) // auto
+	if j.meth != nil {
+		family = j.meth.Family()
 	}
-	if fl.sensErrorTest && j.rt != nil {
+	if fl.dense && family == method.ExplicitFamily {
+		return fmt.Errorf("--dense needs a Rosenbrock method with a continuous extension (--method rodas5p or rosenbrock23); %s re-steps its save times", j.meth.MethodName())
+	}
+	if fl.sensErrorTest && family == method.RosenbrockFamily {
 		return fmt.Errorf("--sens-error-test is not available with --method %s: a Rosenbrock method's sensitivities follow the state's mesh", fl.method)
 	}
-	if j.rt != nil {
-		if pg := programsOf(j.pr); pg == nil || pg.JacY == nil {
-			return fmt.Errorf("--method %s: %s has no Jacobian program; use an explicit method (tsit5, dp5, vern7, dp8)", fl.method, j.name())
-		}
+	if family == method.RosenbrockFamily && !j.pr.ProgramSet().Has(ode.HasJacY) {
+		return fmt.Errorf("--method %s: %s has no Jacobian program; use an explicit method (tsit5, dp5, vern7, dp8)", fl.method, j.name())
 	}
 	return nil
 }
 
-// programsOf returns the problem's derivative programs, or nil.
-func programsOf(pr *ode.Problem) *ode.Programs {
-	if pr.Programs == nil {
-		return nil
+// checkEngine asks the library which engine will run the job — for
+// grad, for either mode — so that a method, --engine and flags no
+// engine can serve together are refused before the ensemble is built,
+// with the engine's reason in the command's terms.
+func (j *job) checkEngine() error {
+	o := j.planOptions()
+	if j.cmd == "grad" {
+		_, err := gradsolve.GradientDecision(j.pr, o)
+		return j.libError(err)
 	}
-	return pr.Programs()
+	_, err := gradsolve.ChooseEngine(j.pr, o)
+	return j.libError(err)
+}
+
+// planOptions are the options of the run as far as they choose the
+// method, the engine and the route.
+func (j *job) planOptions() *gradsolve.Options {
+	o := &gradsolve.Options{Method: j.meth, Engine: j.engine, Workers: j.fl.workers, DenseSave: j.fl.dense, Mode: j.mode, GradientWrt: j.gradWrt}
+	if j.cmd == "solve" && j.wrt != nil {
+		o.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: j.fl.sensErrorTest}
+	}
+	return o
 }
 
 // name is the problem in the command line's terms.
@@ -314,7 +343,7 @@ func (j *job) name() string {
 func (j *job) options(stderr io.Writer) (*gradsolve.Options, *progressBar) {
 	fl := j.fl
 	bar := newProgressBar(stderr, time.Second)
-	return &gradsolve.Options{Method: j.tb, Rosenbrock: j.rt, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
+	return &gradsolve.Options{Method: j.meth, Engine: j.engine, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
 		MaxSteps: fl.maxSteps, DenseSave: fl.dense, Progress: bar.update}, bar
 }
 
@@ -369,7 +398,8 @@ func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 		fmt.Fprintf(w, ", t from %g to %g", in.ens.T0[0], in.ens.T1[0])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %d workers\n", res.Method, res.Reason, o.RTolVec[0], o.ATolVec[0], res.Workers)
+	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %d workers\n", res.Method, flagTerms(res.Reason), o.RTolVec[0], o.ATolVec[0], res.Workers)
+	fmt.Fprintf(w, "  engine %s (%s)\n", res.Engine, flagTerms(res.EngineReason))
 	tot := res.Total()
 	att := tot.Attempts()
 	el := res.Elapsed
@@ -481,6 +511,8 @@ func listCmd(w io.Writer) error {
 	for _, rt := range method.AllRosenbrock() {
 		fmt.Fprintf(tw, "%s (stiff)\t%d\t%d(%d)\t%v\t%s\n", strings.ToLower(rt.Name), rt.Stages(), rt.Order, rt.ErrOrder, rt.FSAL(), rt.Source)
 	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "engines (--engine; auto: the router picks the one that serves the job): %s\n", strings.Join(gradsolve.Engines(), ", "))
 	return tw.Flush()
 }
 

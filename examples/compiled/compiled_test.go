@@ -33,7 +33,7 @@ func TestSolvesMatchTape(t *testing.T) {
 	}{
 		{"lorenz", compiled.LorenzProblem(), gradsolve.Options{Method: method.Vern7, RTol: 1e-8, ATol: 1e-10}},
 		{"halo", compiled.HaloProblem(), gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8}},
-		{"robertson", compiled.RobertsonProblem(), gradsolve.Options{Rosenbrock: method.Rodas5P, RTol: 1e-6, ATol: 1e-10}},
+		{"robertson", compiled.RobertsonProblem(), gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10}},
 	} {
 		m, err := parse.ParseFile("../" + c.name + ".ode")
 		if err != nil {

@@ -426,6 +426,7 @@ func (s *Set) Problem() *ode.Problem {
 			pool.Put(r)
 		},
 		Programs:   s.Programs,
+		Offers:     ode.AllPrograms, // Programs sets every evaluator (built on first call)
 		SensF:      s.SensF,
 		StateNames: m.StateNames(),
 		ParamNames: m.ParamNames(),

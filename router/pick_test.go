@@ -1,0 +1,61 @@
+package router
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// fake is an engine of one family that refuses what refuse says.
+type fake struct {
+	name     string
+	priority int
+	family   method.Family
+	refuse   error
+}
+
+func (f fake) Name() string                              { return f.name }
+func (f fake) Priority() int                             { return f.priority }
+func (f fake) Reference() string                         { return "" }
+func (f fake) Runs(m method.Method) bool                 { return m.Family() == f.family }
+func (f fake) DefaultMethod(*ode.Problem) method.Method  { return method.Tsit5 }
+func (f fake) Serves(*engine.Request) error              { return f.refuse }
+func (f fake) Prepare(*engine.Spec) (engine.Plan, error) { return nil, errors.New("fake") }
+
+// Pick takes the first engine, in the order given, that runs the method
+// and serves the request; its reason names the engines passed over.
+func TestPick(t *testing.T) {
+	prob := &ode.Problem{Name: "m", Dim: 1}
+	req := &engine.Request{Problem: prob, Method: method.Tsit5, Job: engine.Forward}
+	noAVX := errors.New("m: no AVX-512 on this processor")
+	simd := fake{"simd-erk", 10, method.ExplicitFamily, noAVX}
+	erk := fake{"cpu-erk", 0, method.ExplicitFamily, nil}
+	ros := fake{"cpu-ros", 0, method.RosenbrockFamily, nil}
+
+	e, r := Pick([]engine.Engine{simd, erk, ros}, req)
+	if e == nil || r.Err != nil || r.Engine != "cpu-erk" || !strings.Contains(r.Reason, "passed over: simd-erk: m: no AVX-512") {
+		t.Errorf("fallback past a refusing engine: %v, %+v", e, r)
+	}
+	simd.refuse = nil
+	if _, r := Pick([]engine.Engine{simd, erk, ros}, req); r.Engine != "simd-erk" || strings.Contains(r.Reason, "passed over") {
+		t.Errorf("first serving engine: %+v", r)
+	}
+	// One engine runs the method and refuses: its own words.
+	erk.refuse = errors.New("m: DenseSave needs a Rosenbrock method")
+	if _, r := Pick([]engine.Engine{erk, ros}, req); r.Err != erk.refuse {
+		t.Errorf("the only engine refuses: %+v", r)
+	}
+	// Two refuse: both, named.
+	simd.refuse = noAVX
+	if _, r := Pick([]engine.Engine{simd, erk, ros}, req); r.Err == nil || !strings.Contains(r.Err.Error(), "simd-erk: m: no AVX-512") || !strings.Contains(r.Err.Error(), "cpu-erk: m: DenseSave") {
+		t.Errorf("every engine refuses: %+v", r)
+	}
+	// None runs the method.
+	if _, r := Pick([]engine.Engine{ros}, req); !errors.Is(r.Err, ErrNoEngine) || !strings.Contains(r.Err.Error(), "Tsit5 (of the explicit Runge–Kutta family); the registered engines are cpu-ros") {
+		t.Errorf("no engine runs the method: %+v", r)
+	}
+}
