@@ -1,7 +1,7 @@
 // Package control holds the step-size control shared by every gradsolve
-// engine: the PI step-size controller and the automatic initial step.
-// It never evaluates a right-hand side except in InitialStep, which
-// needs one trial evaluation, and it never allocates.
+// engine: the error norm, the PI step-size controller and the automatic
+// initial step. It never evaluates a right-hand side except in
+// InitialStep, which needs one trial evaluation, and it never allocates.
 //
 // The scaled error of a step is the weighted RMS norm
 //
@@ -9,6 +9,9 @@
 //
 // where e is the embedded error estimate, y the state at the start of
 // the step and y1 the proposed state (Hairer, Nørsett & Wanner I, §II.4,
-// eq. 4.11). A step is accepted when err ≤ 1. The engines compute this
-// sum inline; the controller receives err.
+// eq. 4.11), or for DP8 Hairer's combined form of dop853. A step is
+// accepted when err ≤ 1. Norm computes it, for every engine (the
+// machine-code stage sums of package erk form the squared terms
+// themselves and finish through NormOfSquares); the controller receives
+// err.
 package control

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/kernelgen"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 )
 
 // Stage sums as machine code.
@@ -251,33 +253,45 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 	return js
 }
 
-// stagesJIT is attempt's stage computation with the sums as machine
-// code: genericStages, operation for operation.
-func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
-	js := sv.jit
-	if nd != js.nd {
-		sv.genericStages(t, h, p, nd)
-		return
+// jitStepper runs the stage sums of an attempt, and the per-component
+// part of its error norm, as machine code, with the right-hand side
+// called from Go between the sums.
+type jitStepper struct{ stepper }
+
+// Attempt runs the stages (stagesJIT) and finishes the norm from the
+// squared terms the code left (normOfSquares).
+func (s jitStepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	if s.cfg.NormDim != s.jit.nd { // code for another norm: not this solver's
+		return s.stepper.Attempt(t, h, p, moved, st)
 	}
-	f, k, a := sv.cfg.F, sv.k, &sv.jargs
-	// An accepted FSAL step swaps k_0 and k_{s−1}, and every accepted
-	// step y and y1.
+	sv := s.begin(t, p, moved, st)
+	sv.stagesJIT(t, h, p, sv.cfg.NormDim)
+	return sv.normOfSquares()
+}
+
+// jitEntries points the code's arguments at the current y, y1 and h
+// and returns the entries for the current arrangement of the stages:
+// an accepted FSAL step swaps k_0 and k_{s−1}, and every accepted step
+// y and y1.
+func (sv *Solver) jitEntries(h float64) *jitEntries {
+	js, a := sv.jit, &sv.jargs
 	e := &js.entries[0]
-	if unsafe.Pointer(unsafe.SliceData(k[0])) != a[0] {
+	if unsafe.Pointer(unsafe.SliceData(sv.k[0])) != a[0] {
 		e = &js.entries[1]
 	}
 	a[1], a[3] = unsafe.Pointer(unsafe.SliceData(sv.y)), unsafe.Pointer(unsafe.SliceData(sv.y1))
 	sv.h = h
-	if js.fused {
-		// Solve evaluated f(t0, y0, p) in Go first, so a p too short
-		// for f panicked there and cannot reach the machine code.
-		sv.t, sv.plen = t, len(p)
-		a[argP] = unsafe.Pointer(unsafe.SliceData(p))
-		jit.Call16(e.attempt, a)
-		runtime.KeepAlive(js)
-		sv.squared = true
-		return
-	}
+	return e
+}
+
+// stagesJIT is the stage computation of a jitStepper's attempt:
+// genericStages, operation for operation, except that ev and ev3 end up
+// holding the squared terms of the error norm (stageGen.norm). nd must
+// be the code's (jitStages.nd).
+func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
+	js := sv.jit
+	f, k, a := sv.cfg.F, sv.k, &sv.jargs
+	e := sv.jitEntries(h)
 	for i := 1; i < js.end; i++ {
 		jit.Call16(e.inputs[i-1], a)
 		f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
@@ -288,7 +302,24 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 		jit.Call16(e.errs, a)
 	}
 	runtime.KeepAlive(js) // it owns the code
-	sv.squared = true
+}
+
+// normOfSquares finishes the error norm from the squared terms r² the
+// machine code left in ev (and ev3), summed in ascending order as
+// control.Norm sums them, through control.NormOfSquares; ok is
+// false when it or any component of the proposal is not finite.
+func (sv *Solver) normOfSquares() (float64, bool) {
+	nd := sv.cfg.NormDim
+	var sum5, sum3 float64
+	for _, r2 := range sv.ev[:nd] {
+		sum5 += r2
+	}
+	if sv.e3 != nil {
+		for _, r2 := range sv.ev3[:nd] {
+			sum3 += r2
+		}
+	}
+	return control.Usable(control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil), sv.y1)
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
@@ -322,43 +353,12 @@ func (sv *Solver) setJITArgs() {
 // addresses of Solver.jargs.
 var argRegs = [8]byte{regK, regY, regYT, regY1, regEV, regEV3, regH, regCoefs}
 
-// fusedAttempt writes one function for a whole attempt whose right-hand
-// side is machine code (see jit.ClosureOf): each stage's sum, then a
-// call of f's code, as genericStages does them. Solver.jargs stays in
-// R13, which f's code leaves alone. It returns the function's offset.
-func (g *stageGen) fusedAttempt(sv *Solver, end, nd int) int {
-	a := &g.a
-	start := len(a.B)
-	a.MovRR(jit.R13, jit.BX)
-	s := sv.s
-	for i := 1; i < end; i++ {
-		g.begin()
-		g.sum(regYT, sv.rows[i], sv.dim, true)
-		g.callF(sv.c[i], false, 2, g.slot[i])
-	}
-	g.begin()
-	if sv.fsal {
-		g.sum(regY1, sv.rows[s-1], sv.dim, true)
-	} else {
-		g.sum(regY1, sv.b, sv.dim, true)
-	}
-	if sv.fsal && !sv.defer_ {
-		g.callF(1, true, 3, g.slot[s-1])
-		g.begin()
-	}
-	g.sum(regEV, sv.e, nd, false)
-	if sv.e3 != nil {
-		g.sum(regEV3, sv.e3, nd, false)
-	}
-	g.norm(nd, sv.e3 != nil)
-	g.finish()
-	return start
-}
-
-// norm writes the per-component part of attempt's error norm over the
-// first nd components, in place of the error vectors: ev[d] becomes
-// r², r = (h·ev[d]) / (atol[d] + rtol[d]·max(|y[d]|, |y1[d]|)), and
-// ev3[d] likewise when e3 is set. attempt then sums them in order. R13
+// norm writes the per-component part of the error norm
+// (control.Norm) over the first nd components, in place of the
+// error vectors: ev[d] becomes r², r = (h·ev[d]) / (atol[d] +
+// rtol[d]·max(|y[d]|, |y1[d]|)), and ev3[d] likewise when e3 is set.
+// normOfSquares then sums them in order. This stays inside the machine
+// code strategies: no other code reads ev after them. R13
 // holds Solver.jargs. max is vmaxpd(|y|, |y1|), which is
 // control.MaxAbs(y, y1) wherever |y| is not NaN; where it is, y1 is NaN
 // too (y1 = y + h·…) and both give NaN.
@@ -423,41 +423,6 @@ func chunks(n int, emit func(d int, pp byte, wide bool)) {
 
 // opMax is the opcode of maxpd/maxsd.
 const opMax = 0x5F
-
-// callF writes a call of f's code in Go's register convention:
-// f(t + float64(c·h), in, p, k) with in Solver.jargs[in] (yt or y1) and
-// k the stage in place slot; last means t + h. Then it reloads the
-// registers f's code changed.
-func (g *stageGen) callF(c float64, last bool, in int, slot int) {
-	a := &g.a
-	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
-	a.Vzeroupper() // f's code uses the legacy SSE encodings
-	// X0 = t + float64(c·h), from memory: t at argT, h at regH's address.
-	a.Load64(jit.R12, arg(argT))
-	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, 0, 0, jit.Mem{Base: jit.R12})
-	a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpLoad, yTmp, 0, jit.Mem{Base: regH})
-	if !last {
-		i := len(g.coefs)
-		g.coefs = append(g.coefs, c)
-		a.VRM(jit.VexPPF2, jit.Map0F, false, jit.OpMul, yTmp, yTmp, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
-	}
-	a.VRR(jit.VexPPF2, jit.Map0F, false, jit.OpAdd, 0, 0, yTmp)
-	// y: AX (pointer), BX (length); p: DI, SI; out: R9, R10; DX the closure.
-	n := uint64(g.dim)
-	a.Load64(jit.AX, arg(in))
-	a.MovImm64(jit.BX, n)
-	a.Load64(jit.DI, arg(argP))
-	a.Load64(jit.SI, arg(argPLen))
-	a.Load64(jit.SI, jit.Mem{Base: jit.SI})
-	a.Load64(jit.R9, arg(0))
-	a.Lea(jit.R9, jit.Mem{Base: jit.R9, Disp: int32(8 * slot * g.dim)})
-	a.MovImm64(jit.R10, n)
-	a.Load64(jit.DX, arg(argClosure))
-	a.CallMem(jit.Mem{Base: jit.DX})
-	for i, r := range argRegs {
-		a.Load64(r, arg(i))
-	}
-}
 
 // stageGen writes the code of the sums.
 type stageGen struct {

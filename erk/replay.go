@@ -22,12 +22,10 @@ type Replayer struct {
 
 	ys    [][]float64 // stage inputs Y_i of the step being reversed
 	kbar  [][]float64 // cotangents of the stages k_i
-	ybar  []float64   // cotangent of the state at the start of the step
-	ynext []float64   // cotangent of the state at its end
 	gy    []float64
 	gp    []float64
-	owner []int // the step each save time belongs to (−1: t0)
 	kview [][]float64
+	walk  ivp.Walk
 }
 
 // NewReplayer returns a Replayer for cfg (as New) whose right-hand side
@@ -44,11 +42,11 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 		return nil, fmt.Errorf("erk: %d parameters", m)
 	}
 	s, dim := sv.s, sv.dim
-	flat := make([]float64, 2*s*dim+3*dim+m)
+	flat := make([]float64, 2*s*dim+dim+m)
 	rp := &Replayer{sv: sv, vjp: vjp, m: m}
 	rp.ys, flat = split(flat, s, dim)
 	rp.kbar, flat = split(flat, s, dim)
-	rp.ybar, rp.ynext, rp.gy, rp.gp = flat[:dim], flat[dim:2*dim], flat[2*dim:3*dim], flat[3*dim:3*dim+m]
+	rp.gy, rp.gp = flat[:dim], flat[dim:dim+m]
 	rp.kview = make([][]float64, s)
 	return rp, nil
 }
@@ -57,67 +55,9 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 // recorded step sizes, overwriting ms.Y, and writes the final state into
 // yOut and the states at the save times (ordered as in the recording
 // solve) into saved. At the recording's own y0 and p it reproduces the
-// recorded states bit for bit.
+// recorded states bit for bit. The walk is ivp.Forward's.
 func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
-	sv := rp.sv
-	dim := sv.dim
-	f := sv.cfg.F
-	copy(ms.Y[:dim], y0)
-	isave := 0
-	for isave < len(save) && save[isave] == ms.T[0] {
-		copy(saved[isave*dim:], y0)
-		isave++
-	}
-	k := sv.k
-	for step, h := range ms.H {
-		t, tn := ms.T[step], ms.T[step+1]
-		y := ms.Y[step*dim : (step+1)*dim]
-		yn := ms.Y[(step+1)*dim : (step+2)*dim]
-		f(t, y, p, k[0])
-		for i := 1; i <= sv.lastB; i++ {
-			stageInput(sv.yt, y, h, sv.rows[i], k)
-			f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
-		}
-		// The proposal as the recording built it: through the last row
-		// of A for FSAL methods (equal to b), else through b.
-		if sv.fsal {
-			stageInput(yn, y, h, sv.rows[sv.s-1], k)
-		} else {
-			stageInput(yn, y, h, sv.b, k)
-		}
-		if ms.KeepStages {
-			if step == 0 {
-				ms.K = ms.K[:0]
-			}
-			ms.PushStages(k[:sv.lastB+1])
-		}
-		isave = rp.saves(ms, step, t, tn, p, save, saved, isave, func(dst []float64, hs float64) {
-			sv.y = append(sv.y[:0], y...) // restep reads sv.y and sv.k[0]
-			sv.restep(t, hs, p, dst)
-		})
-	}
-	last := len(ms.H)
-	copy(yOut, ms.Y[last*dim:(last+1)*dim])
-}
-
-// saves visits the save times inside step (t, tn]: a save at tn is the
-// step's result, others are computed by partial(dst, τ − t).
-func (rp *Replayer) saves(ms *ivp.Mesh, step int, t, tn float64, p, save, saved []float64, isave int, partial func(dst []float64, hs float64)) int {
-	dim := rp.sv.dim
-	dir := 1.0
-	if tn < t {
-		dir = -1
-	}
-	for isave < len(save) && dir*(save[isave]-tn) <= 0 {
-		dst := saved[isave*dim : (isave+1)*dim]
-		if save[isave] == tn {
-			copy(dst, ms.Y[(step+1)*dim:(step+2)*dim])
-		} else {
-			partial(dst, save[isave]-t)
-		}
-		isave++
-	}
-	return isave
+	ivp.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
@@ -127,54 +67,63 @@ func (rp *Replayer) saves(ms *ivp.Mesh, step int, t, tn float64, p, save, saved 
 // means zero), it writes the gradient with respect to y0 into gy0 and
 // with respect to p into gp. With L = Σ cotY·y_final + Σ cotSaved·y_saved,
 // gy0 = ∂L/∂y0 and gp = ∂L/∂p of the discrete map with the step sizes
-// held fixed.
+// held fixed. The walk is ivp.Walk.Reverse's; save times inside a step
+// are partial steps from its start.
 func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
-	sv := rp.sv
-	dim := sv.dim
-	ybar := rp.ybar
-	copy(ybar, cotY)
-	clear(gp[:rp.m])
-	// The save times of each step, found as the forward pass found them.
-	rp.owner = ms.SaveOwners(save, rp.owner)
-	owner := rp.owner
-	nextSave := len(save) - 1
-	for step := len(ms.H) - 1; step >= 0; step-- {
-		t, h, tn := ms.T[step], ms.H[step], ms.T[step+1]
-		y := ms.Y[step*dim : (step+1)*dim]
-		// Saves at the end of this step are its result: their cotangents
-		// join that of y_{k+1} before the step is reversed.
-		first := nextSave
-		for first >= 0 && owner[first] == step {
-			first--
-		}
-		for q := nextSave; q > first; q-- {
-			if save[q] == tn && cotSaved != nil {
-				addTo(ybar, cotSaved[q*dim:(q+1)*dim])
-			}
-		}
-		if ms.KeepStages {
-			rp.storedStages(ms, step, h, y)
-		} else {
-			rp.stages(t, h, y, p)
-		}
-		copy(rp.ynext, ybar) // cotangent of y_{k+1}
-		clear(ybar)
-		rp.reverseStep(t, h, p, rp.ynext, ybar, gp)
-		// Saves inside the step: partial steps from y_k.
-		for q := nextSave; q > first; q-- {
-			if save[q] != tn && cotSaved != nil {
-				rp.stages(t, save[q]-t, y, p)
-				rp.reverseStep(t, save[q]-t, p, cotSaved[q*dim:(q+1)*dim], ybar, gp)
-			}
-		}
-		nextSave = first
+	rp.walk.Reverse(replayStep{rp}, ms, rp.sv.dim, false, p, save, cotY, cotSaved, gy0, gp[:rp.m])
+}
+
+// replayStep is the Replayer's step for the walks (ivp.ForwardStepper,
+// ivp.ReverseStepper).
+type replayStep struct{ *Replayer }
+
+// Step recomputes an accepted step's stages and result from (t, y) and
+// keeps its stages in ms when it keeps them.
+func (r replayStep) Step(ms *ivp.Mesh, step int, t, h float64, y, yn, p []float64) {
+	sv := r.sv
+	f, k := sv.cfg.F, sv.k
+	f(t, y, p, k[0])
+	for i := 1; i <= sv.lastB; i++ {
+		stageInput(sv.yt, y, h, sv.rows[i], k)
+		f(t+float64(sv.c[i]*h), sv.yt, p, k[i])
 	}
-	for q := nextSave; q >= 0; q-- { // saves at t0 are y0
-		if cotSaved != nil {
-			addTo(ybar, cotSaved[q*dim:(q+1)*dim])
-		}
+	// The proposal as the recording built it: through the last row
+	// of A for FSAL methods (equal to b), else through b.
+	if sv.fsal {
+		stageInput(yn, y, h, sv.rows[sv.s-1], k)
+	} else {
+		stageInput(yn, y, h, sv.b, k)
 	}
-	copy(gy0, ybar)
+	if ms.KeepStages {
+		if step == 0 {
+			ms.K = ms.K[:0]
+		}
+		ms.PushStages(k[:sv.lastB+1])
+	}
+}
+
+// Save re-steps from (t, y) to ts, as the recording solve did.
+func (r replayStep) Save(dst []float64, t, _, ts float64, y, p []float64) {
+	sv := r.sv
+	copy(sv.y, y) // restep reads sv.y and sv.k[0]
+	sv.restep(t, ts-t, p, dst)
+}
+
+// ReverseStep rebuilds the step's stage inputs (from the stages kept in
+// ms, or by evaluating them again) and reverses the step.
+func (r replayStep) ReverseStep(ms *ivp.Mesh, step int, t, h float64, y, p, ynewBar, ybar, gp []float64, _ []ivp.SaveCot) {
+	if ms.KeepStages {
+		r.storedStages(ms, step, h, y)
+	} else {
+		r.stages(t, h, y, p)
+	}
+	r.reverseStep(t, h, p, ynewBar, ybar, gp)
+}
+
+// ReversePartial reverses the partial step from (t, y) to ts.
+func (r replayStep) ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64) {
+	r.stages(t, ts-t, y, p)
+	r.reverseStep(t, ts-t, p, cot, ybar, gp)
 }
 
 // stages recomputes the stage inputs Y_i and stages k_i of a step of

@@ -55,8 +55,10 @@ type Solver struct {
 	e, e3 []coef   // nonzero error weights
 	c     []float64
 	fsal  bool
-	// stages is the generated kernel of the method (kernels.go), nil for
-	// a tableau without one; generic makes attempt ignore it (tests).
+	// The stage-sum strategy New chose (see stepper): jit, else stages,
+	// else the generic loops. stages is the generated kernel of the
+	// method (kernels.go), nil for a tableau without one; generic
+	// (tests) makes Solve use the generic loops whatever New chose.
 	stages  func(sv *Solver, t, h float64, p []float64, nd int)
 	generic bool
 	defer_  bool // FSAL with zero error weight on the last stage: evaluate it only once accepted
@@ -72,6 +74,9 @@ type Solver struct {
 	yt    []float64 // stage input
 	ev    []float64 // error vector (DOP853: 5th-order part)
 	ev3   []float64 // DOP853: 3rd-order part
+	// norm is the error norm over the NormDim components of ev (and
+	// ev3 for a DOP853 norm).
+	norm control.Norm
 
 	// jit is the stage sums as machine code (jitstages.go), or nil;
 	// jargs the addresses its code reads; h, t and plen the step size,
@@ -80,9 +85,9 @@ type Solver struct {
 	jargs [16]unsafe.Pointer
 	h, t  float64
 	plen  int
-	// squared: the stages left the terms of the error norm in ev and
-	// ev3 (see stageGen.norm).
-	squared bool
+
+	// loop is the driver's part of the configuration (ivp.Solve).
+	loop ivp.Loop
 }
 
 // New validates cfg and returns a Solver with its work arrays allocated.
@@ -142,8 +147,14 @@ func New(cfg Config) (*Solver, error) {
 	sv.y, sv.y1, sv.yt, sv.ev, sv.ev3 = flat[:dim], flat[dim:2*dim], flat[2*dim:3*dim], flat[3*dim:4*dim], flat[4*dim:5*dim]
 	if sv.jit = stagesJITFor(sv, tb); sv.jit != nil {
 		sv.setJITArgs()
-		sv.stages = (*Solver).stagesJIT
 	}
+	nd := cfg.NormDim
+	sv.norm = control.Norm{E: sv.ev[:nd], ATol: cfg.ATol[:nd], RTol: cfg.RTol[:nd]}
+	if sv.e3 != nil {
+		sv.norm.E3 = sv.ev3[:nd]
+	}
+	sv.loop = ivp.Loop{F: cfg.F, Dim: dim, Order: tb.Order, RTol: cfg.RTol[:nd], ATol: cfg.ATol[:nd],
+		HMax: cfg.HMax, H0: cfg.H0, MaxSteps: cfg.MaxSteps, Controller: cfg.Controller}
 	return sv, nil
 }
 
@@ -165,220 +176,106 @@ func split(flat []float64, s, dim int) ([][]float64, []float64) {
 	return k, flat[s*dim:]
 }
 
-// stopEvery is how many step attempts pass between checks of the stop
-// flag: often enough to stop within microseconds, rarely enough to cost
-// nothing.
-const stopEvery = 64
-
 // Solve integrates one trajectory and writes its results into out. stop,
 // if not nil, is polled every few steps; when it is set the solve ends
 // with status Cancelled. On failure out.Y holds the last accepted state
-// and save times not reached hold NaN.
+// and save times not reached hold NaN. The adaptive loop is ivp.Solve's;
+// the stepper is the stage-sum strategy New chose (see stepper).
 func (sv *Solver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
-	cfg := &sv.cfg
-	f, p, dim := cfg.F, tr.P, sv.dim
-	t0, t1 := tr.T0, tr.T1
-	dir := 1.0
-	if t1 < t0 {
-		dir = -1
-	}
-	span := math.Abs(t1 - t0)
-	hmax := math.Min(cfg.HMax, span)
+	ivp.Solve(sv.stepper(), &sv.loop, tr, out, stop)
+}
 
-	y, y1, k := sv.y, sv.y1, sv.k
-	copy(y, tr.Y0)
-	out.Stats = ode.Stats{}
-	out.T, out.H = t0, 0
-	st := &out.Stats
-	for i := range out.Saved {
-		out.Saved[i] = math.NaN()
-	}
-	if out.Mesh != nil {
-		out.Mesh.Reset(t0, y)
-	}
-	nsave, isave := len(tr.Save), 0
-	for isave < nsave && tr.Save[isave] == t0 {
-		copy(out.Saved[isave*dim:(isave+1)*dim], y)
-		isave++
-	}
+// attempt is one step attempt through the chosen strategy (tests).
+func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
+	return sv.stepper().Attempt(t, h, p, false, st)
+}
 
-	finish := func(status ode.Status, t, h float64) {
-		copy(out.Y, y)
-		out.T, out.H, out.Status = t, h, status
+// stepper returns the Solver as the driver's ivp.Stepper, with the
+// stage-sum strategy New chose: machine code (jitStepper, or
+// fusedStepper where f is machine code too), a generated kernel
+// (kernelStepper) or the generic loops (stepper). Each strategy is a
+// type of its own whose Attempt computes the stages and returns the
+// error norm through control; they share Start, Save and Advance. The
+// value is a single pointer, so handing it out allocates nothing.
+// generic (tests) selects the generic loops whatever New chose.
+func (sv *Solver) stepper() ivp.Stepper {
+	base := stepper{sv}
+	switch {
+	case sv.generic:
+		return base
+	case sv.jit != nil && sv.jit.fused:
+		return fusedStepper{base}
+	case sv.jit != nil:
+		return jitStepper{base}
+	case sv.stages != nil:
+		return kernelStepper{base}
 	}
+	return base
+}
 
-	f(t0, y, p, k[0])
-	st.FEvals++
-	if !allFinite(k[0]) {
-		finish(ode.NonFinite, t0, 0)
-		return
+// stepper is the Solver's part of the adaptive loop (ivp.Stepper), with
+// the generic loops as its stage sums.
+type stepper struct{ *Solver }
+
+// Start hands the driver the state, the proposal, k_0 for f(t0, y0), the
+// stage input as InitialStep's scratch, and the stages a mesh keeps.
+func (s stepper) Start() ivp.Arrays {
+	sv := s.Solver
+	return ivp.Arrays{Y: &sv.y, Y1: &sv.y1, F0: sv.k[0], Work: sv.yt, Keep: sv.k[:sv.lastB+1]}
+}
+
+// Attempt runs the generic loops (genericStages) and the error norm
+// over the first NormDim components (control.Norm; ok is false
+// when it or any component of the proposal is not finite).
+func (s stepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	sv := s.begin(t, p, moved, st)
+	sv.genericStages(t, h, p, sv.cfg.NormDim)
+	return sv.norm.Of(h, sv.y, sv.y1)
+}
+
+// begin starts an attempt: it completes the accepted step that ended at
+// t when moved (ivp.Stepper) and counts the attempt's evaluations.
+func (s stepper) begin(t float64, p []float64, moved bool, st *ode.Stats) *Solver {
+	if moved {
+		s.Advance(t, p, true, st)
 	}
+	st.FEvals += s.attemptEvals
+	return s.Solver
+}
 
-	h := cfg.H0
-	if h == 0 {
-		var n int
-		nd := cfg.NormDim
-		h, n = control.InitialStep(f, p, t0, dir, y, k[0], sv.cfg.Tableau.Order, cfg.ATol[:nd], cfg.RTol[:nd], hmax, y1, sv.yt)
-		st.FEvals += n
-	}
-	h = dir * math.Min(h, hmax)
+// Save takes one step of the method from (t, y) to ts (restep).
+func (s stepper) Save(dst []float64, t, _, ts float64, p []float64, st *ode.Stats) {
+	s.restep(t, ts-t, p, dst)
+	st.FEvals += s.lastB
+}
 
-	ctl := &cfg.Controller
-	var cst control.State
-	ctl.Init(&cst)
-	t := t0
-	nonFinite := false // the last rejection was a non-finite trial
-	for {
-		if st.Accepted+st.Rejected >= cfg.MaxSteps {
-			finish(ode.MaxStepsReached, t, h)
-			return
-		}
-		if stop != nil && (st.Accepted+st.Rejected)%stopEvery == 0 && stop.Load() {
-			finish(ode.Cancelled, t, h)
-			return
-		}
-		last := false
-		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
-			h, last = rem, true
-		}
-		// The step-size floor is measured at the current time: a step
-		// below control.MinStep(t) (4ε·|t|, a few ulps of t; 2^−1022 near
-		// t = 0) no longer changes t meaningfully. It only decides
-		// failure: the steps taken above it are those of the controller.
-		if math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
-			if nonFinite {
-				finish(ode.NonFinite, t, h)
-			} else {
-				finish(ode.StepUnderflow, t, h)
-			}
-			return
-		}
-
-		err, ok := sv.attempt(t, h, p, st)
-		accept, factor := ctl.Next(err, &cst)
-		if !ok {
-			accept, factor = false, ctl.QMin
-		}
-		if !accept {
-			st.Rejected++
-			nonFinite = !ok
-			h *= factor
-			continue
-		}
-		st.Accepted++
-		nonFinite = false
-		tn := t + h
-		if last {
-			tn = t1
-		}
-		// Save times inside (t, tn]: one step of the method from (t, y).
-		for isave < nsave && dir*(tr.Save[isave]-tn) <= 0 {
-			dst := out.Saved[isave*dim : (isave+1)*dim]
-			if tr.Save[isave] == tn {
-				copy(dst, y1)
-			} else {
-				sv.restep(t, tr.Save[isave]-t, p, dst)
-				st.FEvals += sv.lastB
-			}
-			isave++
-		}
-		recorded := true
-		if out.Mesh != nil && out.Mesh.KeepStages {
-			recorded = out.Mesh.PushStages(k[:sv.lastB+1])
-		}
-		if sv.fsal {
-			if sv.defer_ {
-				f(t+h, y1, p, k[sv.s-1])
-				st.FEvals++
-			}
-			k[0], k[sv.s-1] = k[sv.s-1], k[0]
-		}
-		sv.y, sv.y1 = y1, y
-		y, y1 = sv.y, sv.y1
-		t = tn
-		if out.Mesh != nil && !(recorded && out.Mesh.Push(h, t, y)) {
-			// The mesh may not grow (Mesh.Grow refused): the
-			// recording, and the solve with it, stops here.
-			finish(ode.Cancelled, t, h)
-			return
-		}
-		if last {
-			finish(ode.Success, t, h)
-			return
-		}
-		if !sv.fsal {
-			f(t, y, p, k[0])
+// Advance evaluates a deferred last stage and moves the FSAL stage into
+// k_0, or for a method without FSAL evaluates k_0 at the new point.
+func (s stepper) Advance(tEnd float64, p []float64, next bool, st *ode.Stats) {
+	sv := s.Solver
+	k := sv.k
+	switch {
+	case sv.fsal:
+		if sv.defer_ {
+			sv.cfg.F(tEnd, sv.y, p, k[sv.s-1])
 			st.FEvals++
 		}
-		h *= factor
-		if math.Abs(h) > hmax {
-			h = dir * hmax
-		}
+		k[0], k[sv.s-1] = k[sv.s-1], k[0]
+	case next:
+		sv.cfg.F(tEnd, sv.y, p, k[0])
+		st.FEvals++
 	}
 }
 
-// attempt computes the stages of one step of size h from (t, sv.y) into
-// sv.k and the proposed state into sv.y1, and returns the scaled error
-// norm. ok is false when the proposed state or the error is not finite.
-func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64, ok bool) {
-	dim, nd := sv.dim, sv.cfg.NormDim
-	st.FEvals += sv.attemptEvals
-	sv.squared = false
-	if sv.stages != nil && !sv.generic {
-		sv.stages(sv, t, h, p, nd)
-	} else {
-		sv.genericStages(t, h, p, nd)
-	}
-	rtol, atol := sv.cfg.RTol[:nd], sv.cfg.ATol[:nd]
-	ev, ev3 := sv.ev[:nd], sv.ev3[:nd]
-	y, y1 := sv.y[:nd], sv.y1[:dim]
-	var sum5, sum3, fin float64
-	for _, v := range y1[nd:] {
-		fin += v - v // components outside the norm must still be finite
-	}
-	switch {
-	case sv.squared:
-		// The machine code left r² in ev and ev3 (stageGen.norm).
-		for d := range ev {
-			sum5 += ev[d]
-			fin += y1[d] - y1[d]
-		}
-		if sv.e3 != nil {
-			for _, r2 := range ev3 {
-				sum3 += r2
-			}
-		}
-	case sv.e3 == nil:
-		for d := range ev {
-			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
-			r := float64(h*ev[d]) / sc
-			sum5 += float64(r * r)
-			fin += y1[d] - y1[d] // 0 if finite, NaN otherwise
-		}
-	default:
-		for d := range ev {
-			sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], y1[d]))
-			r := float64(h*ev[d]) / sc
-			r3 := float64(h*ev3[d]) / sc
-			sum5 += float64(r * r)
-			sum3 += float64(r3 * r3)
-			fin += y1[d] - y1[d]
-		}
-	}
-	n := float64(nd)
-	if sv.e3 == nil {
-		err = math.Sqrt(sum5 / n)
-	} else {
-		// Hairer's DOP853 norm (method.ErrorDOP853).
-		den := sum5 + 0.01*sum3
-		if den > 0 {
-			err = sum5 / math.Sqrt(n*den)
-		}
-	}
-	if fin != 0 || math.IsNaN(err) || math.IsInf(err, 0) {
-		return math.Inf(1), false
-	}
-	return err, true
+// kernelStepper runs the stages of an attempt in the method's generated
+// kernel (kernels.go).
+type kernelStepper struct{ stepper }
+
+// Attempt runs the kernel and the error norm.
+func (s kernelStepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	sv := s.begin(t, p, moved, st)
+	sv.stages(sv, t, h, p, sv.cfg.NormDim)
+	return sv.norm.Of(h, sv.y, sv.y1)
 }
 
 // genericStages is attempt's stage computation for any tableau: the
@@ -454,12 +351,4 @@ func (sv *Solver) restep(t, hs float64, p []float64, dst []float64) {
 		f(t+float64(sv.c[i]*hs), sv.yt, p, ks[i])
 	}
 	stageInput(dst, y, hs, sv.b, ks)
-}
-
-func allFinite(v []float64) bool {
-	var s float64
-	for _, x := range v {
-		s += x - x
-	}
-	return s == 0
 }

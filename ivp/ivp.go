@@ -1,6 +1,8 @@
 // Package ivp holds what every engine shares about one trajectory's
-// solve: its data (Trajectory), its results (Output) and the record of
-// its accepted steps (Mesh).
+// solve: its data (Trajectory), its results (Output), the record of its
+// accepted steps (Mesh), the adaptive loop (Solve, driving a method
+// family's Stepper) and the walks over a recorded mesh (Forward, and
+// the reverse walk of the discrete adjoint, Walk.Reverse).
 package ivp
 
 import "github.com/gradsolve/gradsolve/ode"

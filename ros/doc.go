@@ -18,5 +18,7 @@
 //
 // Save times are computed like the explicit engine's: one step of the
 // method from the start of the accepted step that contains them, which
-// never alters the accepted mesh.
+// never alters the accepted mesh (or, with DenseSave, the continuous
+// extension). The adaptive loop and the replay walks are package ivp's,
+// shared with the explicit engine.
 package ros

@@ -22,17 +22,9 @@ type Replayer struct {
 	kbar        [][]float64
 	rbar, v, yi []float64
 	gy, ynew    []float64
-	ybar, ynext []float64
 	gpTmp, zero []float64
-	owner       []int
 	st          ode.Stats
-	extra       []denseCot // dense saves of the step being reversed
-}
-
-// denseCot is the cotangent of a dense save at θ within a step.
-type denseCot struct {
-	theta float64
-	cot   []float64
+	walk        ivp.Walk
 }
 
 // NewReplayer returns a Replayer for cfg (as New, without sensitivity
@@ -51,7 +43,7 @@ func NewReplayer(cfg Config, m int, pg *ode.Programs) (*Replayer, error) {
 	n := sv.dim
 	mk := func(k int) []float64 { return make([]float64, k) }
 	rp := &Replayer{sv: sv, m: m, vjp: pg.VJP, jvpvjp: pg.JVPVJP, dfdtvjp: pg.DfDtVJP,
-		rbar: mk(n), v: mk(n), yi: mk(n), gy: mk(n), ynew: mk(n), ybar: mk(n), ynext: mk(n),
+		rbar: mk(n), v: mk(n), yi: mk(n), gy: mk(n), ynew: mk(n),
 		gpTmp: mk(m), zero: mk(m)}
 	for range sv.s {
 		rp.kbar = append(rp.kbar, mk(n))
@@ -70,103 +62,60 @@ func (rp *Replayer) start(t float64, y, p []float64) {
 
 // Forward recomputes the states of ms from y0 at parameters p with the
 // recorded step sizes, overwriting ms.Y, and writes the final state into
-// yOut and the states at the save times into saved.
+// yOut and the states at the save times into saved (ivp.Forward).
 func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
-	sv := rp.sv
-	n := sv.dim
-	copy(ms.Y[:n], y0)
-	isave := 0
-	for isave < len(save) && save[isave] == ms.T[0] {
-		copy(saved[isave*n:], y0)
-		isave++
-	}
-	for step, h := range ms.H {
-		t, tn := ms.T[step], ms.T[step+1]
-		y := ms.Y[step*n : (step+1)*n]
-		yn := ms.Y[(step+1)*n : (step+2)*n]
-		rp.start(t, y, p)
-		sv.attempt(t, h, p, sv.k, sv.fs, nil, yn, false, &rp.st)
-		dir := 1.0
-		if tn < t {
-			dir = -1
-		}
-		for isave < len(save) && dir*(save[isave]-tn) <= 0 {
-			dst := saved[isave*n : (isave+1)*n]
-			switch {
-			case save[isave] == tn:
-				copy(dst, yn)
-			case sv.cfg.DenseSave:
-				sv.dense(dst, (save[isave]-t)/h, sv.k, nil)
-			default:
-				sv.attempt(t, save[isave]-t, p, sv.kSave, sv.fsSave, nil, dst, false, &rp.st)
-			}
-			isave++
-		}
-	}
-	last := len(ms.H)
-	copy(yOut, ms.Y[last*n:(last+1)*n])
+	ivp.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
 // (ms.Y must hold the states at p), as erk.Replayer.Reverse does: given
 // the cotangents of the final state and of the saved states, it writes
-// ∂L/∂y0 into gy0 and ∂L/∂p into gp.
+// ∂L/∂y0 into gy0 and ∂L/∂p into gp (ivp.Walk.Reverse). With DenseSave
+// the save times inside a step are part of the step's reverse sweep.
 func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
-	sv := rp.sv
-	n := sv.dim
-	copy(rp.ybar, cotY)
-	clear(gp[:rp.m])
-	rp.owner = ms.SaveOwners(save, rp.owner)
-	owner := rp.owner
-	next := len(save) - 1
-	for step := len(ms.H) - 1; step >= 0; step-- {
-		t, h, tn := ms.T[step], ms.H[step], ms.T[step+1]
-		y := ms.Y[step*n : (step+1)*n]
-		first := next
-		for first >= 0 && owner[first] == step {
-			first--
-		}
-		for q := next; q > first; q-- {
-			if save[q] == tn && cotSaved != nil {
-				addTo(rp.ybar, cotSaved[q*n:(q+1)*n])
-			}
-		}
-		rp.start(t, y, p)
-		sv.attempt(t, h, p, sv.k, sv.fs, nil, rp.ynew, false, &rp.st)
-		copy(rp.ynext, rp.ybar)
-		clear(rp.ybar)
-		// Dense saves inside the step are y + Σ b_i(θ)·K_i of the step's own
-		// increments: their cotangents enter its reverse sweep.
-		rp.extra = rp.extra[:0]
-		if sv.cfg.DenseSave && cotSaved != nil {
-			for q := next; q > first; q-- {
-				if save[q] != tn {
-					rp.extra = append(rp.extra, denseCot{(save[q] - t) / h, cotSaved[q*n : (q+1)*n]})
-				}
-			}
-		}
-		rp.reverseStep(t, h, y, p, sv.k, rp.ynext, rp.ybar, gp)
-		for q := next; q > first; q-- {
-			if save[q] != tn && cotSaved != nil && !sv.cfg.DenseSave {
-				hs := save[q] - t
-				sv.attempt(t, hs, p, sv.kSave, sv.fsSave, nil, rp.ynew, false, &rp.st)
-				rp.extra = rp.extra[:0]
-				rp.reverseStep(t, hs, y, p, sv.kSave, cotSaved[q*n:(q+1)*n], rp.ybar, gp)
-			}
-		}
-		next = first
-	}
-	for q := next; q >= 0; q-- {
-		if cotSaved != nil {
-			addTo(rp.ybar, cotSaved[q*n:(q+1)*n])
-		}
-	}
-	copy(gy0, rp.ybar)
+	rp.walk.Reverse(replayStep{rp}, ms, rp.sv.dim, rp.sv.cfg.DenseSave, p, save, cotY, cotSaved, gy0, gp[:rp.m])
+}
+
+// replayStep is the Replayer's step for the walks (ivp.ForwardStepper,
+// ivp.ReverseStepper).
+type replayStep struct{ *Replayer }
+
+// Step recomputes an accepted step from (t, y): f, J and f_t there, then
+// the step.
+func (r replayStep) Step(_ *ivp.Mesh, _ int, t, h float64, y, yn, p []float64) {
+	r.start(t, y, p)
+	r.sv.attempt(t, h, p, r.sv.k, r.sv.fs, nil, yn, false, &r.st)
+}
+
+// Save computes a save time inside the step as the recording solve did.
+func (r replayStep) Save(dst []float64, t, h, ts float64, _, p []float64) {
+	r.sv.saveAt(dst, t, h, ts, p, &r.st)
+}
+
+// ReverseStep recomputes the step's increments and reverses it, the
+// dense saves inside it included.
+func (r replayStep) ReverseStep(_ *ivp.Mesh, _ int, t, h float64, y, p, ynewBar, ybar, gp []float64, dense []ivp.SaveCot) {
+	sv := r.sv
+	r.start(t, y, p)
+	sv.attempt(t, h, p, sv.k, sv.fs, nil, r.ynew, false, &r.st)
+	r.reverseStep(t, h, y, p, sv.k, ynewBar, ybar, gp, dense)
+}
+
+// ReversePartial reverses the step of size ts − t from (t, y) that
+// computed a save time, with the save-time arrays (J and f_t are the
+// step's, from ReverseStep).
+func (r replayStep) ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64) {
+	sv := r.sv
+	hs := ts - t
+	sv.attempt(t, hs, p, sv.kSave, sv.fsSave, nil, r.ynew, false, &r.st)
+	r.reverseStep(t, hs, y, p, sv.kSave, cot, ybar, gp, nil)
 }
 
 // reverseStep adds to ybarOut and gp the cotangents of y and p through
 // one Rosenbrock step of size h from (t, y) whose increments are k, with
-// W = I − hγJ factored in sv.lu (by the attempt that computed k):
+// W = I − hγJ factored in sv.lu (by the attempt that computed k), and
+// through the dense saves inside the step (y + Σ b_i(θ)·K_i at
+// θ = (T − t)/h, whose cotangents dense lists):
 //
 //	K̄_i = m_i·ȳ_new + Σ_{l>i} (α_li·Ȳ_l + Γ_li·Ā_l),  R̄_i = W⁻ᵀ·K̄_i,
 //	Ȳ_i = J(Y_i)ᵀ·(h·R̄_i)                 (and p̄ += J_p(Y_i)ᵀ·h·R̄_i)
@@ -174,7 +123,7 @@ func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []flo
 //	ȳ, p̄ += ∂/∂(y, p) of R̄_iᵀ·J·(h·γ·K_i + h·Σ_j Γ_ij·K_j)   (J and W depend on y, p)
 //	ȳ, p̄ += ∂/∂(y, p) of h²·d_i·R̄_iᵀ·f_t
 //	ȳ += ȳ_new + Σ_i Ȳ_i
-func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, ynewBar, ybarOut, gp []float64) {
+func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, ynewBar, ybarOut, gp []float64, dense []ivp.SaveCot) {
 	sv := rp.sv
 	tb, n := sv.tb, sv.dim
 	for i := range sv.s {
@@ -185,12 +134,12 @@ func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, yne
 		}
 	}
 	addTo(ybarOut, ynewBar)
-	for _, e := range rp.extra { // dense saves: y + Σ b_i(θ)·K_i
-		b := sv.denseWeights(e.theta)
+	for _, e := range dense { // dense saves: y + Σ b_i(θ)·K_i
+		b := sv.denseWeights((e.T - t) / h)
 		for i := range sv.s {
-			addScaled(rp.kbar[i], b[i], e.cot)
+			addScaled(rp.kbar[i], b[i], e.Cot)
 		}
-		addTo(ybarOut, e.cot)
+		addTo(ybarOut, e.Cot)
 	}
 	for i := sv.s - 1; i >= 0; i-- {
 		rb := rp.rbar

@@ -88,6 +88,10 @@ type Solver struct {
 	// a method without one; generic makes attempt ignore it (tests).
 	stages  func(sv *Solver, t, h float64, p []float64, k, fs [][]float64, ynew []float64)
 	generic bool
+
+	loop  ivp.Loop     // the driver's part of the configuration (ivp.Solve)
+	norm  control.Norm // the error norm, of ev
+	fresh bool         // J and f_t belong to (t, y)
 }
 
 // New validates cfg and returns a Solver with its work arrays.
@@ -145,158 +149,85 @@ func New(cfg Config) (*Solver, error) {
 		}
 		sv.accL, sv.g, sv.sIn = mk(), mk(), mk()
 	}
+	sv.norm = control.Norm{E: sv.ev, ATol: cfg.ATol, RTol: cfg.RTol}
+	sv.loop = ivp.Loop{F: cfg.F, Dim: n, Order: tb.Order, RTol: cfg.RTol, ATol: cfg.ATol,
+		HMax: cfg.HMax, H0: cfg.H0, MaxSteps: cfg.MaxSteps, Controller: cfg.Controller}
 	return sv, nil
 }
 
-const stopEvery = 64
-
 // Solve integrates one trajectory and writes its results into out, as
-// erk.Solver.Solve does; out.Stats.JacEvals and LUs count Jacobian
-// evaluations and factorisations.
+// erk.Solver.Solve does (the adaptive loop is ivp.Solve's);
+// out.Stats.JacEvals and LUs count Jacobian evaluations and
+// factorisations.
 func (sv *Solver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
-	cfg := &sv.cfg
-	f, p, dim := cfg.F, tr.P, sv.dim
-	na := len(sv.y) // with sensitivities, the augmented state
-	t0, t1 := tr.T0, tr.T1
-	dir := 1.0
-	if t1 < t0 {
-		dir = -1
-	}
-	span := math.Abs(t1 - t0)
-	hmax := math.Min(cfg.HMax, span)
+	ivp.Solve(stepper{sv}, &sv.loop, tr, out, stop)
+}
 
-	y, y1 := sv.y, sv.y1
-	copy(y, tr.Y0)
-	out.Stats = ode.Stats{}
-	out.T, out.H = t0, 0
-	st := &out.Stats
-	for i := range out.Saved {
-		out.Saved[i] = math.NaN()
-	}
-	if out.Mesh != nil {
-		out.Mesh.Reset(t0, y)
-	}
-	nsave, isave := len(tr.Save), 0
-	for isave < nsave && tr.Save[isave] == t0 {
-		copy(out.Saved[isave*na:(isave+1)*na], y)
-		isave++
-	}
-	finish := func(status ode.Status, t, h float64) {
-		copy(out.Y, y)
-		out.T, out.H, out.Status = t, h, status
-	}
+// stepper is the Solver's part of the adaptive loop (ivp.Stepper).
+type stepper struct{ *Solver }
 
-	f(t0, y[:dim], p, sv.f0)
-	st.FEvals++
-	if !finite(sv.f0) {
-		finish(ode.NonFinite, t0, 0)
+// Start marks J stale and hands the driver the (augmented) state, the
+// proposal, f0 for f(t0, y0) and the stage input as scratch.
+func (s stepper) Start() ivp.Arrays {
+	sv := s.Solver
+	sv.fresh = false
+	return ivp.Arrays{Y: &sv.y, Y1: &sv.y1, F0: sv.f0, Work: sv.yt}
+}
+
+// Attempt completes the accepted step that ended at t when moved,
+// evaluates J and f_t (and the sensitivities' M_c, ∂_t of the tangents)
+// at (t, y) unless they are already there, then tries the step.
+func (s stepper) Attempt(t, h float64, p []float64, moved bool, st *ode.Stats) (float64, bool) {
+	sv := s.Solver
+	if moved {
+		s.Advance(t, p, true, st)
+	}
+	if !sv.fresh {
+		cfg, dim, y := &sv.cfg, sv.dim, sv.y
+		cfg.JacY(t, y[:dim], p, sv.jac)
+		sv.fillFt(t, y[:dim], p)
+		for c := range cfg.NS {
+			sc := y[dim*(1+c) : dim*(2+c)]
+			cfg.JVPJacY(t, y[:dim], p, sc, cfg.SensW[c], sv.mc[c])
+			if cfg.JVPDfDt != nil {
+				cfg.JVPDfDt(t, y[:dim], p, sc, cfg.SensW[c], sv.ftc[c])
+			}
+		}
+		st.JacEvals++
+		sv.fresh = true
+	}
+	return sv.attempt(t, h, p, sv.k, sv.fs, sv.l, sv.y1, true, st)
+}
+
+// Save computes a save time inside the step (saveAt).
+func (s stepper) Save(dst []float64, t, h, ts float64, p []float64, st *ode.Stats) {
+	s.saveAt(dst, t, h, ts, p, st)
+}
+
+// Advance carries the last stage's f into the next step (FSAL), or
+// evaluates f at the new point, and marks J stale.
+func (s stepper) Advance(tEnd float64, p []float64, next bool, st *ode.Stats) {
+	sv := s.Solver
+	switch {
+	case sv.fsal:
+		copy(sv.f0, sv.fs[sv.s-1])
+	case next:
+		sv.cfg.F(tEnd, sv.y[:sv.dim], p, sv.f0)
+		st.FEvals++
+	}
+	sv.fresh = false
+}
+
+// saveAt writes into dst the solution at ts inside the step of size h
+// from (t, sv.y) whose increments are sv.k (and sv.l for the
+// sensitivity columns): the continuous extension with DenseSave, else a
+// step of size ts − t from (t, sv.y) with the save-time arrays.
+func (sv *Solver) saveAt(dst []float64, t, h, ts float64, p []float64, st *ode.Stats) {
+	if sv.cfg.DenseSave {
+		sv.dense(dst, (ts-t)/h, sv.k, sv.l)
 		return
 	}
-	h := cfg.H0
-	if h == 0 {
-		var n int
-		h, n = control.InitialStep(f, p, t0, dir, y[:dim], sv.f0, sv.tb.Order, cfg.ATol, cfg.RTol, hmax, y1[:dim], sv.yt)
-		st.FEvals += n
-	}
-	h = dir * math.Min(h, hmax)
-
-	ctl := &cfg.Controller
-	var cst control.State
-	ctl.Init(&cst)
-	t := t0
-	nonFinite := false
-	fresh := false // J and f_t belong to (t, y)
-	for {
-		if st.Accepted+st.Rejected >= cfg.MaxSteps {
-			finish(ode.MaxStepsReached, t, h)
-			return
-		}
-		if stop != nil && (st.Accepted+st.Rejected)%stopEvery == 0 && stop.Load() {
-			finish(ode.Cancelled, t, h)
-			return
-		}
-		last := false
-		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
-			h, last = rem, true
-		}
-		// The step-size floor at the current time (see erk.Solver.Solve
-		// and control.MinStep).
-		if math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
-			if nonFinite {
-				finish(ode.NonFinite, t, h)
-			} else {
-				finish(ode.StepUnderflow, t, h)
-			}
-			return
-		}
-		if !fresh {
-			cfg.JacY(t, y[:dim], p, sv.jac)
-			sv.fillFt(t, y[:dim], p)
-			for c := range cfg.NS {
-				sc := y[dim*(1+c) : dim*(2+c)]
-				cfg.JVPJacY(t, y[:dim], p, sc, cfg.SensW[c], sv.mc[c])
-				if cfg.JVPDfDt != nil {
-					cfg.JVPDfDt(t, y[:dim], p, sc, cfg.SensW[c], sv.ftc[c])
-				}
-			}
-			st.JacEvals++
-			fresh = true
-		}
-		err, ok := sv.attempt(t, h, p, sv.k, sv.fs, sv.l, y1, true, st)
-		accept, factor := ctl.Next(err, &cst)
-		if !ok {
-			accept, factor = false, ctl.QMin
-		}
-		if !accept {
-			st.Rejected++
-			nonFinite = !ok
-			h *= factor
-			continue
-		}
-		st.Accepted++
-		nonFinite = false
-		tn := t + h
-		if last {
-			tn = t1
-		}
-		for isave < nsave && dir*(tr.Save[isave]-tn) <= 0 {
-			dst := out.Saved[isave*na : (isave+1)*na]
-			switch {
-			case tr.Save[isave] == tn:
-				copy(dst, y1)
-			case cfg.DenseSave:
-				sv.dense(dst, (tr.Save[isave]-t)/h, sv.k, sv.l)
-			default:
-				sv.attempt(t, tr.Save[isave]-t, p, sv.kSave, sv.fsSave, sv.lSave, dst, false, st)
-			}
-			isave++
-		}
-		if sv.fsal {
-			copy(sv.f0, sv.fs[sv.s-1])
-		}
-		sv.y, sv.y1 = y1, y
-		y, y1 = sv.y, sv.y1
-		t = tn
-		fresh = false
-		if out.Mesh != nil && !out.Mesh.Push(h, t, y) {
-			// The mesh may not grow (Mesh.Grow refused): the
-			// recording, and the solve with it, stops here.
-			finish(ode.Cancelled, t, h)
-			return
-		}
-		if last {
-			finish(ode.Success, t, h)
-			return
-		}
-		if !sv.fsal {
-			f(t, y[:dim], p, sv.f0)
-			st.FEvals++
-		}
-		h *= factor
-		if math.Abs(h) > hmax {
-			h = dir * hmax
-		}
-	}
+	sv.attempt(t, ts-t, p, sv.kSave, sv.fsSave, sv.lSave, dst, false, st)
 }
 
 // fillFt sets f_t at (t, y): zero for an autonomous problem.
@@ -338,14 +269,10 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 	} else {
 		sv.genericStages(t, h, p, k, fs, l, ynew, st)
 	}
-	var fin float64
-	for _, v := range ynew {
-		fin += v - v
-	}
-	if fin != 0 {
-		return math.Inf(1), false
-	}
 	if !errTest {
+		if !control.Finite(ynew) {
+			return math.Inf(1), false
+		}
 		return 0, true
 	}
 	clear(sv.ev)
@@ -356,18 +283,9 @@ func (sv *Solver) attempt(t, h float64, p []float64, k, fs [][]float64, l [][][]
 			}
 		}
 	}
-	rtol, atol := sv.cfg.RTol, sv.cfg.ATol
-	var sum float64
-	for d, e := range sv.ev {
-		sc := atol[d] + float64(rtol[d]*control.MaxAbs(y[d], ynew[d]))
-		r := e / sc
-		sum += float64(r * r)
-	}
-	err = math.Sqrt(sum / float64(n))
-	if math.IsNaN(err) || math.IsInf(err, 0) {
-		return math.Inf(1), false
-	}
-	return err, true
+	// The increments include h already: the norm's h is 1. A proposal
+	// with a value that is not finite is rejected there.
+	return sv.norm.Of(1, y, ynew)
 }
 
 // genericStages is attempt's stage loop for any method, with the
@@ -522,12 +440,4 @@ func matVec(dst, a, x []float64, n int) {
 		}
 		dst[i] = s
 	}
-}
-
-func finite(v []float64) bool {
-	var s float64
-	for _, x := range v {
-		s += x - x
-	}
-	return s == 0
 }

@@ -1,0 +1,155 @@
+package ivp
+
+import (
+	"math"
+	"testing"
+)
+
+// expStep is the exact step of y' = λ·y (p = [λ], one component), so
+// that the replays can be checked against closed forms: a step of size
+// h maps y to e^{λh}·y, and its adjoint sends ȳ_new to e^{λh}·ȳ_new for
+// y and to h·e^{λh}·y·ȳ_new for λ. It keeps the calls it gets.
+type expStep struct {
+	steps, saves, reversed, partials int
+	denseSeen                        int
+}
+
+func (e *expStep) Step(_ *Mesh, _ int, _, h float64, y, yn, p []float64) {
+	e.steps++
+	yn[0] = y[0] * math.Exp(p[0]*h)
+}
+
+func (e *expStep) Save(dst []float64, t, _, ts float64, y, p []float64) {
+	e.saves++
+	dst[0] = y[0] * math.Exp(p[0]*(ts-t))
+}
+
+// adjoint adds the cotangents through a step of size h from y.
+func adjoint(h float64, y, p, cot, ybar, gp []float64) {
+	g := math.Exp(p[0] * h)
+	ybar[0] += g * cot[0]
+	gp[0] += h * g * y[0] * cot[0]
+}
+
+func (e *expStep) ReverseStep(_ *Mesh, _ int, t, h float64, y, p, ynewBar, ybar, gp []float64, dense []SaveCot) {
+	e.reversed++
+	adjoint(h, y, p, ynewBar, ybar, gp)
+	for _, sc := range dense { // saves computed from the step's start
+		e.denseSeen++
+		adjoint(sc.T-t, y, p, sc.Cot, ybar, gp)
+	}
+}
+
+func (e *expStep) ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64) {
+	e.partials++
+	adjoint(ts-t, y, p, cot, ybar, gp)
+}
+
+// mesh returns a recorded mesh over the given times (states filled in
+// by Forward).
+func mesh(times ...float64) *Mesh {
+	ms := &Mesh{T: times, Y: make([]float64, len(times))}
+	for k := range len(times) - 1 {
+		ms.H = append(ms.H, times[k+1]-times[k])
+	}
+	return ms
+}
+
+// Forward walks the mesh with the family's step, a save at t0 being y0
+// and one at a step's end the step's result; Reverse gives the gradient
+// of L = cotY·y(t1) + Σ cot_i·y(save_i) that the closed form gives,
+// y(t) = y0·e^{λ(t−t0)}: ∂L/∂y0 = Σ c·e^{λ(t−t0)}, ∂L/∂λ = Σ c·(t−t0)·y(t).
+// The exact steps make the discrete map the exact flow, so the
+// gradients agree to rounding: a few ulps per step of the products of
+// exponentials, 1e-13 relative here. Save times inside steps are
+// reversed as partial steps or, dense, within their step; both give the
+// same gradient. Forwards and backwards.
+func TestReplayWalks(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		times []float64
+		save  []float64
+	}{
+		{"forward", []float64{0, 0.3, 0.5, 0.9, 1}, []float64{0, 0, 0.1, 0.3, 0.4, 0.45, 0.9, 1}},
+		{"backward", []float64{1, 0.6, 0.2, -0.5}, []float64{1, 0.6, 0.5, 0.3, -0.5}},
+		{"no saves", []float64{0, 0.5, 1}, nil},
+	} {
+		lambda, y0 := -0.7, 2.0
+		p := []float64{lambda}
+		ms := mesh(c.times...)
+		fs := &expStep{}
+		yOut := make([]float64, 1)
+		saved := make([]float64, len(c.save))
+		Forward(fs, ms, 1, []float64{y0}, p, c.save, yOut, saved)
+		t0, t1 := c.times[0], c.times[len(c.times)-1]
+		exact := func(tt float64) float64 { return y0 * math.Exp(lambda*(tt-t0)) }
+		near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-13*math.Abs(want) }
+		if fs.steps != ms.Steps() || !near(yOut[0], exact(t1)) {
+			t.Errorf("%s: %d steps, y(t1) = %v, want %v", c.name, fs.steps, yOut[0], exact(t1))
+		}
+		inner := 0
+		for i, ts := range c.save {
+			if !near(saved[i], exact(ts)) {
+				t.Errorf("%s: save %d at %v = %v, want %v", c.name, i, ts, saved[i], exact(ts))
+			}
+			onMesh := false
+			for _, tk := range c.times {
+				onMesh = onMesh || tk == ts
+			}
+			if !onMesh {
+				inner++
+			}
+		}
+		if fs.saves != inner {
+			t.Errorf("%s: %d Save calls, want %d (the saves off the mesh)", c.name, fs.saves, inner)
+		}
+		for k, tk := range ms.T {
+			if !near(ms.Y[k], exact(tk)) {
+				t.Errorf("%s: mesh state %d = %v, want %v", c.name, k, ms.Y[k], exact(tk))
+			}
+		}
+
+		cotY := []float64{1.5}
+		cotSaved := make([]float64, len(c.save))
+		wantY0, wantL := cotY[0]*math.Exp(lambda*(t1-t0)), cotY[0]*(t1-t0)*exact(t1)
+		for i, ts := range c.save {
+			cotSaved[i] = 0.1 * float64(i+1)
+			wantY0 += cotSaved[i] * math.Exp(lambda*(ts-t0))
+			wantL += cotSaved[i] * (ts - t0) * exact(ts)
+		}
+		var w Walk
+		for _, dense := range []bool{false, true} {
+			rs := &expStep{}
+			gy0, gp := make([]float64, 1), []float64{99} // Reverse clears gp
+			w.Reverse(rs, ms, 1, dense, p, c.save, cotY, cotSaved, gy0, gp)
+			if !near(gy0[0], wantY0) || !near(gp[0], wantL) {
+				t.Errorf("%s dense=%v: ∂L/∂y0 = %v, ∂L/∂λ = %v; want %v, %v", c.name, dense, gy0[0], gp[0], wantY0, wantL)
+			}
+			if rs.reversed != ms.Steps() || (dense && (rs.partials != 0 || rs.denseSeen != inner)) || (!dense && (rs.partials != inner || rs.denseSeen != 0)) {
+				t.Errorf("%s dense=%v: %d steps reversed, %d partial, %d dense saves", c.name, dense, rs.reversed, rs.partials, rs.denseSeen)
+			}
+		}
+		// Without saved cotangents only the final state counts.
+		gy0, gp := make([]float64, 1), make([]float64, 1)
+		w.Reverse(&expStep{}, ms, 1, false, p, c.save, cotY, nil, gy0, gp)
+		if want := cotY[0] * math.Exp(lambda*(t1-t0)); !near(gy0[0], want) || !near(gp[0], cotY[0]*(t1-t0)*exact(t1)) {
+			t.Errorf("%s, no saved cotangents: %v, %v", c.name, gy0[0], gp[0])
+		}
+	}
+}
+
+// The walks allocate nothing once the Walk has grown.
+func TestReplayDoesNotAllocate(t *testing.T) {
+	ms := mesh(0, 0.3, 0.5, 1)
+	save := []float64{0, 0.2, 0.5, 0.7}
+	p, y0, yOut, saved := []float64{-1}, []float64{1}, make([]float64, 1), make([]float64, 4)
+	cot, gy0, gp := []float64{1, 1, 1, 1}, make([]float64, 1), make([]float64, 1)
+	var w Walk
+	rs := &expStep{}
+	if a := testing.AllocsPerRun(10, func() {
+		Forward(rs, ms, 1, y0, p, save, yOut, saved)
+		w.Reverse(rs, ms, 1, true, p, save, []float64{1}, cot, gy0, gp)
+	}); a != 0 {
+		t.Errorf("%v allocations per forward and reverse walk", a)
+	}
+}
