@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
 )
@@ -283,7 +284,7 @@ func TestInitialEvaluatedOnce(t *testing.T) {
 		if calls != c.calls || withJac != c.calls {
 			t.Errorf("%s, sensitivities: %d evaluations (%d with ∂y0/∂p), want %d, each with it", c.name, calls, withJac, c.calls)
 		}
-		if !bitwiseEqual(res.Y, ref.Y) {
+		if !testutil.IdenticalBits(res.Y, ref.Y) {
 			t.Errorf("%s: the sensitivities changed the states", c.name)
 		}
 		const tol = 1e-9

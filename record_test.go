@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -36,14 +37,14 @@ func TestRecordAndReplayReproduceSolve(t *testing.T) {
 		o := &gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-11}
 		plain := mustSolve(t, pr, ens, o)
 		rec := mustRecord(t, pr, ens, o)
-		if !bitwiseEqual(plain.Y, rec.Result.Y) || !bitwiseEqual(plain.Saved, rec.Result.Saved) {
+		if !testutil.IdenticalBits(plain.Y, rec.Result.Y) || !testutil.IdenticalBits(plain.Saved, rec.Result.Saved) {
 			t.Fatalf("%s: recording changed the solve", tb.Name)
 		}
 		rep, err := rec.Replay(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bitwiseEqual(plain.Y, rep.Y) || !bitwiseEqual(plain.Saved, rep.Saved) {
+		if !testutil.IdenticalBits(plain.Y, rep.Y) || !testutil.IdenticalBits(plain.Saved, rep.Saved) {
 			t.Fatalf("%s: the replay at the recording point differs from the solve", tb.Name)
 		}
 		if rec.Shift() != 0 {
@@ -235,7 +236,7 @@ func TestKeepStagesSameGradient(t *testing.T) {
 			}
 			grads[k] = append(append(append(g.P, g.Y0...), g2.P...), g2.Y0...)
 		}
-		if !bitwiseEqual(grads[0], grads[1]) {
+		if !testutil.IdenticalBits(grads[0], grads[1]) {
 			t.Errorf("%s: KeepStages changed the gradient", tb.Name)
 		}
 	}
@@ -268,7 +269,7 @@ func TestFailedReplayKeepsThePoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Result != res0 || rec.Shift() != 0 || g.Shift != 0 || !bitwiseEqual(g.P, g0.P) || !bitwiseEqual(g.Y0, g0.Y0) {
+		if rec.Result != res0 || rec.Shift() != 0 || g.Shift != 0 || !testutil.IdenticalBits(g.P, g0.P) || !testutil.IdenticalBits(g.Y0, g0.Y0) {
 			t.Errorf("after the refused Replay: shift %g, dL/dp %v (was %v), dL/dy0 %v (was %v)", rec.Shift(), g.P, g0.P, g.Y0, g0.Y0)
 		}
 	})
@@ -314,8 +315,8 @@ func TestFailedReplayKeepsThePoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Result != res0 || rec.Shift() != 0 || !bitwiseEqual(g.P, g0.P) || !bitwiseEqual(g.Y0, g0.Y0) ||
-			!bitwiseEqual(res0.Y, y0) || !bitwiseEqual(res0.Saved, s0) {
+		if rec.Result != res0 || rec.Shift() != 0 || !testutil.IdenticalBits(g.P, g0.P) || !testutil.IdenticalBits(g.Y0, g0.Y0) ||
+			!testutil.IdenticalBits(res0.Y, y0) || !testutil.IdenticalBits(res0.Saved, s0) {
 			t.Errorf("after the cancelled Replay: shift %g, dL/dp %v, want %v", rec.Shift(), g.P[:3], g0.P[:3])
 		}
 	})

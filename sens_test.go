@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym"
 	"github.com/gradsolve/gradsolve/sym/parse"
@@ -54,7 +55,7 @@ func TestSensitivitiesLeaveTheSolveAlone(t *testing.T) {
 		plain := mustSolve(t, pr, ens, &o)
 		o.Sens = &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.InitialValue(2)}}
 		sens := mustSolve(t, pr, ens, &o)
-		if !bitwiseEqual(plain.Y, sens.Y) || !bitwiseEqual(plain.Saved, sens.Saved) {
+		if !testutil.IdenticalBits(plain.Y, sens.Y) || !testutil.IdenticalBits(plain.Saved, sens.Saved) {
 			t.Errorf("%s: the state changed when sensitivities were added", tb.Name)
 		}
 		for i := range plain.Stats {
@@ -251,7 +252,7 @@ func TestFusedSensitivityProgramMatchesJVP(t *testing.T) {
 				o := gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-10,
 					Sens: &gradsolve.Sensitivity{Wrt: c.wrt, ErrorTest: errTest}}
 				a, b := mustSolve(t, fused, ens, &o), mustSolve(t, &perColumn, ens, &o)
-				if !bitwiseEqual(a.Y, b.Y) || !bitwiseEqual(a.S, b.S) || !bitwiseEqual(a.SavedS, b.SavedS) {
+				if !testutil.IdenticalBits(a.Y, b.Y) || !testutil.IdenticalBits(a.S, b.S) || !testutil.IdenticalBits(a.SavedS, b.SavedS) {
 					t.Errorf("%s %s errorTest=%v: fused and per-column sensitivities differ", c.name, tb.Name, errTest)
 				}
 			}

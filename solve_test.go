@@ -11,6 +11,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/systems"
 )
@@ -171,32 +172,20 @@ func TestSavesDoNotAlterMesh(t *testing.T) {
 			if plain.Stats[i].Accepted != saved.Stats[i].Accepted || plain.Stats[i].Rejected != saved.Stats[i].Rejected {
 				t.Fatalf("%s traj %d: steps %+v without saves, %+v with", tb.Name, i, plain.Stats[i], saved.Stats[i])
 			}
-			if !bitwiseEqual(plain.Row(i), saved.Row(i)) {
+			if !testutil.IdenticalBits(plain.Row(i), saved.Row(i)) {
 				t.Fatalf("%s traj %d: final state changed by save times", tb.Name, i)
 			}
-			if !bitwiseEqual(saved.SavedRow(i, 6), saved.Row(i)) {
+			if !testutil.IdenticalBits(saved.SavedRow(i, 6), saved.Row(i)) {
 				t.Errorf("%s traj %d: save at t1 differs from the final state", tb.Name, i)
 			}
-			if !bitwiseEqual(saved.SavedRow(i, 0), []float64{1, 0, 0}) {
+			if !testutil.IdenticalBits(saved.SavedRow(i, 0), []float64{1, 0, 0}) {
 				t.Errorf("%s traj %d: save at t0 = %v, want y0", tb.Name, i, saved.SavedRow(i, 0))
 			}
-			if !bitwiseEqual(saved.SavedRow(i, 2), saved.SavedRow(i, 3)) {
+			if !testutil.IdenticalBits(saved.SavedRow(i, 2), saved.SavedRow(i, 3)) {
 				t.Errorf("%s traj %d: duplicate save times differ", tb.Name, i)
 			}
 		}
 	}
-}
-
-func bitwiseEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // Results are bitwise identical for any worker count and chunk size.
@@ -207,7 +196,7 @@ func TestWorkerCountInvariance(t *testing.T) {
 	for _, w := range []int{2, 3, 8} {
 		for _, chunk := range []int{0, 1, 7} {
 			r := mustSolve(t, pr, ens, &gradsolve.Options{Workers: w, Chunk: chunk})
-			if !bitwiseEqual(base.Y, r.Y) || !bitwiseEqual(base.Saved, r.Saved) {
+			if !testutil.IdenticalBits(base.Y, r.Y) || !testutil.IdenticalBits(base.Saved, r.Saved) {
 				t.Fatalf("workers %d chunk %d: results differ from one worker", w, chunk)
 			}
 			for i := range base.Stats {
@@ -229,7 +218,7 @@ func TestPerTrajectorySpans(t *testing.T) {
 	res := mustSolve(t, pr, &gradsolve.Ensemble{N: n, T0: t0, T1: t1}, nil)
 	for i := range n {
 		one := mustSolve(t, pr, &gradsolve.Ensemble{N: 1, T0: t0[i : i+1], T1: t1[i : i+1]}, nil)
-		if !bitwiseEqual(one.Row(0), res.Row(i)) || res.T[i] != t1[i] {
+		if !testutil.IdenticalBits(one.Row(0), res.Row(i)) || res.T[i] != t1[i] {
 			t.Errorf("trajectory %d: ensemble result differs from a lone solve", i)
 		}
 	}
@@ -469,7 +458,7 @@ func TestPerComponentTolerances(t *testing.T) {
 	pr, ens := lorenzEnsemble(20)
 	a := mustSolve(t, pr, ens, &gradsolve.Options{RTol: 1e-7, ATol: 1e-9})
 	b := mustSolve(t, pr, ens, &gradsolve.Options{RTolVec: []float64{1e-7, 1e-7, 1e-7}, ATolVec: []float64{1e-9, 1e-9, 1e-9}})
-	if !bitwiseEqual(a.Y, b.Y) {
+	if !testutil.IdenticalBits(a.Y, b.Y) {
 		t.Error("per-component tolerances equal to the scalars changed the result")
 	}
 	c := mustSolve(t, pr, ens, &gradsolve.Options{RTolVec: []float64{1e-7, 1e-10, 1e-7}, ATolVec: []float64{1e-9, 1e-13, 1e-9}})

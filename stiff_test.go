@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/systems"
@@ -214,7 +215,7 @@ func TestRosenbrockSensitivities(t *testing.T) {
 			so := o
 			so.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
 			sens := mustSolve(t, pr, ens, &so)
-			if !bitwiseEqual(plain.Y, sens.Y) || plain.Stats[0].Accepted != sens.Stats[0].Accepted {
+			if !testutil.IdenticalBits(plain.Y, sens.Y) || plain.Stats[0].Accepted != sens.Stats[0].Accepted {
 				t.Errorf("%s %s: sensitivities changed the solve", c.file, rt.Name)
 			}
 			// Fixed mesh against central differences.
@@ -301,7 +302,7 @@ func TestRosenbrockReverseAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bitwiseEqual(plain.Y, rec.Result.Y) || !bitwiseEqual(plain.Y, rep.Y) || !bitwiseEqual(plain.Saved, rep.Saved) {
+			if !testutil.IdenticalBits(plain.Y, rec.Result.Y) || !testutil.IdenticalBits(plain.Y, rep.Y) || !testutil.IdenticalBits(plain.Saved, rep.Saved) {
 				t.Errorf("%s %s: recording or replay differs from the solve", c.file, rt.Name)
 			}
 			cot := gradsolve.Cotangents{Y: make([]float64, dim), Saved: make([]float64, 2*dim)}
@@ -382,7 +383,7 @@ func TestDenseSave(t *testing.T) {
 		do := o
 		do.DenseSave = true
 		de := mustSolve(t, pr, ens, &do)
-		if !bitwiseEqual(re.Y, de.Y) || re.Stats[0].Accepted != de.Stats[0].Accepted {
+		if !testutil.IdenticalBits(re.Y, de.Y) || re.Stats[0].Accepted != de.Stats[0].Accepted {
 			t.Errorf("%s: dense saves changed the solve", rt.Name)
 		}
 		for k := range save {
@@ -439,7 +440,7 @@ func TestRosenbrockBackwards(t *testing.T) {
 		if e := relErr(res.Row(0), pr.Y0); e > bound {
 			t.Errorf("%s: after one period backwards, relative error %.2g", rt.Name, e)
 		}
-		if !bitwiseEqual(res.SavedRow(0, 1), res.Row(0)) {
+		if !testutil.IdenticalBits(res.SavedRow(0, 1), res.Row(0)) {
 			t.Errorf("%s: the save at t1 differs from the final state", rt.Name)
 		}
 		want := make([]float64, 4)

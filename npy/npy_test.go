@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/gradsolve/gradsolve/internal/testutil"
 )
 
 // ---- helpers ----
@@ -71,11 +73,6 @@ func f64s(vals ...float64) []byte {
 	return b
 }
 
-// sameFloats compares bitwise, so NaN payloads and -0 count.
-func sameFloats(a, b []float64) bool {
-	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
-}
-
 // readBoth reads b with Read (from a reader that returns one byte at a
 // time, to exercise short reads) and with ReadFile (from a file, which
 // takes the size-aware path). Both must agree on success; it returns
@@ -91,7 +88,7 @@ func readBoth(t *testing.T, b []byte) (*Array, error, error) {
 	if (err == nil) != (ferr == nil) {
 		t.Fatalf("Read error %v, ReadFile error %v: they must agree", err, ferr)
 	}
-	if err == nil && (!slices.Equal(a.Shape, fa.Shape) || !sameFloats(a.Data, fa.Data)) {
+	if err == nil && (!slices.Equal(a.Shape, fa.Shape) || !testutil.IdenticalBits(a.Data, fa.Data)) {
 		t.Fatalf("Read gives %v %v, ReadFile gives %v %v", a.Shape, a.Data, fa.Shape, fa.Data)
 	}
 	if ferr != nil && !strings.HasPrefix(ferr.Error(), path+": ") {
@@ -168,7 +165,7 @@ func TestRoundTripFloat64(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(a.Shape, shape) || !sameFloats(a.Data, data) {
+			if !slices.Equal(a.Shape, shape) || !testutil.IdenticalBits(a.Data, data) {
 				t.Errorf("read back %v %v, want %v %v", a.Shape, a.Data, shape, data)
 			}
 			if a.Dims() != len(shape) {
@@ -204,7 +201,7 @@ func TestRoundTripInt32(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(a.Shape, shape) || !sameFloats(a.Data, want) {
+			if !slices.Equal(a.Shape, shape) || !testutil.IdenticalBits(a.Data, want) {
 				t.Errorf("read back %v %v, want %v %v", a.Shape, a.Data, shape, want)
 			}
 		})
@@ -424,7 +421,7 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(a.Shape, tt.shape) || !sameFloats(a.Data, tt.data) {
+			if !slices.Equal(a.Shape, tt.shape) || !testutil.IdenticalBits(a.Data, tt.data) {
 				t.Errorf("got %v %v, want %v %v", a.Shape, a.Data, tt.shape, tt.data)
 			}
 		})
@@ -783,7 +780,7 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !slices.Equal(a.Shape, sa.Shape) || !sameFloats(a.Data, sa.Data) {
+		if !slices.Equal(a.Shape, sa.Shape) || !testutil.IdenticalBits(a.Data, sa.Data) {
 			t.Fatalf("streaming read %v %v, size-aware read %v %v", a.Shape, a.Data, sa.Shape, sa.Data)
 		}
 		n, nerr := numElements(a.Shape)
@@ -798,7 +795,7 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reading back: %v", err)
 		}
-		if !slices.Equal(back.Shape, a.Shape) || !sameFloats(back.Data, a.Data) {
+		if !slices.Equal(back.Shape, a.Shape) || !testutil.IdenticalBits(back.Data, a.Data) {
 			t.Fatalf("round trip: %v %v, want %v %v", back.Shape, back.Data, a.Shape, a.Data)
 		}
 	})
@@ -860,7 +857,7 @@ func TestNumPy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(a.Shape, want.Shape) || !sameFloats(a.Data, want.Data) {
+		if !slices.Equal(a.Shape, want.Shape) || !testutil.IdenticalBits(a.Data, want.Data) {
 			t.Errorf("%s: read %v, NumPy says %v", filepath.Base(path), a.Shape, want.Shape)
 		}
 		wantBytes, _ := os.ReadFile(wantPath)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/router"
@@ -59,7 +60,7 @@ func TestSensFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalBits(s, res.S) || !equalBits(ss, res.SavedS) {
+	if !testutil.IdenticalBits(s, res.S) || !testutil.IdenticalBits(ss, res.SavedS) {
 		t.Error("sens.npy or sens_saved.npy differ from the Go API's sensitivities")
 	}
 	for _, c := range []struct{ spec, want string }{{"nope", `no parameter "nope"`}, {"y0.w", `no state "w"`}} {
@@ -68,18 +69,6 @@ func TestSensFlag(t *testing.T) {
 			t.Errorf("--sens %s: %v", c.spec, err)
 		}
 	}
-}
-
-func equalBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // grad writes the gradient of the loss by the reverse replay: with
@@ -106,7 +95,7 @@ func TestGradCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalBits(gp, g.P) || !equalBits(gy, g.Y0) {
+	if !testutil.IdenticalBits(gp, g.P) || !testutil.IdenticalBits(gy, g.Y0) {
 		t.Error("gradients differ from the Go API's")
 	}
 	cotPath := filepath.Join(dir, "cot.npy")
@@ -117,7 +106,7 @@ func TestGradCommand(t *testing.T) {
 	if _, _, err := runCmd("grad", "../../examples/lorenz.ode", "--n", "4", "--param", "rho=5:25", "--cot", cotPath, "--out", dir2, "-q"); err != nil {
 		t.Fatal(err)
 	}
-	if !equalBits(readNpy(t, filepath.Join(dir2, "grad_params.npy"), 4, 3), gp) {
+	if !testutil.IdenticalBits(readNpy(t, filepath.Join(dir2, "grad_params.npy"), 4, 3), gp) {
 		t.Error("--cot y_final gives another gradient than --loss sumsq")
 	}
 	// Forward mode: the same gradient to rounding (1e-12 relative).
@@ -260,7 +249,7 @@ func TestGradSavedStatesEveryMethod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalBits(got[0][0], g.P) || !equalBits(got[0][1], g.Y0) {
+		if !testutil.IdenticalBits(got[0][0], g.P) || !testutil.IdenticalBits(got[0][1], g.Y0) {
 			t.Errorf("%s: the command's reverse gradient differs from the Go API's", label)
 		}
 	}
@@ -283,7 +272,7 @@ func TestGradSavedStatesEveryMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalBits(readNpy(t, filepath.Join(dir, "grad_params.npy"), n, 3), g.P) || !equalBits(readNpy(t, filepath.Join(dir, "grad_y0.npy"), n, dim), g.Y0) {
+	if !testutil.IdenticalBits(readNpy(t, filepath.Join(dir, "grad_params.npy"), n, 3), g.P) || !testutil.IdenticalBits(readNpy(t, filepath.Join(dir, "grad_y0.npy"), n, dim), g.Y0) {
 		t.Error("--cot with saved states gives another gradient than Recording.Gradient")
 	}
 	var want float64 // the linear loss Σ cot·y
@@ -335,7 +324,7 @@ func TestGradWrt(t *testing.T) {
 		}
 		gq := readNpy(t, filepath.Join(dir, "grad_params.npy"), 2, 1)
 		readNpy(t, filepath.Join(dir, "grad_y0.npy"), 2, 0)
-		if !equalBits(gq, []float64{allP[1], allP[4]}) {
+		if !testutil.IdenticalBits(gq, []float64{allP[1], allP[4]}) {
 			t.Errorf("--wrt q --mode %s: dL/dq = %v, with every column %v", mode, gq, []float64{allP[1], allP[4]})
 		}
 	}
@@ -350,10 +339,10 @@ func TestGradWrt(t *testing.T) {
 	if fmt.Sprint(st["grad_params_columns"]) != "[rc vc]" || fmt.Sprint(st["grad_y0_columns"]) != "[y0.vz y0.x]" {
 		t.Errorf("columns %v %v", st["grad_params_columns"], st["grad_y0_columns"])
 	}
-	if got := readNpy(t, filepath.Join(dir, "grad_params.npy"), 2, 2); !equalBits(got, []float64{rp[2], rp[0], rp[5], rp[3]}) {
+	if got := readNpy(t, filepath.Join(dir, "grad_params.npy"), 2, 2); !testutil.IdenticalBits(got, []float64{rp[2], rp[0], rp[5], rp[3]}) {
 		t.Errorf("--wrt rc,…,vc: grad_params %v, full %v", got, rp)
 	}
-	if got := readNpy(t, filepath.Join(dir, "grad_y0.npy"), 2, 2); !equalBits(got, []float64{ry[5], ry[0], ry[11], ry[6]}) {
+	if got := readNpy(t, filepath.Join(dir, "grad_y0.npy"), 2, 2); !testutil.IdenticalBits(got, []float64{ry[5], ry[0], ry[11], ry[6]}) {
 		t.Errorf("--wrt y0.vz,y0.x: grad_y0 %v, full %v", got, ry)
 	}
 	// Forward and reverse agree on every column (1e-10 relative, as above).

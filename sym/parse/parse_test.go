@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym"
 	"github.com/gradsolve/gradsolve/sym/parse"
@@ -410,7 +411,7 @@ w' = 0
 	r0, phi, ecc := 2.0, 0.5, 0.5
 	vc := math.Sqrt((1 + ecc) / r0)
 	want := []float64{r0 * math.Cos(phi), r0 * math.Sin(phi), -vc * math.Sin(phi), vc * math.Cos(phi), 0.5}
-	if y0 := m.Y0(); !bitsEqual(y0, want) {
+	if y0 := m.Y0(); !testutil.IdenticalBits(y0, want) {
 		t.Errorf("Y0 = %v, want %v", y0, want)
 	}
 	if c, ok := m.Initial()[4].IsConst(); !ok || c != 0.5 {
@@ -420,7 +421,7 @@ w' = 0
 	p := []float64{3, 1, 0.2}
 	vc = math.Sqrt((1 + p[2]) / p[0])
 	want = []float64{p[0] * math.Cos(p[1]), p[0] * math.Sin(p[1]), -vc * math.Sin(p[1]), vc * math.Cos(p[1]), 0.5}
-	if got := m.Graph().Evaluate(m.Initial(), 0, nil, p); !bitsEqual(got, want) {
+	if got := m.Graph().Evaluate(m.Initial(), 0, nil, p); !testutil.IdenticalBits(got, want) {
 		t.Errorf("y0(%v) = %v, want %v", p, got, want)
 	}
 	// e2 is ecc^2 = ecc*ecc, an expression of p in f.
@@ -760,7 +761,7 @@ func checkRoundTrip(t testing.TB, m *sym.Model, rng *rand.Rand) string {
 		t.Fatalf("Parse(Format(%s)): %v\n%s", m.Name, err, text)
 	}
 	if m2.Name != m.Name || !slices.Equal(m2.StateNames(), m.StateNames()) || !slices.Equal(m2.ParamNames(), m.ParamNames()) ||
-		!bitsEqual(m2.Y0(), m.Y0()) || !bitsEqual(m2.P(), m.P()) || m2.Stiff != m.Stiff ||
+		!testutil.IdenticalBits(m2.Y0(), m.Y0()) || !testutil.IdenticalBits(m2.P(), m.P()) || m2.Stiff != m.Stiff ||
 		(m.T0 != m.T1 && (m2.T0 != m.T0 || m2.T1 != m.T1)) {
 		t.Fatalf("round trip of %s changed the model:\n%s", m.Name, text)
 	}
@@ -782,10 +783,10 @@ func checkRoundTrip(t testing.TB, m *sym.Model, rng *rand.Rand) string {
 		tt := rng.NormFloat64()
 		f1(tt, y, p, dy1)
 		f2(tt, y, p, dy2)
-		if !bitsEqual(dy1, dy2) {
+		if !testutil.IdenticalBits(dy1, dy2) {
 			t.Fatalf("round trip of %s: f(%v, %v, %v) = %v, after %v\n%s", m.Name, tt, y, p, dy1, dy2, text)
 		}
-		if i1, i2 := m.Graph().Evaluate(m.Initial(), 0, nil, p), m2.Graph().Evaluate(m2.Initial(), 0, nil, p); !bitsEqual(i1, i2) {
+		if i1, i2 := m.Graph().Evaluate(m.Initial(), 0, nil, p), m2.Graph().Evaluate(m2.Initial(), 0, nil, p); !testutil.IdenticalBits(i1, i2) {
 			t.Fatalf("round trip of %s: y0(%v) = %v, after %v\n%s", m.Name, p, i1, i2, text)
 		}
 	}
@@ -793,12 +794,6 @@ func checkRoundTrip(t testing.TB, m *sym.Model, rng *rand.Rand) string {
 		t.Fatalf("round trip of %s: initial values depend on the parameters: %v, after %v\n%s", m.Name, m.InitialDependsOnParams(), m2.InitialDependsOnParams(), text)
 	}
 	return text
-}
-
-// bitsEqual compares bit patterns, so NaNs from the same operations
-// compare equal.
-func bitsEqual(a, b []float64) bool {
-	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
 func TestFormatErrors(t *testing.T) {
@@ -915,11 +910,11 @@ func TestKeplerEccentricityExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bitsEqual(ecc.Y0(), kep.Y0()) || !ecc.InitialDependsOnParams() {
+	if !testutil.IdenticalBits(ecc.Y0(), kep.Y0()) || !ecc.InitialDependsOnParams() {
 		t.Errorf("kepler_ecc y0 = %v (depends on p: %v), kepler %v", ecc.Y0(), ecc.InitialDependsOnParams(), kep.Y0())
 	}
 	e := 0.2
-	if got, want := ecc.Graph().Evaluate(ecc.Initial(), 0, nil, []float64{e, 1}), []float64{1 - e, 0, 0, math.Sqrt(1 * (1 + e) / (1 - e))}; !bitsEqual(got, want) {
+	if got, want := ecc.Graph().Evaluate(ecc.Initial(), 0, nil, []float64{e, 1}), []float64{1 - e, 0, 0, math.Sqrt(1 * (1 + e) / (1 - e))}; !testutil.IdenticalBits(got, want) {
 		t.Errorf("y0(e = %v) = %v, want %v", e, got, want)
 	}
 	fe, fk := mustProblem(t, ecc).F, mustProblem(t, kep).F
@@ -932,7 +927,7 @@ func TestKeplerEccentricityExample(t *testing.T) {
 		mu := 0.5 + rng.Float64()
 		fe(0, y, []float64{0.3, mu}, d1)
 		fk(0, y, []float64{mu}, d2)
-		if !bitsEqual(d1, d2) {
+		if !testutil.IdenticalBits(d1, d2) {
 			t.Fatalf("f(%v, mu = %v): kepler_ecc %v, kepler %v", y, mu, d1, d2)
 		}
 	}
