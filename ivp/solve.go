@@ -38,7 +38,8 @@ type Arrays struct {
 	// Y and Y1 address the state at the start of the step and the
 	// proposal an attempt writes. The driver copies the initial state
 	// into *Y and exchanges *Y and *Y1 when a step is accepted (after
-	// Stepper.Accept). Their length is the stepper's state size: rows of
+	// its save times, before Stepper.Advance). Their length is the
+	// stepper's state size: rows of
 	// Output.Saved and of Mesh.Y have that length.
 	Y, Y1 *[]float64
 	// F0 receives f(t0, y0) (Loop.F on the first Loop.Dim components of
