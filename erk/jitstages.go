@@ -285,21 +285,16 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 }
 
 // normOfSquares finishes the error norm from the squared terms r² the
-// machine code left in ev (and ev3), summed in ascending order as
-// control.Norm sums them, through control.NormOfSquares; ok is
-// false when it or any component of the proposal is not finite.
+// machine code left in ev (and ev3), through control.OfSquares, which
+// sums them in ascending order as control.Norm does; ok is false when
+// the norm or any component of the proposal is not finite.
 func (sv *Solver) normOfSquares() (float64, bool) {
 	nd := sv.cfg.NormDim
-	var sum5, sum3 float64
-	for _, r2 := range sv.ev[:nd] {
-		sum5 += r2
-	}
+	var r3 []float64
 	if sv.e3 != nil {
-		for _, r2 := range sv.ev3[:nd] {
-			sum3 += r2
-		}
+		r3 = sv.ev3[:nd]
 	}
-	return control.Usable(control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil), sv.y1)
+	return control.OfSquares(sv.ev[:nd], r3, sv.y1)
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
