@@ -27,8 +27,15 @@ import (
 // rejection with a finite error shrinks |h| by at least the controller's
 // Safety, which may be up to 1: there the budget bounds the attempts;
 // see docs/numerics.md.)
+//
+// It is written as a comparison rather than math.Max, so that it
+// inlines into the driver's loop, which asks it on every attempt; the
+// value is math.Max's for every t (a NaN t gives NaN either way).
 func MinStep(t float64) float64 {
-	return math.Max(4*0x1p-52*math.Abs(t), 0x1p-1022)
+	if m := 4 * 0x1p-52 * math.Abs(t); !(m < 0x1p-1022) {
+		return m
+	}
+	return 0x1p-1022
 }
 
 // InitialStep returns a starting step size |h| for a method of the given

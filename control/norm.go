@@ -71,15 +71,36 @@ func (nm *Norm) Of(h float64, y, y1 []float64) (err float64, ok bool) {
 	return err, true
 }
 
-// Usable returns err and true when err and every value of v are
-// finite, else +Inf and false: the verdict Norm.Of gives, for code that
-// forms the norm itself (NormOfSquares).
-func Usable(err float64, v []float64) (float64, bool) {
-	fin := err - err // 0 if finite, NaN otherwise
-	for _, x := range v {
-		fin += x - x
+// OfSquares finishes Norm.Of for code that formed the squared terms
+// itself (machine code, four components per instruction): r2 holds r_d²
+// for the n = len(r2) components of the norm, r3 the r3_d² of the DOP853
+// form (nil: RMS), and y1 the whole proposal. It sums the terms in
+// ascending order, as Of does, so the bits are Of's, and gives Of's
+// verdict: +Inf and false when the norm or any value of y1 is not
+// finite. The finiteness test runs in the same pass as the sums, so that
+// its additions overlap theirs instead of following them.
+func OfSquares(r2, r3, y1 []float64) (err float64, ok bool) {
+	n := len(r2)
+	y1n := y1[:n]
+	var sum5, sum3, fin float64
+	if r3 == nil {
+		for d, v := range r2 {
+			sum5 += v
+			fin += y1n[d] - y1n[d] // 0 if finite, NaN otherwise
+		}
+	} else {
+		r3 = r3[:n]
+		for d, v := range r2 {
+			sum5 += v
+			sum3 += r3[d]
+			fin += y1n[d] - y1n[d]
+		}
 	}
-	if fin != 0 {
+	for _, v := range y1[n:] {
+		fin += v - v
+	}
+	err = NormOfSquares(sum5, sum3, n, r3 != nil)
+	if fin+(err-err) != 0 {
 		return math.Inf(1), false
 	}
 	return err, true

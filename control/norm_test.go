@@ -70,16 +70,18 @@ func TestNormMatchesDefinition(t *testing.T) {
 				trial, n, dop, got, want, math.Abs(got-want)/want, bound)
 		}
 		// Forming the squared terms elsewhere and finishing with
-		// NormOfSquares gives the same bits as Of.
-		var s5, s3 float64
+		// OfSquares gives the same bits as Of.
+		s5, s3 := make([]float64, n), make([]float64, n)
 		for d := range n {
 			sc := atol[d] + float64(rtol[d]*MaxAbs(y[d], y1[d]))
 			r, r3 := float64(h*e[d])/sc, float64(h*e3[d])/sc
-			s5 += float64(r * r)
-			s3 += float64(r3 * r3)
+			s5[d], s3[d] = float64(r*r), float64(r3*r3)
 		}
-		if sq, _ := Usable(NormOfSquares(s5, s3, n, dop), y1); math.Float64bits(sq) != math.Float64bits(got) {
-			t.Errorf("trial %d: NormOfSquares %v, Of %v", trial, sq, got)
+		if !dop {
+			s3 = nil
+		}
+		if sq, ok := OfSquares(s5, s3, y1); math.Float64bits(sq) != math.Float64bits(got) || !ok {
+			t.Errorf("trial %d: OfSquares %v, %v; Of %v", trial, sq, ok, got)
 		}
 	}
 }
@@ -129,14 +131,32 @@ func TestNormRejectsNonFinite(t *testing.T) {
 			t.Errorf("%s: %v, %v; want usable %v", c.name, err, ok, c.usable)
 		}
 	}
+	// OfSquares, the same cases from the squared terms: r² = 0.01 and
+	// 1e308 (which overflows the sum), in the norm's components or past.
 	for _, c := range []struct {
-		err    float64
-		v      []float64
+		r2, y1 []float64
 		usable bool
-	}{{0.5, []float64{1, 2}, true}, {math.NaN(), nil, false}, {math.Inf(1), nil, false}, {0.5, []float64{math.Inf(1)}, false}} {
-		if err, ok := Usable(c.err, c.v); ok != c.usable || (!ok && !math.IsInf(err, 1)) || (ok && err != c.err) {
-			t.Errorf("Usable(%v, %v) = %v, %v", c.err, c.v, err, ok)
+	}{
+		{[]float64{0.01, 0.01}, []float64{1, 2}, true},
+		{[]float64{0.01, 0.01}, []float64{1, 2, 5}, true},
+		{[]float64{0.01, 0.01}, []float64{1, math.NaN()}, false},
+		{[]float64{0.01, 0.01}, []float64{math.Inf(-1), 1}, false},
+		{[]float64{0.01, 0.01}, []float64{1, 2, math.NaN()}, false},
+		{[]float64{0.01, 0.01}, []float64{1, 2, math.Inf(1)}, false},
+		{[]float64{1e308, 1e308}, []float64{1, 2}, false},
+	} {
+		for _, r3 := range [][]float64{nil, {0, 0}} {
+			err, ok := OfSquares(c.r2, r3, c.y1)
+			if ok != c.usable || (!ok && !math.IsInf(err, 1)) || (ok && err != math.Sqrt(0.01)) && r3 == nil {
+				t.Errorf("OfSquares(%v, %v, %v) = %v, %v; want usable %v", c.r2, r3, c.y1, err, ok, c.usable)
+			}
 		}
+	}
+	// A NaN term makes the RMS norm NaN: not usable. (The DOP853 form
+	// maps a NaN sum to 0 by its 0/0 convention, den > 0 failing, as Of
+	// does; a NaN term there comes with a NaN proposal, which is caught.)
+	if err, ok := OfSquares([]float64{math.NaN(), 0}, nil, []float64{1, 2}); ok || !math.IsInf(err, 1) {
+		t.Errorf("OfSquares with a NaN term = %v, %v", err, ok)
 	}
 }
 

@@ -26,7 +26,8 @@ import (
 // genericStages in the same order (products rounded, then summed left to
 // right, no fused multiply–add), so the results are the same to the bit
 // (TestJITStagesMatchGeneric). The right-hand side is called from Go
-// between the sums. On the 18 components of the halo with two
+// between the sums, whatever it is (Go code, or the tape's machine code
+// through its own entry). On the 18 components of the halo with two
 // sensitivity columns a Vern7 step costs about 30% less than with the
 // generated Go kernels, which do one component per instruction.
 
@@ -35,12 +36,10 @@ import (
 // attempt, Go kernels against machine code, this 2-core AMD EPYC) gave
 // 395/381 at 4 components, 491/404 at 6, 1053/751 at 18 and 1870/1216
 // at 36; on the 6-component halo orbit Vern7 and DP8 gain 0–10%
-// (BenchmarkHalo). Below 6 the calls between sums eat the gain. When f
-// is machine code too the attempt is one call at any size: on Lorenz
-// from its problem file that measures the same as the Go kernels
-// (BenchmarkLorenzFile, Vern7 282/287, DP8 356/353 ns per attempt), and
-// on the halo with sensitivities it saves 6% (BenchmarkHaloSensitivities,
-// .ode route, Vern7 629/592, DP8 785/737).
+// (BenchmarkHalo). Below 6 the calls between sums eat the gain. (A
+// fused attempt, the calls of a machine-code f made from the stage
+// code, measured no better on whole solves: see
+// bench/results/abi-2026-12-01.txt.)
 const jitMinDim = 6
 
 // jitMaxCode bounds the machine code of one tableau and dimension. The
@@ -115,10 +114,6 @@ const (
 type jitStages struct {
 	code  *jit.Code
 	coefs []float64 // the coefficients the code reads, by index
-	// fused: the right-hand side is machine code too (jit.ClosureOf),
-	// called from the code, and a whole attempt is one call (entries'
-	// attempt).
-	fused bool
 	// The entries of the code for the stages in their places (0), and
 	// with k_0 and k_{s−1} swapped, as an FSAL step leaves them (1).
 	entries [2]jitEntries
@@ -129,10 +124,9 @@ type jitStages struct {
 
 // jitEntries are the functions of one arrangement of the stages.
 type jitEntries struct {
-	inputs  []uintptr // the code of stage input i+1 (i = 0…end−2)
-	tail    uintptr   // y1, then ev and ev3 unless f is evaluated in between
-	errs    uintptr   // ev and ev3 after f(t+h, y1) (FSAL not deferred), else 0
-	attempt uintptr   // fused: all of it, the calls of f included
+	inputs []uintptr // the code of stage input i+1 (i = 0…end−2)
+	tail   uintptr   // y1, then ev and ev3 unless f is evaluated in between
+	errs   uintptr   // ev and ev3 after f(t+h, y1) (FSAL not deferred), else 0
 }
 
 var (
@@ -146,39 +140,33 @@ var (
 type jitKey struct {
 	tab     string
 	dim, nd int
-	fused   bool
 }
 
 // stagesJITFor returns sv's stage sums as machine code, or nil where
 // there is none (no AVX, machine code turned off, a small system, or one
-// whose code would pass jitMaxCode); the attempt is fused where the
-// right-hand side is machine code.
+// whose code would pass jitMaxCode).
 func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
-	if !jit.HasAVX() {
+	if !jit.HasAVX() || sv.dim < jitMinDim || jitCodeEstimate(sv) > jitMaxCode {
 		return nil
 	}
-	_, fused := jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
-	if sv.dim < jitMinDim && !fused || jitCodeEstimate(sv) > jitMaxCode {
-		return nil
-	}
-	return buildJITStages(sv, tb, fused)
+	return buildJITStages(sv, tb)
 }
 
 // buildJITStages generates (or finds in the cache) the code for sv's
-// tableau, dimension and error-norm dimension, fused or not.
-func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
+// tableau, dimension and error-norm dimension.
+func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
 	var tab strings.Builder
 	for _, c := range kernelgen.Explicit(tb) {
 		tab.WriteString(strconv.FormatUint(math.Float64bits(c), 16))
 		tab.WriteByte(' ')
 	}
-	key := jitKey{tab.String(), sv.dim, sv.cfg.NormDim, fused}
+	key := jitKey{tab.String(), sv.dim, sv.cfg.NormDim}
 	jitMu.Lock()
 	defer jitMu.Unlock()
 	if js := jitCache[key]; js != nil {
 		return js
 	}
-	js := &jitStages{nd: sv.cfg.NormDim, fused: fused}
+	js := &jitStages{nd: sv.cfg.NormDim}
 	s := sv.s
 	js.end = s
 	if sv.fsal {
@@ -186,8 +174,8 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 	}
 	g := &stageGen{dim: sv.dim, slot: make([]int, s)}
 	type offsets struct {
-		inputs              []int
-		tail, errs, attempt int
+		inputs     []int
+		tail, errs int
 	}
 	var offs [2]offsets
 	for v := range offs {
@@ -198,10 +186,6 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 			g.slot[0], g.slot[s-1] = s-1, 0
 		}
 		o := &offs[v]
-		if fused {
-			o.attempt = g.fusedAttempt(sv, js.end, js.nd)
-			continue
-		}
 		for i := 1; i < js.end; i++ {
 			o.inputs = append(o.inputs, len(g.a.B))
 			g.begin()
@@ -237,10 +221,6 @@ func buildJITStages(sv *Solver, tb *method.Tableau, fused bool) *jitStages {
 	js.size = len(g.a.B)
 	for v, o := range offs {
 		e := &js.entries[v]
-		if fused {
-			e.attempt = code.Addr(o.attempt)
-			continue
-		}
 		for _, off := range o.inputs {
 			e.inputs = append(e.inputs, code.Addr(off))
 		}
@@ -305,32 +285,23 @@ func (sv *Solver) stagesJIT(t, h float64, p []float64, nd int) {
 }
 
 // normOfSquares finishes the error norm from the squared terms r² the
-// machine code left in ev (and ev3), summed in ascending order as
-// control.Norm sums them, through control.NormOfSquares; ok is
-// false when it or any component of the proposal is not finite.
+// machine code left in ev (and ev3), through control.OfSquares, which
+// sums them in ascending order as control.Norm does; ok is false when
+// the norm or any component of the proposal is not finite.
 func (sv *Solver) normOfSquares() (float64, bool) {
 	nd := sv.cfg.NormDim
-	var sum5, sum3 float64
-	for _, r2 := range sv.ev[:nd] {
-		sum5 += r2
-	}
+	var r3 []float64
 	if sv.e3 != nil {
-		for _, r2 := range sv.ev3[:nd] {
-			sum3 += r2
-		}
+		r3 = sv.ev3[:nd]
 	}
-	return control.Usable(control.NormOfSquares(sum5, sum3, nd, sv.e3 != nil), sv.y1)
+	return control.OfSquares(sv.ev[:nd], r3, sv.y1)
 }
 
 // The addresses after the eight registers' in Solver.jargs, read by the
-// fused attempt through R13: t, p, len(p) and f's closure object.
+// norm's code through R13: the tolerances.
 const (
-	argT       = 8
-	argP       = 9
-	argPLen    = 10
-	argClosure = 11
-	argRTol    = 12 // and the norm's tolerances (every mode)
-	argATol    = 13
+	argRTol = 8
+	argATol = 9
 )
 
 // setJITArgs points the code's registers at sv's arrays: the stages'
@@ -342,11 +313,6 @@ func (sv *Solver) setJITArgs() {
 		unsafe.Pointer(&sv.h), ptr(sv.jit.coefs),
 	}
 	sv.jargs[argRTol], sv.jargs[argATol] = ptr(sv.cfg.RTol), ptr(sv.cfg.ATol)
-	if sv.jit.fused {
-		sv.jargs[argT] = unsafe.Pointer(&sv.t)
-		sv.jargs[argPLen] = unsafe.Pointer(&sv.plen)
-		sv.jargs[argClosure], _ = jit.ClosureOf(unsafe.Pointer(&sv.cfg.F))
-	}
 }
 
 // argRegs are the registers the trampoline loads from the first eight

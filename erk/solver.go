@@ -79,12 +79,11 @@ type Solver struct {
 	norm control.Norm
 
 	// jit is the stage sums as machine code (jitstages.go), or nil;
-	// jargs the addresses its code reads; h, t and plen the step size,
-	// time and len(p) it reads.
+	// jargs the addresses its code reads (jit.Call16 loads the first
+	// eight into registers); h the step size it reads.
 	jit   *jitStages
 	jargs [16]unsafe.Pointer
-	h, t  float64
-	plen  int
+	h     float64
 
 	// loop is the driver's part of the configuration (ivp.Solve).
 	loop ivp.Loop
@@ -191,8 +190,7 @@ func (sv *Solver) attempt(t, h float64, p []float64, st *ode.Stats) (err float64
 }
 
 // stepper returns the Solver as the driver's ivp.Stepper, with the
-// stage-sum strategy New chose: machine code (jitStepper, or
-// fusedStepper where f is machine code too), a generated kernel
+// stage-sum strategy New chose: machine code (jitStepper), a generated kernel
 // (kernelStepper) or the generic loops (stepper). Each strategy is a
 // type of its own whose Attempt computes the stages and returns the
 // error norm through control; they share Start, Save and Advance. The
@@ -203,8 +201,6 @@ func (sv *Solver) stepper() ivp.Stepper {
 	switch {
 	case sv.generic:
 		return base
-	case sv.jit != nil && sv.jit.fused:
-		return fusedStepper{base}
 	case sv.jit != nil:
 		return jitStepper{base}
 	case sv.stages != nil:

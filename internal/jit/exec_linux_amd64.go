@@ -14,8 +14,7 @@ const supported = true
 // collected: a caller keeps it alive (runtime.KeepAlive) until the code
 // has returned.
 type Code struct {
-	base  uintptr
-	funcs *[]uintptr // entries marked by MarkFunc, forgotten with the memory
+	base uintptr
 }
 
 // NewCode copies b into fresh pages and makes them executable (and no
@@ -30,29 +29,9 @@ func NewCode(b []byte) (*Code, error) {
 		syscall.Munmap(mem)
 		return nil, err
 	}
-	c := &Code{base: uintptr(unsafe.Pointer(unsafe.SliceData(mem))), funcs: new([]uintptr)}
-	runtime.AddCleanup(c, func(r release) {
-		for _, e := range *r.funcs {
-			funcs.Delete(e)
-		}
-		syscall.Munmap(r.mem)
-	}, release{mem, c.funcs})
+	c := &Code{base: uintptr(unsafe.Pointer(unsafe.SliceData(mem)))}
+	runtime.AddCleanup(c, func(mem []byte) { syscall.Munmap(mem) }, mem)
 	return c, nil
-}
-
-// MarkFunc records the code at offset off as a func value's code (see
-// funcs.go) and returns its address. The mark goes with the memory.
-func (c *Code) MarkFunc(off int) uintptr {
-	e := c.Addr(off)
-	funcs.Store(e, struct{}{})
-	*c.funcs = append(*c.funcs, e)
-	return e
-}
-
-// release is what a Code's cleanup frees.
-type release struct {
-	mem   []byte
-	funcs *[]uintptr
 }
 
 // Addr returns the address of the byte at offset off.

@@ -29,9 +29,6 @@ func Call(uintptr, *[8]unsafe.Pointer) { panic("jit: no machine code on this pla
 // Call16 is never called on this platform.
 func Call16(uintptr, *[16]unsafe.Pointer) { panic("jit: no machine code on this platform") }
 
-// MarkFunc is never called on this platform.
-func (c *Code) MarkFunc(int) uintptr { return 0 }
-
 // Call5 is never called on this platform.
 func Call5(uintptr, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer) {
 	panic("jit: no machine code on this platform")

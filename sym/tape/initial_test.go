@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
@@ -58,7 +59,7 @@ func TestInitialProgram(t *testing.T) {
 	for range 20 {
 		p := []float64{1 + rng.Float64(), 3 * rng.NormFloat64(), rng.Float64(), rng.NormFloat64()}
 		ev(p, y0, jac)
-		if want := m.Graph().Evaluate(m.Initial(), 0, nil, p); !sameFloats(y0, want) {
+		if want := m.Graph().Evaluate(m.Initial(), 0, nil, p); !testutil.IdenticalBits(y0, want) {
 			t.Fatalf("y0(%v) = %v, graph %v", p, y0, want)
 		}
 		// Central differences: truncation h²·|y0”'| ≈ 1e-10 and rounding
@@ -80,7 +81,7 @@ func TestInitialProgram(t *testing.T) {
 		// Without a Jacobian the state alone is written.
 		y1 := make([]float64, dim)
 		ev(p, y1, nil)
-		if !sameFloats(y1, y0) {
+		if !testutil.IdenticalBits(y1, y0) {
 			t.Errorf("y0 without the Jacobian %v, with %v", y1, y0)
 		}
 		if pg.jit != nil {
@@ -88,27 +89,15 @@ func TestInitialProgram(t *testing.T) {
 			got, want := make([]float64, len(pg.outs)), make([]float64, len(pg.outs))
 			pg.EvalF(pg.NewRegisters(), 0, nil, p, got)
 			ip.EvalF(ip.NewRegisters(), 0, nil, p, want)
-			sameBits(t, "initial", got, want)
+			testutil.CheckBits(t, "initial", got, want)
 		}
 	}
-	if !sameFloats(m.Y0(), func() []float64 { ev(m.P(), y0, nil); return y0 }()) {
+	if !testutil.IdenticalBits(m.Y0(), func() []float64 { ev(m.P(), y0, nil); return y0 }()) {
 		t.Errorf("Model.Y0 = %v, Initial at the defaults %v", m.Y0(), y0)
 	}
 	if plain := mustBuildModel(t, lorenzLike()); plain.Problem().Initial != nil {
 		t.Error("a model of constant initial values has Problem.Initial")
 	}
-}
-
-func sameFloats(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func lorenzLike() *sym.Model {
@@ -143,7 +132,7 @@ func TestInitialWithoutJacobianBuildsNothing(t *testing.T) {
 	if n := m.Graph().Len(); n != before || s.base != nil || s.initial != nil {
 		t.Errorf("y0(p) alone: graph %d → %d nodes, base derived %v, ∂y0/∂p built %v", before, n, s.base != nil, s.initial != nil)
 	}
-	if want := m.Y0(); !sameFloats(y0, want) {
+	if want := m.Y0(); !testutil.IdenticalBits(y0, want) {
 		t.Errorf("y0 = %v, Model.Y0 %v", y0, want)
 	}
 	y1, jac := make([]float64, m.Dim()), make([]float64, m.Dim()*m.NumParams())
@@ -151,7 +140,7 @@ func TestInitialWithoutJacobianBuildsNothing(t *testing.T) {
 	if s.base == nil || s.initial == nil {
 		t.Error("a call with jac built no ∂y0/∂p")
 	}
-	if !sameFloats(y1, y0) {
+	if !testutil.IdenticalBits(y1, y0) {
 		t.Errorf("y0 with jac %v, without %v", y1, y0)
 	}
 	// ∂x0/∂r0 = cos(phi) (x0 = r0·cos(phi)), exactly: one multiplication by 1.

@@ -37,19 +37,9 @@ type jitCode struct {
 	// to jitArgs.out2.
 	split int
 	// fentry, where not 0, is the program as a function called directly
-	// as an ode.Func closure (see jitFunc).
+	// as an ode.Func (see direct.go).
 	fentry uintptr
 	code   *jit.Code // owns the machine code
-}
-
-// jitFunc is the closure object of an ode.Func whose code is fentry:
-// Go calls a func value by loading the code address from the first word
-// of the object it points to, with the object's address in a register,
-// from which the code reads r.
-type jitFunc struct {
-	code uintptr
-	r    *float64 // the register file
-	keep *jitCode // owns the machine code
 }
 
 // jitSeg is an entry into machine code, or (entry 0) a run of

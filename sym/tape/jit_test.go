@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/sym"
 	"github.com/gradsolve/gradsolve/sym/parse"
 )
@@ -33,22 +34,6 @@ func programs(t *testing.T, s *Set) map[string]*Program {
 	}
 	all["sens"] = s.sens[fmt.Sprint(cols)]
 	return all
-}
-
-// sameBits fails unless got and want agree bit for bit, or are both
-// NaN: when two NaN operands meet, which one propagates (and so the
-// result's sign and payload) is not part of IEEE 754, and Go's compiler
-// may swap the operands of the interpreter's commutative operations.
-func sameBits(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	for i := range want {
-		if math.IsNaN(got[i]) && math.IsNaN(want[i]) {
-			continue
-		}
-		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-			t.Fatalf("%s[%d]: machine code %v (%#x), interpreter %v (%#x)", what, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
-		}
-	}
 }
 
 // specials are inputs that exercise the corners of select, abs, sqrt,
@@ -103,12 +88,18 @@ func checkJIT(t *testing.T, s *Set, trials int, rng *rand.Rand) {
 			default:
 				pg.EvalF(r, tt, y, p, got)
 				ip.EvalF(ri, tt, y, p, want)
-				sameBits(t, m.Name+" "+name+" EvalF", got, want)
+				if !testutil.CheckBits(t, m.Name+" "+name+" EvalF", got, want) {
+					t.FailNow()
+				}
 				clear(got)
 				fn(tt, y, p, got)
-				sameBits(t, m.Name+" "+name+" NewFunc", got, want)
+				if !testutil.CheckBits(t, m.Name+" "+name+" NewFunc", got, want) {
+					t.FailNow()
+				}
 			}
-			sameBits(t, m.Name+" "+name, got, want)
+			if !testutil.CheckBits(t, m.Name+" "+name, got, want) {
+				t.FailNow()
+			}
 			_ = np
 		}
 	}

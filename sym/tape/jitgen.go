@@ -29,8 +29,9 @@ const (
 // v, w, u, out, out2.
 var trampolineBases = [8]byte{gpDI, gpSI, gpDX, gpR8, gpR9, gpR10, gpR11, gpCX}
 
-// funcBases holds them for code called directly as an ode.Func
-// closure (Go's register ABI, ABIInternal, on amd64: t in X0; y, p and
+// funcBases holds them for code called directly as an ode.Func closure,
+// in builds that allow it (see direct.go): Go's register ABI,
+// ABIInternal, on amd64 (t in X0; y, p and
 // out as pointer, length, capacity in AX BX CX, DI SI R8, R9 R10 R11;
 // the closure in DX, replaced by its register file). All outputs go to
 // out.
@@ -479,9 +480,9 @@ func compileJIT(pg *Program) *jitCode {
 		lo = hi
 	}
 	// A program of one piece that reads no seeds can also be called
-	// directly as an ode.Func (see NewFunc).
+	// directly as an ode.Func, in builds that allow it (see direct.go).
 	fstart := -1
-	if len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
+	if directSupported && len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
 		g.bases = funcBases
 		fstart = g.segment(0, len(code), true, len(pg.outs))
 		g.badArgsStub()
@@ -498,7 +499,7 @@ func compileJIT(pg *Program) *jitCode {
 		}
 	}
 	if fstart >= 0 {
-		j.fentry = j.code.MarkFunc(fstart)
+		j.fentry = j.code.Addr(fstart)
 	}
 	return j
 }

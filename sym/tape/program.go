@@ -3,7 +3,6 @@ package tape
 import (
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/gradsolve/gradsolve/ode"
 
@@ -85,14 +84,14 @@ func (pg *Program) NewRegisters() []float64 {
 
 // NewFunc returns the program as an ode.Func, f(t, y, p, out), with a
 // register file of its own: for programs whose inputs are t, y and p,
-// for one goroutine. Where the program is machine code (see jit.go),
-// the function is that code itself, called by Go with no wrapper in
-// between; else it calls EvalF.
+// for one goroutine. Where the program is machine code with a direct
+// entry and this build and its self-test allow it (see direct.go), the
+// function is that code itself, called by Go with no wrapper in
+// between; else it calls EvalF. Both give the same bits.
 func (pg *Program) NewFunc() ode.Func {
 	r := pg.NewRegisters()
-	if pg.jit != nil && pg.jit.fentry != 0 {
-		c := &jitFunc{code: pg.jit.fentry, r: &r[0], keep: pg.jit}
-		return *(*ode.Func)(unsafe.Pointer(&c))
+	if pg.jit != nil && pg.jit.fentry != 0 && directEntry() == nil {
+		return directFunc(pg.jit, &r[0])
 	}
 	return func(t float64, y, p, out []float64) { pg.EvalF(r, t, y, p, out) }
 }
