@@ -1,18 +1,28 @@
 // odeint: the Boost.odeint peer driver of gradsolve's work-precision
-// benchmarks (bench/README.md). It integrates the benchmark's Lorenz
-// ensemble one trajectory after another on one core with
-// runge_kutta_dopri5 under dense-output control (the configuration
-// odeint's documentation recommends for adaptive integration), and the
-// Robertson ensemble with rosenbrock4 under dense-output control and an
-// analytic Jacobian, and the halo ensemble with sensitivities to (vc, q)
-// as dopri5 on the augmented system (state and sensitivities, all under
-// error control), timing the integration alone.
+// benchmarks (bench/README.md). It integrates one of the benchmark's
+// ensembles one trajectory after another on one core, timing the
+// integration alone, with the method named on the command line:
 //
-// usage: odeint lorenz|robertson|halo|orbit RTOL ATOL N OUT
-//   (for halo, OUT holds per trajectory the 6 final states, then the
-//   6×2 sensitivities ∂y_d/∂p_c row-major)
-//   writes the N×3 final states to OUT (float64, little-endian, row-major)
-//   and prints "seconds_per_trajectory steps_per_trajectory" on stdout.
+//   dopri5             runge_kutta_dopri5 under dense-output control (the
+//                      configuration odeint's documentation recommends for
+//                      adaptive integration; the default)
+//   dopri5-controlled  runge_kutta_dopri5 under the controlled stepper
+//   rkf78              runge_kutta_fehlberg78 under the controlled stepper
+//                      (it has no dense output)
+//   rosenbrock4        rosenbrock4 under dense-output control, with the
+//                      analytic Jacobian (Robertson only; its default)
+//   rosenbrock4-controlled  rosenbrock4 under the controlled stepper
+//
+// The explicit methods serve lorenz, orbit (the halo orbit) and halo (the
+// orbit with sensitivities to (vc, q), integrated as the augmented
+// system, state and sensitivities all under error control); the
+// Rosenbrock ones serve robertson.
+//
+// usage: odeint lorenz|robertson|halo|orbit [METHOD] RTOL ATOL N OUT
+//   writes the N final states to OUT (float64, little-endian, row-major;
+//   for halo per trajectory the 6 final states, then the 6×2
+//   sensitivities ∂y_d/∂p_c row-major) and prints
+//   "seconds_per_trajectory steps_per_trajectory" on stdout.
 #include <boost/numeric/odeint.hpp>
 
 #include <array>
@@ -111,16 +121,50 @@ struct halo6 {
     }
 };
 
+// explicit_run integrates y from 0 to t1 with the explicit method named
+// by method, adding the steps taken and the time to steps and seconds; it
+// returns false for a method it does not know.
+template <class State, class F>
+bool explicit_run(const std::string &method, double rtol, double atol, F f, State &y, double t1, double h0,
+                  long &steps, double &seconds) {
+    auto t0 = std::chrono::steady_clock::now();
+    // integrate_adaptive returns the number of steps taken.
+    if (method == "dopri5") {
+        auto st = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<State>());
+        steps += (long)odeint::integrate_adaptive(st, f, y, 0.0, t1, h0);
+    } else if (method == "dopri5-controlled") {
+        auto st = odeint::make_controlled(atol, rtol, odeint::runge_kutta_dopri5<State>());
+        steps += (long)odeint::integrate_adaptive(st, f, y, 0.0, t1, h0);
+    } else if (method == "rkf78") {
+        auto st = odeint::make_controlled(atol, rtol, odeint::runge_kutta_fehlberg78<State>());
+        steps += (long)odeint::integrate_adaptive(st, f, y, 0.0, t1, h0);
+    } else {
+        return false;
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return true;
+}
+
 int main(int argc, char **argv) {
-    std::string prob = argc == 6 ? argv[1] : "";
+    std::string prob = argc == 6 || argc == 7 ? argv[1] : "";
     if (prob != "lorenz" && prob != "robertson" && prob != "halo" && prob != "orbit") {
-        std::fprintf(stderr, "usage: odeint lorenz|robertson|halo|orbit RTOL ATOL N OUT\n");
+        std::fprintf(stderr, "usage: odeint lorenz|robertson|halo|orbit [METHOD] RTOL ATOL N OUT\n");
         return 2;
     }
-    double rtol = std::atof(argv[2]), atol = std::atof(argv[3]);
-    int n = std::atoi(argv[4]);
+    std::string method = argc == 7 ? argv[2] : prob == "robertson" ? "rosenbrock4" : "dopri5";
+    char **arg = argv + (argc == 7 ? 3 : 2);
+    double rtol = std::atof(arg[0]), atol = std::atof(arg[1]);
+    int n = std::atoi(arg[2]);
+    const char *outPath = arg[3];
     if (n < 1 || !(rtol > 0) || !(atol > 0)) {
         std::fprintf(stderr, "odeint: need N >= 1 and positive tolerances\n");
+        return 2;
+    }
+    bool stiff = method == "rosenbrock4" || method == "rosenbrock4-controlled";
+    bool known = stiff || method == "dopri5" || method == "dopri5-controlled" || method == "rkf78";
+    if (!known || stiff != (prob == "robertson")) {
+        std::fprintf(stderr, "odeint: method %s does not serve %s (explicit: dopri5, dopri5-controlled, rkf78; "
+                             "robertson: rosenbrock4, rosenbrock4-controlled)\n", method.c_str(), prob.c_str());
         return 2;
     }
     size_t width = prob == "halo" ? 18 : prob == "orbit" ? 6 : 3;
@@ -134,11 +178,15 @@ int main(int argc, char **argv) {
         robertson_jac jac{k1, 3e7, 1e4};
         ublas::vector<double> y(3);
         y[0] = 1, y[1] = 0, y[2] = 0;
-        auto stepper = odeint::make_dense_output(atol, rtol, odeint::rosenbrock4<double>());
         auto t0 = std::chrono::steady_clock::now();
-        steps += (long)odeint::integrate_adaptive(stepper, std::make_pair(f, jac), y, 0.0, 1e5, 1e-6);
-        auto t1 = std::chrono::steady_clock::now();
-        seconds += std::chrono::duration<double>(t1 - t0).count();
+        if (method == "rosenbrock4") {
+            auto stepper = odeint::make_dense_output(atol, rtol, odeint::rosenbrock4<double>());
+            steps += (long)odeint::integrate_adaptive(stepper, std::make_pair(f, jac), y, 0.0, 1e5, 1e-6);
+        } else {
+            auto stepper = odeint::make_controlled(atol, rtol, odeint::rosenbrock4<double>());
+            steps += (long)odeint::integrate_adaptive(stepper, std::make_pair(f, jac), y, 0.0, 1e5, 1e-6);
+        }
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         for (int d = 0; d < 3; d++) out[3 * (size_t)i + d] = y[d];
     }
     for (int i = 0; i < n && prob == "halo"; i++) {
@@ -147,11 +195,7 @@ int main(int argc, char **argv) {
         halo f{1, 0.7, 0.2};
         state18 y{};
         y[0] = 0.5 + u, y[2] = 0.2, y[3] = 0.1, y[4] = 0.5 + 0.2 * u, y[5] = 0.15;
-        auto stepper = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<state18>());
-        auto t0 = std::chrono::steady_clock::now();
-        steps += (long)odeint::integrate_adaptive(stepper, f, y, 0.0, 20.0, 1e-3);
-        auto t1 = std::chrono::steady_clock::now();
-        seconds += std::chrono::duration<double>(t1 - t0).count();
+        explicit_run(method, rtol, atol, f, y, 20.0, 1e-3, steps, seconds);
         std::memcpy(&out[18 * (size_t)i], y.data(), 18 * sizeof(double));
     }
     for (int i = 0; i < n && prob == "orbit"; i++) {
@@ -159,11 +203,7 @@ int main(int argc, char **argv) {
         double u = n == 1 ? 0 : (double)i / (n - 1);
         halo6 f{1, 0.7, 0.2};
         state6 y{0.5 + u, 0, 0.2, 0.1, 0.5 + 0.2 * u, 0.15};
-        auto stepper = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<state6>());
-        auto t0 = std::chrono::steady_clock::now();
-        steps += (long)odeint::integrate_adaptive(stepper, f, y, 0.0, 20.0, 1e-3);
-        auto t1 = std::chrono::steady_clock::now();
-        seconds += std::chrono::duration<double>(t1 - t0).count();
+        explicit_run(method, rtol, atol, f, y, 20.0, 1e-3, steps, seconds);
         std::memcpy(&out[6 * (size_t)i], y.data(), 6 * sizeof(double));
     }
     for (int i = 0; i < n && prob == "lorenz"; i++) {
@@ -171,17 +211,12 @@ int main(int argc, char **argv) {
         double rho = n == 1 ? 10 : 10 + 14.0 * i / (n - 1);
         lorenz f{10, rho, 8.0 / 3};
         state3 y{1, 0, 0};
-        auto stepper = odeint::make_dense_output(atol, rtol, odeint::runge_kutta_dopri5<state3>());
-        auto t0 = std::chrono::steady_clock::now();
-        // integrate_adaptive returns the number of steps taken.
-        steps += (long)odeint::integrate_adaptive(stepper, f, y, 0.0, 10.0, 1e-3);
-        auto t1 = std::chrono::steady_clock::now();
-        seconds += std::chrono::duration<double>(t1 - t0).count();
+        explicit_run(method, rtol, atol, f, y, 10.0, 1e-3, steps, seconds);
         std::memcpy(&out[3 * (size_t)i], y.data(), 3 * sizeof(double));
     }
-    FILE *fp = std::fopen(argv[5], "wb");
+    FILE *fp = std::fopen(outPath, "wb");
     if (!fp || std::fwrite(out.data(), sizeof(double), out.size(), fp) != out.size() || std::fclose(fp) != 0) {
-        std::fprintf(stderr, "odeint: cannot write %s\n", argv[5]);
+        std::fprintf(stderr, "odeint: cannot write %s\n", outPath);
         return 1;
     }
     std::printf("%.9g %.6g\n", seconds / n, (double)steps / n);

@@ -125,9 +125,24 @@ type problem struct {
 	shown []string
 }
 
+// peer is one configuration of a compiled driver: its tool name, the
+// driver, the driver's method argument (empty for its default) and the
+// number of trajectories.
 type peer struct {
-	tool, bin string
-	n         int
+	tool, bin, method string
+	n                 int
+}
+
+// odeintExplicit is odeint's explicit configurations: dopri5 with dense
+// output (the documentation's recommendation), dopri5 and
+// runge_kutta_fehlberg78 under the controlled stepper; suffix ends the
+// tool names, n the trajectories.
+func odeintExplicit(suffix string, n int) []peer {
+	return []peer{
+		{"odeint dopri5" + suffix, "odeint", "dopri5", n},
+		{"odeint dopri5 controlled" + suffix, "odeint", "dopri5-controlled", n},
+		{"odeint rkf78" + suffix, "odeint", "rkf78", n},
+	}
 }
 
 var problems = []*problem{
@@ -142,7 +157,7 @@ var problems = []*problem{
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.Vern7),
-		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
+		peers:       append(odeintExplicit("", 2000), peer{"CVODES Adams", "cvodes", "", 200}),
 		scipy:       []string{"RK45", "DOP853", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 2000, nPy: 10,
 		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
@@ -158,8 +173,9 @@ var problems = []*problem{
 		goMethods:   []solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)},
 		fileMethods: []solver{rosenbrock(method.Rodas5P)},
 		parallel:    rosenbrock(method.Rodas5P),
-		peers:       []peer{{"odeint rosenbrock4", "odeint", 500}, {"CVODES BDF", "cvodes", 500}},
-		scipy:       []string{"Radau", "BDF", "LSODA"}, scipyMinTol: 1e-8,
+		peers: []peer{{"odeint rosenbrock4", "odeint", "rosenbrock4", 500},
+			{"odeint rosenbrock4 controlled", "odeint", "rosenbrock4-controlled", 500}, {"CVODES BDF", "cvodes", "", 500}},
+		scipy: []string{"Radau", "BDF", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 500, nPy: 5,
 		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P (.ode)"},
 	},
@@ -178,7 +194,7 @@ var problems = []*problem{
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.DP8),
-		peers:       []peer{{"odeint dopri5", "odeint", 2000}, {"CVODES Adams", "cvodes", 200}},
+		peers:       append(odeintExplicit("", 2000), peer{"CVODES Adams", "cvodes", "", 200}),
 		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-10,
 		nGo: 2000, nPy: 10,
 		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
@@ -199,7 +215,7 @@ var problems = []*problem{
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
 		fileMethods: []solver{explicit(method.Vern7), explicit(method.DP8)},
 		parallel:    explicit(method.Vern7),
-		peers:       []peer{{"odeint dopri5 (augmented)", "odeint", 1000}, {"CVODES Adams (staggered)", "cvodes", 100}},
+		peers:       append(odeintExplicit(" (augmented)", 1000), peer{"CVODES Adams (staggered)", "cvodes", "", 100}),
 		nGo:         1000,
 		shown:       []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
 	},
@@ -346,7 +362,11 @@ func measure(pb *problem, peers, python, out string, quick bool) ([]point, error
 		}
 		if peers != "" {
 			for _, d := range pb.peers {
-				p, y, err := runPeer(out, d.tool, pb, max(1, d.n/scale), rtol, atol, filepath.Join(peers, d.bin), pb.name)
+				args := []string{pb.name}
+				if d.method != "" {
+					args = append(args, d.method)
+				}
+				p, y, err := runPeer(out, d.tool, pb, max(1, d.n/scale), rtol, atol, filepath.Join(peers, d.bin), args...)
 				if err != nil {
 					// A peer that fails at one tolerance loses that
 					// point, not the sweep.
@@ -627,8 +647,48 @@ func ratios(w io.Writer, pts []point, targets []float64) error {
 			}
 			fmt.Fprintf(tw, "  %s\t%.3g µs\t%s\t%s\n", t, s*1e6, ratio(s, best), ratio(s, bestFile))
 		}
+		// Best against best: each peer tool's fastest configuration at
+		// this error, against gradsolve's fastest on each route.
+		for _, pb := range peerBests(pts, e) {
+			fmt.Fprintf(tw, "  best against best: %s's best, %s\t%.3g µs\tgradsolve / it: %s\t%s\n",
+				pb.family, pb.tool, pb.seconds*1e6, bestRatio(best, pb.seconds), bestRatio(bestFile, pb.seconds))
+		}
 	}
 	return tw.Flush()
+}
+
+// peerBest is one peer tool's fastest configuration at an error.
+type peerBest struct {
+	family, tool string
+	seconds      float64
+}
+
+// peerBests returns, for each peer tool (the first word of its curves'
+// names: odeint, CVODES, scipy) in the order the curves appear, its
+// fastest curve at error e, interpolated; tools that do not reach e are
+// left out.
+func peerBests(pts []point, e float64) []peerBest {
+	var out []peerBest
+	at := map[string]int{}
+	for _, t := range tools(pts) {
+		family, _, _ := strings.Cut(t, " ")
+		if family == "gradsolve" {
+			continue
+		}
+		s, ok := atError(curve(pts, t), e)
+		if !ok {
+			continue
+		}
+		if i, seen := at[family]; seen {
+			if s < out[i].seconds {
+				out[i] = peerBest{family, t, s}
+			}
+			continue
+		}
+		at[family] = len(out)
+		out = append(out, peerBest{family, t, s})
+	}
+	return out
 }
 
 // Each point is the fastest of goRuns runs of gradsolve, or peerRuns of
@@ -646,6 +706,16 @@ func orDash(s string) string {
 }
 
 // ratio formats s/base, or a dash when no base was measured.
+// bestRatio is gradsolve's best time over a peer's best, to three
+// significant digits (the peers' times span five decades); "—" where
+// no gradsolve method reached the error on that route.
+func bestRatio(gs, peer float64) string {
+	if math.IsInf(gs, 1) {
+		return "—"
+	}
+	return strconv.FormatFloat(gs/peer, 'g', 3, 64)
+}
+
 func ratio(s, base float64) string {
 	if math.IsInf(base, 1) {
 		return "—"

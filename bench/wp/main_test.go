@@ -87,3 +87,31 @@ func TestMedianErrorFrom(t *testing.T) {
 		t.Errorf("median error %g, want 1e-6", got)
 	}
 }
+
+// Each peer tool's best at an error is its fastest configuration there,
+// gradsolve is not a peer, and a configuration that does not reach the
+// error takes no part.
+func TestPeerBests(t *testing.T) {
+	// Two points a curve, at errors 1e-8 and 1e-6, so 1e-7 interpolates
+	// to the geometric mean of the times.
+	curve := func(tool string, slow, fast float64) []point {
+		return []point{{Tool: tool, Err: 1e-8, Seconds: slow}, {Tool: tool, Err: 1e-6, Seconds: fast}}
+	}
+	var pts []point
+	pts = append(pts, curve("gradsolve DP8", 1, 1)...)
+	pts = append(pts, curve("odeint dopri5", 8, 2)...)
+	pts = append(pts, curve("odeint rkf78", 4, 1)...)
+	pts = append(pts, curve("CVODES Adams", 9, 4)...)
+	pts = append(pts, point{Tool: "odeint dopri5 controlled", Err: 1e-4, Seconds: 1e-3}) // never reaches 1e-7
+	got := peerBests(pts, 1e-7)
+	want := []peerBest{{"odeint", "odeint rkf78", 2}, {"CVODES", "CVODES Adams", 6}}
+	if len(got) != len(want) {
+		t.Fatalf("peerBests = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		// 1e-14: the log–log interpolation's rounding.
+		if got[i].family != want[i].family || got[i].tool != want[i].tool || math.Abs(got[i].seconds-want[i].seconds) > 1e-14*want[i].seconds {
+			t.Errorf("peerBests[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
