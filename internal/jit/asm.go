@@ -182,17 +182,3 @@ func (a *Asm) MovRR(dst, src byte) {
 	a.rex(true, src, dst)
 	a.B = append(a.B, 0x89, 0xC0|(src&7)<<3|dst&7)
 }
-
-// Lea emits lea r, [m].
-func (a *Asm) Lea(r byte, m Mem) {
-	a.rex(true, r, m.Base)
-	a.B = append(a.B, 0x8D)
-	a.modrmMem(r, m)
-}
-
-// CallMem emits call [m]: a call to the address stored at m.
-func (a *Asm) CallMem(m Mem) {
-	a.rex(false, 0, m.Base)
-	a.B = append(a.B, 0xFF)
-	a.modrmMem(2, m)
-}
