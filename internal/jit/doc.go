@@ -11,6 +11,7 @@
 //
 // The encoder is plain Go and works on any platform; running code
 // needs linux/amd64 (Enabled), and AVX code a processor and system that
-// support it (HasAVX). GRADSOLVE_JIT=off in the environment turns all
+// support it (HasAVX; HasAVX2 and HasAVX512 answer the same for the
+// wider instruction sets, read from CPUID and XCR0 at start-up). GRADSOLVE_JIT=off in the environment turns all
 // machine code off.
 package jit

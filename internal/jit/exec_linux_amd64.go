@@ -78,3 +78,27 @@ var avx = func() bool {
 	lo, _ := xgetbv()
 	return lo&6 == 6
 }()
+
+// leaf7 is CPUID leaf 7, subleaf 0's EBX (the extended features), or 0
+// where the processor has no leaf 7.
+var leaf7 = func() uint32 {
+	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
+		return 0
+	}
+	_, b, _, _ := cpuid(7, 0)
+	return b
+}()
+
+// avx2: AVX (with the system's support), and CPUID leaf 7 says AVX2
+// (EBX bit 5).
+var avx2 = avx && leaf7&(1<<5) != 0
+
+// avx512: AVX2, CPUID says AVX-512F (leaf 7 EBX bit 16), and the system
+// saves the opmask and Z registers (XCR0 bits 5, 6 and 7).
+var avx512 = func() bool {
+	if !avx2 || leaf7&(1<<16) == 0 {
+		return false
+	}
+	lo, _ := xgetbv()
+	return lo&0xE0 == 0xE0
+}()

@@ -10,6 +10,8 @@ import (
 const (
 	supported = false
 	avx       = false
+	avx2      = false
+	avx512    = false
 	sse41     = false
 )
 
