@@ -139,6 +139,7 @@ const (
 	VexPPF2 = 3 // F2: scalar double
 	Map0F   = 1
 	Map0F38 = 2
+	Map0F3A = 3
 )
 
 // vex emits a three-byte VEX prefix: reg and rm as in ModRM, v the

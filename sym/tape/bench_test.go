@@ -26,7 +26,8 @@ func lorenzModel() *sym.Model {
 
 // Lorenz right-hand side, in one run (compare ns/op): the hand-written
 // Go function, the tape as the engines call it (machine code where the
-// platform has it, see jit.go), and the tape on the interpreter.
+// platform has it, see jit.go), the tape on the interpreter, and the
+// tape's lane code for LaneWidth trajectories a call (ns/traj).
 func BenchmarkLorenzF(b *testing.B) {
 	s, err := Build(lorenzModel())
 	if err != nil {
@@ -47,6 +48,23 @@ func BenchmarkLorenzF(b *testing.B) {
 			}
 		})
 	}
+	// LaneWidth trajectories a call (lanes.go): compare ns/traj with the
+	// others' ns/op.
+	const L = LaneWidth
+	pg := s.F()
+	r, tl := pg.NewLaneRegisters(), make([]float64, L)
+	yl, pl, out := make([]float64, 3*L), make([]float64, 3*L), make([]float64, 3*L)
+	for d := range 3 {
+		for l := range L {
+			yl[d*L+l], pl[d*L+l] = yv[d]+float64(l), p[d]
+		}
+	}
+	b.Run("lanes", func(b *testing.B) {
+		for range b.N {
+			pg.EvalFLanes(r, tl, yl, pl, out)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*L), "ns/traj")
+	})
 }
 
 // linearModel is a linear chain of n states, y0' = −k·y0 and

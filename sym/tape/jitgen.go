@@ -69,6 +69,11 @@ type jitGen struct {
 	a     jit.Asm
 	pg    *Program
 	bases [8]byte // the general register of each block (see trampolineBases)
+	// lanes is the number of trajectories a value holds: 1 for scalar
+	// code (SSE2, a value in the low double of an XMM register), or
+	// laneWidth for lane code (AVX, a value of each trajectory in a YMM
+	// register, every block lane-major: see lanes.go).
+	lanes int
 	slots [numSlots]slot
 	where []int8 // slot of each tape register, −1 where none
 	// opNext[i][k] is the next instruction after i that reads the value
@@ -111,7 +116,45 @@ func (g *jitGen) nextUses() {
 // loc returns where register k is read and written in memory.
 func (g *jitGen) loc(k int32) jit.Mem {
 	blk, off := g.pg.layout.location(k)
-	return jit.Mem{Base: g.bases[blk], Disp: off * 8}
+	return jit.Mem{Base: g.bases[blk], Disp: off * 8 * int32(g.lanes)}
+}
+
+// rr emits the register form of an SSE2 operation: prefix PSD for the
+// scalar arithmetic (+ − × ÷, √, cmp), PPD for the bitwise operations
+// and moves. Scalar code gets the legacy encoding; lane code the VEX
+// 256-bit packed one, as d = d op s (for mov and √, d = op s).
+func (g *jitGen) rr(prefix, op, d, s byte) {
+	if g.lanes == 1 {
+		g.a.SSE(prefix, op, d, s)
+		return
+	}
+	v := d
+	if op == jit.OpMov || op == jit.OpSqrt {
+		v = 0 // no first source
+	}
+	g.a.VRR(jit.VexPP66, jit.Map0F, true, op, d, v, s)
+}
+
+// rm is rr with the second operand in memory; loads and stores too.
+func (g *jitGen) rm(prefix, op, reg byte, m jit.Mem) {
+	if g.lanes == 1 {
+		g.a.SSEMem(prefix, op, reg, m)
+		return
+	}
+	v := reg
+	if op == jit.OpLoad || op == jit.OpSt || op == jit.OpSqrt {
+		v = 0
+	}
+	g.a.VRM(jit.VexPP66, jit.Map0F, true, op, reg, v, m)
+}
+
+// mask sets vector register x to the 64-bit pattern bits (in every lane
+// of lane code).
+func (g *jitGen) mask(x byte, bits uint64) {
+	loadMask(&g.a, x, bits)
+	if g.lanes > 1 { // vbroadcastsd x, x (AVX2)
+		g.a.VRR(jit.VexPP66, jit.Map0F38, true, 0x19, x, 0, x)
+	}
 }
 
 // reset empties the vector registers at the start of a segment. Only
@@ -153,7 +196,7 @@ func (g *jitGen) alloc(pinned ...int) int {
 		}
 	}
 	if sl := g.slots[best]; sl.dirty && sl.next != never {
-		g.a.SSEMem(jit.PSD, jit.OpSt, byte(best), g.loc(sl.reg))
+		g.rm(jit.PSD, jit.OpSt, byte(best), g.loc(sl.reg))
 	}
 	g.drop(best)
 	return best
@@ -176,7 +219,7 @@ func (g *jitGen) ensure(k, next int32, pinned ...int) int {
 		return int(s)
 	}
 	s := g.alloc(pinned...)
-	g.a.SSEMem(jit.PSD, jit.OpLoad, byte(s), g.loc(k))
+	g.rm(jit.PSD, jit.OpLoad, byte(s), g.loc(k))
 	g.slots[s] = slot{reg: k, next: next}
 	g.where[k] = int8(s)
 	return s
@@ -201,7 +244,7 @@ func (g *jitGen) dest(src int, pinned ...int) int {
 		return src
 	}
 	d := g.alloc(append(pinned, src)...)
-	g.a.SSE(jit.PPD, jit.OpMov, byte(d), byte(src))
+	g.rr(jit.PPD, jit.OpMov, byte(d), byte(src))
 	return d
 }
 
@@ -239,16 +282,16 @@ func (g *jitGen) instr(i int) {
 		sb := g.touch(in.B, nx[1])
 		d = g.dest(sa, sb)
 		if sb >= 0 {
-			g.a.SSE(jit.PSD, op, byte(d), byte(sb))
+			g.rr(jit.PSD, op, byte(d), byte(sb))
 		} else {
-			g.a.SSEMem(jit.PSD, op, byte(d), g.loc(in.B))
+			g.rm(jit.PSD, op, byte(d), g.loc(in.B))
 		}
 	case sym.OpNeg, sym.OpAbs:
 		d = g.dest(g.ensure(in.A, nx[0]))
 		if in.Op == sym.OpNeg {
-			g.a.SSE(jit.PPD, jit.OpXor, byte(d), xNegMask)
+			g.rr(jit.PPD, jit.OpXor, byte(d), xNegMask)
 		} else {
-			g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xAbsMask)
+			g.rr(jit.PPD, jit.OpAnd, byte(d), xAbsMask)
 		}
 	case sym.OpSqrt:
 		if sa := g.touch(in.A, nx[0]); sa >= 0 {
@@ -258,10 +301,10 @@ func (g *jitGen) instr(i int) {
 			} else {
 				d = g.alloc(sa)
 			}
-			g.a.SSE(jit.PSD, jit.OpSqrt, byte(d), byte(sa))
+			g.rr(jit.PSD, jit.OpSqrt, byte(d), byte(sa))
 		} else {
 			d = g.alloc()
-			g.a.SSEMem(jit.PSD, jit.OpSqrt, byte(d), g.loc(in.A))
+			g.rm(jit.PSD, jit.OpSqrt, byte(d), g.loc(in.A))
 		}
 	case sym.OpSelect:
 		// a > 0 ? b : c as a mask: tmp = (0 < a), d = (b & tmp) | (c &^ tmp).
@@ -272,13 +315,13 @@ func (g *jitGen) instr(i int) {
 			d = g.dest(sb, sa)
 			break
 		}
-		g.a.SSE(jit.PPD, jit.OpXor, xTmp, xTmp)
-		g.a.SSE(jit.PSD, jit.OpCmp, xTmp, byte(sa))
+		g.rr(jit.PPD, jit.OpXor, xTmp, xTmp)
+		g.rr(jit.PSD, jit.OpCmp, xTmp, byte(sa))
 		g.a.B = append(g.a.B, 1) // predicate: less than
 		d = g.dest(sb, sa, sc)
-		g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xTmp)
-		g.a.SSE(jit.PPD, jit.OpAndN, xTmp, byte(sc))
-		g.a.SSE(jit.PPD, jit.OpOr, byte(d), xTmp)
+		g.rr(jit.PPD, jit.OpAnd, byte(d), xTmp)
+		g.rr(jit.PPD, jit.OpAndN, xTmp, byte(sc))
+		g.rr(jit.PPD, jit.OpOr, byte(d), xTmp)
 	case sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe:
 		d = g.compare(in, nx)
 	case sym.OpSign:
@@ -305,33 +348,36 @@ func (g *jitGen) segment(lo, hi int, last bool, split int) int {
 		abs = abs || in.Op == sym.OpAbs
 	}
 	if neg {
-		loadMask(&g.a, xNegMask, 1<<63)
+		g.mask(xNegMask, 1<<63)
 	}
 	if abs {
-		loadMask(&g.a, xAbsMask, 1<<63-1)
+		g.mask(xAbsMask, 1<<63-1)
 	}
 	for i := lo; i < hi; i++ {
 		g.instr(i)
 	}
 	if last {
 		for i, k := range g.pg.outs {
-			m := jit.Mem{Base: g.bases[6], Disp: int32(8 * i)}
+			m := jit.Mem{Base: g.bases[6], Disp: int32(8 * g.lanes * i)}
 			if i >= split {
-				m = jit.Mem{Base: g.bases[7], Disp: int32(8 * (i - split))}
+				m = jit.Mem{Base: g.bases[7], Disp: int32(8 * g.lanes * (i - split))}
 			}
 			s := int(g.where[k])
 			if s < 0 {
 				s = xTmp
-				g.a.SSEMem(jit.PSD, jit.OpLoad, xTmp, g.loc(k))
+				g.rm(jit.PSD, jit.OpLoad, xTmp, g.loc(k))
 			}
-			g.a.SSEMem(jit.PSD, jit.OpSt, byte(s), m)
+			g.rm(jit.PSD, jit.OpSt, byte(s), m)
 		}
 	} else {
 		for s, sl := range g.slots {
 			if sl.dirty && sl.next != never {
-				g.a.SSEMem(jit.PSD, jit.OpSt, byte(s), g.loc(sl.reg))
+				g.rm(jit.PSD, jit.OpSt, byte(s), g.loc(sl.reg))
 			}
 		}
+	}
+	if g.lanes > 1 {
+		g.a.Vzeroupper() // jit.Call's rule
 	}
 	g.a.Ret()
 	return start
@@ -433,12 +479,16 @@ func (t *nameTable) name(i int) string {
 
 // compileJIT translates pg into machine code, or returns nil when it
 // cannot (machine code turned off, or no executable memory).
-func compileJIT(pg *Program) *jitCode {
-	if !jit.Enabled() || int64(pg.nregs)*8 > math.MaxInt32 {
+func compileJIT(pg *Program) *jitCode { return compileCode(pg, 1) }
+
+// compileCode translates pg into scalar code (lanes 1) or lane code
+// (lanes laneWidth: see lanes.go), or returns nil when it cannot.
+func compileCode(pg *Program, lanes int) *jitCode {
+	if !jit.Enabled() || int64(pg.nregs)*8*int64(lanes) > math.MaxInt32 {
 		return nil
 	}
 	l := pg.layout
-	g := &jitGen{pg: pg, bases: trampolineBases, where: make([]int8, pg.nregs)}
+	g := &jitGen{pg: pg, bases: trampolineBases, lanes: lanes, where: make([]int8, pg.nregs)}
 	for i := range g.where {
 		g.where[i] = -1
 	}
@@ -482,7 +532,7 @@ func compileJIT(pg *Program) *jitCode {
 	// A program of one piece that reads no seeds can also be called
 	// directly as an ode.Func, in builds that allow it (see direct.go).
 	fstart := -1
-	if directSupported && len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
+	if directSupported && lanes == 1 && len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
 		g.bases = funcBases
 		fstart = g.segment(0, len(code), true, len(pg.outs))
 		g.badArgsStub()

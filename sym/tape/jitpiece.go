@@ -44,13 +44,13 @@ func (g *jitGen) compare(in Instr, nx [3]int32) int {
 	sb := g.touch(in.B, nx[1])
 	d := g.dest(sa, sb)
 	if sb >= 0 {
-		g.a.SSE(jit.PSD, jit.OpCmp, byte(d), byte(sb))
+		g.rr(jit.PSD, jit.OpCmp, byte(d), byte(sb))
 	} else {
-		g.a.SSEMem(jit.PSD, jit.OpCmp, byte(d), g.loc(in.B))
+		g.rm(jit.PSD, jit.OpCmp, byte(d), g.loc(in.B))
 	}
 	g.a.B = append(g.a.B, cmpPredicate[in.Op])
-	loadMask(&g.a, xTmp, oneBits)
-	g.a.SSE(jit.PPD, jit.OpAnd, byte(d), xTmp)
+	g.mask(xTmp, oneBits)
+	g.rr(jit.PPD, jit.OpAnd, byte(d), xTmp)
 	return d
 }
 
@@ -63,18 +63,17 @@ func (g *jitGen) compare(in Instr, nx [3]int32) int {
 func (g *jitGen) sign(in Instr, nx [3]int32) int {
 	sa := byte(g.ensure(in.A, nx[0]))
 	d := byte(g.alloc(int(sa)))
-	a := &g.a
-	loadMask(a, d, absBits)
-	a.SSE(jit.PPD, jit.OpAnd, d, sa) // d = |a|
-	a.SSE(jit.PPD, jit.OpXor, xTmp, xTmp)
-	a.SSE(jit.PSD, jit.OpCmp, xTmp, d) // tmp = m = (0 < |a|)
-	a.B = append(a.B, 1)
-	loadMask(a, d, absBits)
-	a.SSE(jit.PPD, jit.OpAnd, d, xTmp) // d = m & abs
-	loadMask(a, xTmp, oneBits)
-	a.SSE(jit.PPD, jit.OpAnd, xTmp, d) // tmp = m & 1.0
-	a.SSE(jit.PPD, jit.OpAndN, d, sa)  // d = a &^ (m & abs)
-	a.SSE(jit.PPD, jit.OpOr, d, xTmp)  // d |= m & 1.0
+	g.mask(d, absBits)
+	g.rr(jit.PPD, jit.OpAnd, d, sa) // d = |a|
+	g.rr(jit.PPD, jit.OpXor, xTmp, xTmp)
+	g.rr(jit.PSD, jit.OpCmp, xTmp, d) // tmp = m = (0 < |a|)
+	g.a.B = append(g.a.B, 1)
+	g.mask(d, absBits)
+	g.rr(jit.PPD, jit.OpAnd, d, xTmp) // d = m & abs
+	g.mask(xTmp, oneBits)
+	g.rr(jit.PPD, jit.OpAnd, xTmp, d) // tmp = m & 1.0
+	g.rr(jit.PPD, jit.OpAndN, d, sa)  // d = a &^ (m & abs)
+	g.rr(jit.PPD, jit.OpOr, d, xTmp)  // d |= m & 1.0
 	return int(d)
 }
 
@@ -95,6 +94,11 @@ func (g *jitGen) round(in Instr, nx [3]int32) int {
 		mode = 8 | 2
 	}
 	a := &g.a
+	if g.lanes > 1 { // vroundpd d, a, mode
+		a.VRR(jit.VexPP66, jit.Map0F3A, true, 0x09, byte(d), 0, byte(sa))
+		a.B = append(a.B, mode)
+		return d
+	}
 	a.B = append(a.B, 0x66) // roundsd: 66 [REX] 0F 3A 0B /r ib
 	if rex := byte(0x40) | byte(d&8)>>1 | byte(sa&8)>>3; rex != 0x40 {
 		a.B = append(a.B, rex)

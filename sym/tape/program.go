@@ -53,9 +53,10 @@ type Program struct {
 	outs   []int32  // the register of each output in code
 	xouts  []int32  // the register of each output in xcode
 	nregs  int
-	uses   [6]bool  // which input blocks the code reads: t, y, p, v, w, u
-	jit    *jitCode // the code as machine code, or nil (see jit.go)
-	entry  uintptr  // the machine code when it is one piece, else 0
+	uses   [6]bool    // which input blocks the code reads: t, y, p, v, w, u
+	jit    *jitCode   // the code as machine code, or nil (see jit.go)
+	entry  uintptr    // the machine code when it is one piece, else 0
+	lane   *laneState // the lane code, compiled on first use (lanes.go)
 }
 
 // Layout returns the register layout.
@@ -104,7 +105,7 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 		return nil, err
 	}
 	lay := Layout{Dim: dim, NumParams: m}
-	pg := &Program{Name: name, layout: lay}
+	pg := &Program{Name: name, layout: lay, lane: &laneState{}}
 	for i, o := range outs {
 		if o.Graph() != g {
 			return nil, fmt.Errorf("tape: %s: output %d does not belong to the graph", name, i)
