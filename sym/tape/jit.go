@@ -91,9 +91,12 @@ func (l Layout) location(k int32) (blk uint8, off int32) {
 	return 0, k
 }
 
-// run executes the pieces of the program in order on the given blocks.
-func (j *jitCode) run(a *jitArgs, r, y, p, v, w, u []float64) {
-	in := [6][]float64{r, y, p, v, w, u}
+// run executes the pieces of the program in order on the blocks in
+// (register file, y, p, v, w, u): machine code through jit.Call, and the
+// Go calls in between. With lanes > 1 (lane code, see lanes.go) the
+// blocks are lane-major and each Go call runs lane by lane.
+func (j *jitCode) run(a *jitArgs, lanes int, in *[6][]float64) {
+	r := in[0]
 	for i := range j.segs {
 		s := &j.segs[i]
 		if s.entry != 0 {
@@ -102,11 +105,13 @@ func (j *jitCode) run(a *jitArgs, r, y, p, v, w, u []float64) {
 		}
 		for k := range s.calls {
 			c := &s.calls[k]
-			var x [3]float64
-			for o := range c.op.Arity() {
-				x[o] = in[c.blk[o]][c.off[o]]
+			for ln := range lanes {
+				var x [3]float64
+				for o := range c.op.Arity() {
+					x[o] = in[c.blk[o]][int(c.off[o])*lanes+ln]
+				}
+				r[int(c.d)*lanes+ln] = sym.Eval(c.op, x[0], x[1], x[2])
 			}
-			r[c.d] = sym.Eval(c.op, x[0], x[1], x[2])
 		}
 	}
 	// The machine code is freed with j: keep j alive while it runs.
@@ -127,7 +132,7 @@ func (pg *Program) jitF(r []float64, t float64, y, p, out []float64) {
 	var a jitArgs
 	a[0], a[1], a[2] = data(r), data(y), data(p)
 	a[6], a[7] = data(out), data(out[j.split:])
-	j.run(&a, r, y, p, nil, nil, nil)
+	j.run(&a, 1, &[6][]float64{r, y, p})
 }
 
 // jitAll runs machine code for the evaluators with seeds, with the
@@ -152,7 +157,7 @@ func (pg *Program) jitAll(r []float64, t float64, y, p, v, w, u, out, out2 []flo
 		jit.Call(j.segs[0].entry, &a)
 		runtime.KeepAlive(j)
 	} else {
-		j.run(&a, r, y, p, v, w, u)
+		j.run(&a, 1, &[6][]float64{r, y, p, v, w, u})
 	}
 	return true
 }

@@ -107,12 +107,15 @@ func checkJIT(t *testing.T, s *Set, trials int, rng *rand.Rand) {
 
 // Machine code gives the interpreter's bits for every program of every
 // shipped example.
-func TestJITMatchesInterpreterExamples(t *testing.T) {
+// exampleSets builds the program sets of every problem file in
+// examples/.
+func exampleSets(t *testing.T) []*Set {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.ode"))
 	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v (%d files)", err, len(files))
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
+	var sets []*Set
 	for _, file := range files {
 		m, err := parse.ParseFile(file)
 		if err != nil {
@@ -122,6 +125,14 @@ func TestJITMatchesInterpreterExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sets = append(sets, s)
+	}
+	return sets
+}
+
+func TestJITMatchesInterpreterExamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range exampleSets(t) {
 		if s.F().jit == nil {
 			t.Skip("no machine code on this platform")
 		}

@@ -1,7 +1,6 @@
 package tape
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/gradsolve/gradsolve/internal/jit"
@@ -90,7 +89,7 @@ func (pg *Program) EvalFLanes(r, t, y, p, out []float64) {
 		var a jitArgs
 		a[0], a[1], a[2] = data(r), data(y), data(p)
 		a[6], a[7] = data(out), data(out[j.split*L:])
-		j.runLanes(&a, r, y, p)
+		j.run(&a, LaneWidth, &[6][]float64{r, y, p})
 		return
 	}
 	// The interpreter, lane by lane, in the scalar file after the lanes.
@@ -112,29 +111,4 @@ func (pg *Program) EvalFLanes(r, t, y, p, out []float64) {
 			out[i*L+ln] = rs[o]
 		}
 	}
-}
-
-// runLanes executes the pieces of lane code in order: machine code
-// through jit.Call, and the Go calls in between lane by lane.
-func (j *jitCode) runLanes(a *jitArgs, r, y, p []float64) {
-	const L = LaneWidth
-	in := [3][]float64{r, y, p}
-	for i := range j.segs {
-		s := &j.segs[i]
-		if s.entry != 0 {
-			jit.Call(s.entry, a)
-			continue
-		}
-		for k := range s.calls {
-			c := &s.calls[k]
-			for ln := range L {
-				var x [3]float64
-				for o := range c.op.Arity() {
-					x[o] = in[c.blk[o]][int(c.off[o])*L+ln]
-				}
-				r[int(c.d)*L+ln] = sym.Eval(c.op, x[0], x[1], x[2])
-			}
-		}
-	}
-	runtime.KeepAlive(j) // it owns the machine code
 }

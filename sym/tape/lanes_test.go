@@ -3,12 +3,10 @@ package tape
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/internal/testutil"
-	"github.com/gradsolve/gradsolve/sym/parse"
 )
 
 // laneProgram reports whether pg takes t, y and p only (EvalFLanes's
@@ -73,26 +71,14 @@ func checkLanes(t *testing.T, what string, pg *Program, trials int, rng *rand.Ra
 // the fused sensitivity systems) gives, in each lane, the interpreter's
 // bits for that lane's trajectory.
 func TestLanesMatchInterpreter(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.ode"))
-	if err != nil || len(files) < 5 {
-		t.Fatalf("examples: %v (%d files)", err, len(files))
-	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	ran := 0
-	for _, file := range files {
-		m, err := parse.ParseFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := Build(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range exampleSets(t) {
 		for name, pg := range programs(t, s) {
 			if !laneProgram(pg) {
 				continue
 			}
-			if checkLanes(t, m.Name+" "+name, pg, 20, rng) {
+			if checkLanes(t, s.Model.Name+" "+name, pg, 20, rng) {
 				ran++
 			}
 		}
@@ -191,5 +177,25 @@ func TestLanesShortSlices(t *testing.T) {
 	}()
 	if !strings.Contains(msg, "seeds") {
 		t.Errorf("a JVP program in lanes: panic %q, want it refused", msg)
+	}
+}
+
+// EvalFLanes allocates nothing, on lane code and on the fallback.
+func TestLanesDoNotAllocate(t *testing.T) {
+	s, err := Build(sinSumModel(3)) // math calls between pieces too
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := s.F()
+	const L = LaneWidth
+	r, tl, y, p, out := pg.NewLaneRegisters(), make([]float64, L), make([]float64, L), make([]float64, L), make([]float64, L)
+	if a := testing.AllocsPerRun(100, func() { pg.EvalFLanes(r, tl, y, p, out) }); a != 0 {
+		t.Errorf("EvalFLanes: %v allocations a call", a)
+	}
+	q := *pg
+	q.lane = &laneState{}
+	q.lane.once.Do(func() {}) // the fallback
+	if a := testing.AllocsPerRun(100, func() { q.EvalFLanes(r, tl, y, p, out) }); a != 0 {
+		t.Errorf("EvalFLanes on the interpreter: %v allocations a call", a)
 	}
 }
