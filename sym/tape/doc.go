@@ -19,8 +19,13 @@
 // with the same results bit for bit: a right-hand side from a problem
 // file then costs about what the same formulas written in Go cost.
 // NewFunc hands out f-like programs as an ode.Func that is that code
-// itself. Set GRADSOLVE_JIT=off in the environment to keep the
-// interpreter.
+// itself (guarded: see direct.go). Set GRADSOLVE_JIT=off in the
+// environment to keep the interpreter.
+//
+// EvalFLanes evaluates a program of t, y and p for LaneWidth
+// trajectories at once on lane-major data; where the processor has AVX2
+// it runs packed machine code, one trajectory a lane, each lane with
+// the bits EvalF gives it alone (lanes.go).
 //
 // Build compiles f from a sym.Model; the derivative programs the
 // engines may need — J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense J_y,
