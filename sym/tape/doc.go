@@ -22,10 +22,11 @@
 // itself (guarded: see direct.go). Set GRADSOLVE_JIT=off in the
 // environment to keep the interpreter.
 //
-// EvalFLanes evaluates a program of t, y and p for LaneWidth
-// trajectories at once on lane-major data; where the processor has AVX2
-// it runs packed machine code, one trajectory a lane, each lane with
-// the bits EvalF gives it alone (lanes.go).
+// EvalFLanes (and EvalJVPLanes, EvalVJPLanes, EvalJVPVJPLanes) evaluate
+// a program for LaneWidth trajectories at once on lane-major data; where
+// the processor has AVX2 they run packed machine code, one trajectory a
+// lane, each lane with the bits the scalar evaluator gives it alone
+// (lanes.go).
 //
 // Build compiles f from a sym.Model; the derivative programs the
 // engines may need — J_y·v + J_p·w, uᵀJ_y and uᵀJ_p, the dense J_y,

@@ -7,7 +7,8 @@ import (
 	"github.com/gradsolve/gradsolve/sym"
 )
 
-// Lane code: one program evaluated for LaneWidth trajectories at once.
+// Lane code: one program evaluated for LaneWidth trajectories at once,
+// through EvalFLanes, EvalJVPLanes, EvalVJPLanes or EvalJVPVJPLanes.
 //
 // Where the processor has AVX2 (jit.HasAVX2), a program can also be
 // translated into packed code: the same register allocation and the same
@@ -73,42 +74,122 @@ func (pg *Program) NewLaneRegisters() []float64 {
 // y[d·LaneWidth + l] and parameters p[j·LaneWidth + l], and its outputs
 // go to out[i·LaneWidth + l]. r comes from NewLaneRegisters. Each lane's
 // outputs have the bits EvalF gives for that lane alone. A slice
-// shorter than the program needs panics, naming it.
+// shorter than the program needs panics, naming it, and so does a
+// program that reads inputs EvalFLanes does not take (seeds).
 func (pg *Program) EvalFLanes(r, t, y, p, out []float64) {
+	pg.evalLanes("EvalFLanes", r, t, y, p, nil, nil, nil, out, nil)
+}
+
+// EvalJVPLanes is EvalJVP for LaneWidth trajectories at once, with the
+// tangents v (Dim) and w (NumParams) lane-major like y and p.
+func (pg *Program) EvalJVPLanes(r, t, y, p, v, w, out []float64) {
+	pg.evalLanes("EvalJVPLanes", r, t, y, p, v, w, nil, out, nil)
+}
+
+// EvalVJPLanes is EvalVJP for LaneWidth trajectories at once: the
+// cotangent u (Dim) lane-major, the first Dim outputs into gy and the
+// rest into gp, each lane-major.
+func (pg *Program) EvalVJPLanes(r, t, y, p, u, gy, gp []float64) {
+	pg.evalLanes("EvalVJPLanes", r, t, y, p, nil, nil, u, gy, gp)
+}
+
+// EvalJVPVJPLanes is EvalJVPVJP for LaneWidth trajectories at once.
+func (pg *Program) EvalJVPVJPLanes(r, t, y, p, v, w, u, gy, gp []float64) {
+	pg.evalLanes("EvalJVPVJPLanes", r, t, y, p, v, w, u, gy, gp)
+}
+
+// evalLanes runs pg on LaneWidth trajectories: the seeds it is not given
+// (nil) the program must not read; with out2 set, the first split
+// outputs go to out and the rest to out2.
+func (pg *Program) evalLanes(caller string, r, t, y, p, v, w, u, out, out2 []float64) {
 	const L = LaneWidth
 	l := pg.layout
-	if len(r) < pg.nregs*(L+1) || len(t) < L || len(y) < l.Dim*L || len(p) < l.NumParams*L || len(out) < len(pg.outs)*L {
-		panicShort(pg.Name+" (lanes)", []lenArg{{"r", len(r), pg.nregs * (L + 1)}, {"t", len(t), L},
-			{"y", len(y), l.Dim * L}, {"p", len(p), l.NumParams * L}, {outName(pg.Name), len(out), len(pg.outs) * L}})
+	for _, s := range [...]struct {
+		name  string
+		given bool
+		use   int
+	}{{"v", v != nil, 3}, {"w", w != nil, 4}, {"u", u != nil, 5}} {
+		if pg.uses[s.use] && !s.given {
+			panic("tape: " + pg.Name + " (lanes): the program reads the seed " + s.name + ", which " + caller + " does not take")
+		}
 	}
-	if pg.uses[3] || pg.uses[4] || pg.uses[5] {
-		panic("tape: " + pg.Name + " (lanes): the program reads seeds; EvalFLanes takes t, y and p only")
+	nOut, nOut2 := len(pg.outs), 0
+	if out2 != nil {
+		nOut = pg.split()
+		nOut2 = len(pg.outs) - nOut
+	}
+	var args [9]lenArg // r, t, y, p, 3 seeds, 2 outputs: building them allocates nothing
+	args[0], args[1] = lenArg{"r", len(r), pg.nregs * (L + 1)}, lenArg{"t", len(t), L}
+	args[2], args[3] = lenArg{"y", len(y), l.Dim * L}, lenArg{"p", len(p), l.NumParams * L}
+	n := 4
+	for _, s := range [...]struct {
+		name string
+		x    []float64
+		size int
+	}{{"v", v, l.Dim}, {"w", w, l.NumParams}, {"u", u, l.Dim}} {
+		if s.x != nil {
+			args[n] = lenArg{s.name, len(s.x), s.size * L}
+			n++
+		}
+	}
+	if out2 == nil {
+		args[n] = lenArg{outName(pg.Name), len(out), nOut * L}
+		n++
+	} else {
+		args[n], args[n+1] = lenArg{"gy", len(out), nOut * L}, lenArg{"gp", len(out2), nOut2 * L}
+		n += 2
+	}
+	for _, a := range args[:n] {
+		if a.got < a.want {
+			pg.badLanes(args[:n])
+		}
 	}
 	if j := pg.laneCode(); j != nil {
 		copy(r[:L], t[:L])
+		if out2 == nil {
+			out2 = out[j.split*L:]
+		}
 		var a jitArgs
 		a[0], a[1], a[2] = data(r), data(y), data(p)
-		a[6], a[7] = data(out), data(out[j.split*L:])
-		j.run(&a, LaneWidth, &[6][]float64{r, y, p})
+		a[3], a[4], a[5] = data(v), data(w), data(u)
+		a[6], a[7] = data(out), data(out2)
+		j.run(&a, L, &[6][]float64{r, y, p, v, w, u})
 		return
 	}
 	// The interpreter, lane by lane, in the scalar file after the lanes.
 	rs := r[pg.nregs*L:]
+	in := [...]struct {
+		x    []float64
+		base int32
+		n    int
+	}{{y, l.Y(), l.Dim}, {p, l.P(), l.NumParams}, {v, l.V(), l.Dim}, {w, l.W(), l.NumParams}, {u, l.U(), l.Dim}}
 	code := pg.xcode
 	for ln := range L {
 		rs[0] = t[ln]
-		for d := range l.Dim {
-			rs[int(l.Y())+d] = y[d*L+ln]
-		}
-		for k := range l.NumParams {
-			rs[int(l.P())+k] = p[k*L+ln]
+		for _, b := range in {
+			if b.x == nil {
+				continue
+			}
+			for k := range b.n {
+				rs[int(b.base)+k] = b.x[k*L+ln]
+			}
 		}
 		for i := execArith(rs, code, 0); i < len(code); i = execArith(rs, code, i+1) {
 			x := &code[i]
 			rs[x.d] = sym.Eval(sym.Op(x.op), rs[x.a[0]], rs[x.a[1]], rs[x.a[2]])
 		}
 		for i, o := range pg.xouts {
-			out[i*L+ln] = rs[o]
+			if i < nOut {
+				out[i*L+ln] = rs[o]
+			} else {
+				out2[(i-nOut)*L+ln] = rs[o]
+			}
 		}
 	}
+}
+
+// badLanes panics naming the first short slice of a lane evaluator; a
+// function of its own, so that the arguments escape only on that path.
+func (pg *Program) badLanes(args []lenArg) {
+	panicShort(pg.Name+" (lanes)", append([]lenArg(nil), args...))
 }

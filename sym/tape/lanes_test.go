@@ -9,15 +9,13 @@ import (
 	"github.com/gradsolve/gradsolve/internal/testutil"
 )
 
-// laneProgram reports whether pg takes t, y and p only (EvalFLanes's
-// programs).
-func laneProgram(pg *Program) bool { return !pg.uses[3] && !pg.uses[4] && !pg.uses[5] }
-
-// checkLanes evaluates pg for LaneWidth trajectories at once on random
-// and special inputs and requires each lane's outputs to have the bits
-// the interpreter gives that trajectory alone (NaN with any payload
-// where it gives a NaN: see testutil.SameBits). It reports whether lane
-// machine code ran.
+// checkLanes evaluates pg for LaneWidth trajectories at once, through
+// the lane evaluator that fits its inputs (EvalFLanes, EvalJVPLanes,
+// EvalVJPLanes or EvalJVPVJPLanes), on random and special inputs, and
+// requires each lane's outputs to have the bits the interpreter's scalar
+// evaluator gives that trajectory alone (NaN with any payload where it
+// gives a NaN: see testutil.SameBits). It reports whether lane machine
+// code ran.
 func checkLanes(t *testing.T, what string, pg *Program, trials int, rng *rand.Rand) bool {
 	t.Helper()
 	const L = LaneWidth
@@ -25,39 +23,67 @@ func checkLanes(t *testing.T, what string, pg *Program, trials int, rng *rand.Ra
 	ip := interpreted(pg)
 	ri := ip.NewRegisters()
 	r := pg.NewLaneRegisters()
-	nout := len(pg.outs)
+	nout, dim := len(pg.outs), l.Dim
 	for k := range trials {
 		special := k%2 == 1
-		val := func() float64 {
-			if special && rng.IntN(3) == 0 {
-				return specials[rng.IntN(len(specials))]
+		vec := func(n int) []float64 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = rng.NormFloat64() * 2
+				if special && rng.IntN(3) == 0 {
+					x[i] = specials[rng.IntN(len(specials))]
+				}
 			}
-			return rng.NormFloat64() * 2
+			return x
 		}
-		tl, y, p := make([]float64, L), make([]float64, l.Dim*L), make([]float64, l.NumParams*L)
-		for i := range tl {
-			tl[i] = val()
-		}
-		for i := range y {
-			y[i] = val()
-		}
-		for i := range p {
-			p[i] = val()
-		}
+		tl, y, p := vec(L), vec(dim*L), vec(l.NumParams*L)
+		v, w, u := vec(dim*L), vec(l.NumParams*L), vec(dim*L)
 		out := make([]float64, nout*L)
-		pg.EvalFLanes(r, tl, y, p, out)
+		sp := pg.split()
+		jvp, vjp := pg.uses[3] || pg.uses[4], pg.uses[5]
+		switch {
+		case jvp && vjp:
+			pg.EvalJVPVJPLanes(r, tl, y, p, v, w, u, out[:sp*L], out[sp*L:])
+		case vjp:
+			pg.EvalVJPLanes(r, tl, y, p, u, out[:sp*L], out[sp*L:])
+		case jvp:
+			pg.EvalJVPLanes(r, tl, y, p, v, w, out)
+		default:
+			pg.EvalFLanes(r, tl, y, p, out)
+		}
+		lane := func(x []float64, n, ln int) []float64 {
+			s := make([]float64, n)
+			for i := range s {
+				s[i] = x[i*L+ln]
+			}
+			return s
+		}
 		for ln := range L {
-			yl, pl := make([]float64, l.Dim), make([]float64, l.NumParams)
-			for d := range yl {
-				yl[d] = y[d*L+ln]
+			yl, pl := lane(y, dim, ln), lane(p, l.NumParams, ln)
+			vl, wl, ul := lane(v, dim, ln), lane(w, l.NumParams, ln), lane(u, dim, ln)
+			want := make([]float64, nout)
+			switch {
+			case jvp && vjp:
+				ip.EvalJVPVJP(ri, tl[ln], yl, pl, vl, wl, ul, want[:sp], want[sp:])
+			case vjp:
+				ip.EvalVJP(ri, tl[ln], yl, pl, ul, want[:sp], want[sp:])
+			case jvp:
+				ip.EvalJVP(ri, tl[ln], yl, pl, vl, wl, want)
+			default:
+				ip.EvalF(ri, tl[ln], yl, pl, want)
 			}
-			for j := range pl {
-				pl[j] = p[j*L+ln]
-			}
-			want, got := make([]float64, nout), make([]float64, nout)
-			ip.EvalF(ri, tl[ln], yl, pl, want)
+			// Lane-major out[:sp·L] then out[sp·L:] in the split
+			// evaluators; lane-major out in the others.
+			got := make([]float64, nout)
 			for i := range got {
-				got[i] = out[i*L+ln]
+				switch {
+				case !vjp:
+					got[i] = out[i*L+ln]
+				case i < sp:
+					got[i] = out[i*L+ln]
+				default:
+					got[i] = out[sp*L+(i-sp)*L+ln]
+				}
 			}
 			if !testutil.CheckBits(t, fmt.Sprintf("%s trial %d lane %d", what, k, ln), got, want) {
 				t.FailNow()
@@ -67,17 +93,14 @@ func checkLanes(t *testing.T, what string, pg *Program, trials int, rng *rand.Ra
 	return pg.lane.code != nil
 }
 
-// Every program of every example that takes t, y and p (f, J_y, ∂f/∂t,
-// the fused sensitivity systems) gives, in each lane, the interpreter's
-// bits for that lane's trajectory.
+// Every program of every example (f, J_y, ∂f/∂t, the fused sensitivity
+// systems, the JVPs and VJPs and their combinations) gives, in each
+// lane, the interpreter's bits for that lane's trajectory.
 func TestLanesMatchInterpreter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	ran := 0
 	for _, s := range exampleSets(t) {
 		for name, pg := range programs(t, s) {
-			if !laneProgram(pg) {
-				continue
-			}
 			if checkLanes(t, s.Model.Name+" "+name, pg, 20, rng) {
 				ran++
 			}
@@ -99,14 +122,15 @@ func TestLanesMatchInterpreterRandom(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		pg := s.F()
-		checkLanes(t, fmt.Sprint("random ", trial), pg, 6, rng)
-		if j := pg.lane.code; j != nil {
-			if maxLive(pg) > 12 {
-				pressure++
-			}
-			if len(j.segs) > 1 {
-				calls++
+		for name, pg := range programs(t, s) {
+			checkLanes(t, fmt.Sprint("random ", trial, " ", name), pg, 4, rng)
+			if j := pg.lane.code; j != nil {
+				if maxLive(pg) > 12 {
+					pressure++
+				}
+				if len(j.segs) > 1 {
+					calls++
+				}
 			}
 		}
 	}
@@ -115,19 +139,27 @@ func TestLanesMatchInterpreterRandom(t *testing.T) {
 	}
 }
 
-// Without lane code (no AVX2, or machine code off) EvalFLanes runs the
-// interpreter lane by lane, with the same bits.
+// Without lane code (no AVX2, or machine code off) the lane evaluators
+// run the interpreter lane by lane, with the same bits: every program of
+// the Lorenz set, seeds and split outputs included.
 func TestLanesFallback(t *testing.T) {
 	s, err := Build(lorenzModel())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := s.F()
-	q := *pg
-	q.lane = &laneState{}
-	q.lane.once.Do(func() {}) // no lane code
-	if checkLanes(t, "lorenz fallback", &q, 10, rand.New(rand.NewPCG(13, 14))) {
-		t.Fatal("lane code ran in the fallback")
+	kinds := map[[2]bool]bool{}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for name, pg := range programs(t, s) {
+		q := *pg
+		q.lane = &laneState{}
+		q.lane.once.Do(func() {}) // no lane code
+		if checkLanes(t, "lorenz fallback "+name, &q, 6, rng) {
+			t.Fatal("lane code ran in the fallback")
+		}
+		kinds[[2]bool{pg.uses[3] || pg.uses[4], pg.uses[5]}] = true
+	}
+	if len(kinds) != 4 {
+		t.Errorf("the Lorenz set exercised %d of the 4 evaluator kinds", len(kinds))
 	}
 }
 
@@ -175,12 +207,13 @@ func TestLanesShortSlices(t *testing.T) {
 		jvp.EvalFLanes(jvp.NewLaneRegisters(), make([]float64, L), make([]float64, 3*L), make([]float64, 3*L), make([]float64, 6*L))
 		return ""
 	}()
-	if !strings.Contains(msg, "seeds") {
+	if !strings.Contains(msg, "reads the seed") {
 		t.Errorf("a JVP program in lanes: panic %q, want it refused", msg)
 	}
 }
 
-// EvalFLanes allocates nothing, on lane code and on the fallback.
+// The lane evaluators allocate nothing, on lane code and on the
+// fallback.
 func TestLanesDoNotAllocate(t *testing.T) {
 	s, err := Build(sinSumModel(3)) // math calls between pieces too
 	if err != nil {
@@ -197,5 +230,13 @@ func TestLanesDoNotAllocate(t *testing.T) {
 	q.lane.once.Do(func() {}) // the fallback
 	if a := testing.AllocsPerRun(100, func() { q.EvalFLanes(r, tl, y, p, out) }); a != 0 {
 		t.Errorf("EvalFLanes on the interpreter: %v allocations a call", a)
+	}
+	vjp, err := s.VJP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, u, gy, gp := vjp.NewLaneRegisters(), make([]float64, L), make([]float64, L), make([]float64, L)
+	if a := testing.AllocsPerRun(100, func() { vjp.EvalVJPLanes(rv, tl, y, p, u, gy, gp) }); a != 0 {
+		t.Errorf("EvalVJPLanes: %v allocations a call", a)
 	}
 }
