@@ -42,6 +42,19 @@ func programs(t *testing.T, s *Set) map[string]*Program {
 // beyond 2^52 where every float64 is an integer.
 var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -2.5, -0.2, 1e300, 4.5e15}
 
+// randomInputs returns n normal values of spread 2, with special set a
+// third of them drawn from specials instead.
+func randomInputs(rng *rand.Rand, n int, special bool) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = rng.NormFloat64() * 2
+		if special && rng.IntN(3) == 0 {
+			x[i] = specials[rng.IntN(len(specials))]
+		}
+	}
+	return x
+}
+
 // checkJIT evaluates every program of s on machine code and on the
 // interpreter at random and special inputs and requires equal bits,
 // through every evaluator (EvalF, EvalJVP, EvalVJP, EvalJVPVJP) and
@@ -56,16 +69,7 @@ func checkJIT(t *testing.T, s *Set, trials int, rng *rand.Rand) {
 		}
 		ip := interpreted(pg)
 		l := pg.layout
-		vec := func(n int, special bool) []float64 {
-			x := make([]float64, n)
-			for i := range x {
-				x[i] = rng.NormFloat64() * 2
-				if special && rng.IntN(3) == 0 {
-					x[i] = specials[rng.IntN(len(specials))]
-				}
-			}
-			return x
-		}
+		vec := func(n int, special bool) []float64 { return randomInputs(rng, n, special) }
 		fn := pg.NewFunc()
 		r, ri := pg.NewRegisters(), ip.NewRegisters()
 		nout := len(pg.outs)

@@ -26,16 +26,7 @@ func checkLanes(t *testing.T, what string, pg *Program, trials int, rng *rand.Ra
 	nout, dim := len(pg.outs), l.Dim
 	for k := range trials {
 		special := k%2 == 1
-		vec := func(n int) []float64 {
-			x := make([]float64, n)
-			for i := range x {
-				x[i] = rng.NormFloat64() * 2
-				if special && rng.IntN(3) == 0 {
-					x[i] = specials[rng.IntN(len(specials))]
-				}
-			}
-			return x
-		}
+		vec := func(n int) []float64 { return randomInputs(rng, n, special) }
 		tl, y, p := vec(L), vec(dim*L), vec(l.NumParams*L)
 		v, w, u := vec(dim*L), vec(l.NumParams*L), vec(dim*L)
 		out := make([]float64, nout*L)
