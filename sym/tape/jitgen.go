@@ -484,7 +484,10 @@ func compileJIT(pg *Program) *jitCode { return compileCode(pg, 1) }
 // compileCode translates pg into scalar code (lanes 1) or lane code
 // (lanes laneWidth: see lanes.go), or returns nil when it cannot.
 func compileCode(pg *Program, lanes int) *jitCode {
-	if !jit.Enabled() || int64(pg.nregs)*8*int64(lanes) > math.MaxInt32 {
+	// Every displacement is an int32: the register file's and the
+	// outputs' (a dense Jacobian's outputs can outnumber the registers,
+	// many of them sharing one).
+	if !jit.Enabled() || max(int64(pg.nregs), int64(len(pg.outs)))*8*int64(lanes) > math.MaxInt32 {
 		return nil
 	}
 	l := pg.layout
