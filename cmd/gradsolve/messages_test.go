@@ -31,10 +31,7 @@ func TestMessagesNameFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	const lorenz, rober = "../../examples/lorenz.ode", "../../examples/robertson.ode"
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []msgCase{
 		{[]string{"solve", lorenz, "--dense", "--saveat", "0.5"}, "--dense needs a Rosenbrock method"},
 		{[]string{"solve", lorenz, "--method", "tsit5", "--dense"}, "--dense needs a Rosenbrock method"},
 		{[]string{"solve", rober, "--sens", "k1", "--sens-error-test"}, "--sens-error-test is not available"},
@@ -67,6 +64,22 @@ func TestMessagesNameFlags(t *testing.T) {
 		{[]string{"gen", lorenz, "-package", "no-dash"}, `-package "no-dash" is not a valid package name`},
 		{[]string{"quintessence", "--n", "1"}, "--n = 1"},
 	}
+	checkMessages(t, cases, false, true)
+}
+
+// msgCase is a command line that must fail, and what its error line
+// must contain.
+type msgCase struct {
+	args []string
+	want string
+}
+
+// checkMessages runs each case and requires an error whose line
+// contains want, carries one "gradsolve:" prefix (and, with oneLine, is
+// one line) and names no Go field; with named, it must also name a flag
+// or a file.
+func checkMessages(t *testing.T, cases []msgCase, oneLine, named bool) {
+	t.Helper()
 	for _, c := range cases {
 		_, _, err := runCmd(c.args...)
 		if err == nil {
@@ -77,11 +90,11 @@ func TestMessagesNameFlags(t *testing.T) {
 		switch {
 		case !strings.Contains(line, c.want):
 			t.Errorf("%v: %q lacks %q", c.args, line, c.want)
-		case strings.Count(line, "gradsolve:") != 1:
-			t.Errorf("%v: %q: want one gradsolve: prefix", c.args, line)
+		case strings.Count(line, "gradsolve:") != 1 || oneLine && strings.Contains(line, "\n"):
+			t.Errorf("%v: %q: want one line with one gradsolve: prefix", c.args, line)
 		case goField.MatchString(line):
 			t.Errorf("%v: %q names a Go field", c.args, line)
-		case !flagName.MatchString(line) && !strings.Contains(line, ".ode") && !strings.Contains(line, ".npy"):
+		case named && !flagName.MatchString(line) && !strings.Contains(line, ".ode") && !strings.Contains(line, ".npy"):
 			t.Errorf("%v: %q names no flag or file", c.args, line)
 		}
 	}
@@ -196,10 +209,7 @@ func TestMessagesOneLineNamed(t *testing.T) {
 	}
 	t0 := writeNpy(t, dir, "t0.npy", []int{2}, []float64{0, -1e308})
 	const lorenz = "../../examples/lorenz.ode"
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []msgCase{
 		// A solve of the application fails: one line, the first failure.
 		{[]string{"quintessence", "--n", "2", "--lambda-max", "1e308"}, "gradsolve: quintessence: the background solves: 1 of 2 trajectories failed; first: λ = 1e+308, Ω_m = 0.3, Ω_r = 0: trajectory 1: non-finite state"},
 		// The applications' flags, each by name.
@@ -226,22 +236,7 @@ func TestMessagesOneLineNamed(t *testing.T) {
 		{[]string{"grad", "--system", "robertson", "--n", "2", "--loss", "sumsq", "--mode", "reverse"}, "--system robertson: the reverse replay of Rodas5P needs the second-derivative cotangent programs; the built-in system has none: use an explicit method (--method tsit5), or the problem as a .ode file"},
 		{[]string{"solve", "--system", "robertson", "--n", "2", "--sens", "k1", "--ref", "0"}, "--system robertson: sensitivities with Rodas5P need the second-derivative programs; the built-in system has none: use an explicit method (--method tsit5)"},
 	}
-	for _, c := range cases {
-		_, _, err := runCmd(c.args...)
-		if err == nil {
-			t.Errorf("%v: no error", c.args)
-			continue
-		}
-		line := errorLine(err)
-		switch {
-		case !strings.Contains(line, c.want):
-			t.Errorf("%v: %q lacks %q", c.args, line, c.want)
-		case strings.Count(line, "gradsolve:") != 1 || strings.Contains(line, "\n"):
-			t.Errorf("%v: %q: want one line with one gradsolve: prefix", c.args, line)
-		case goField.MatchString(line):
-			t.Errorf("%v: %q names a Go field", c.args, line)
-		}
-	}
+	checkMessages(t, cases, true, false)
 	// The quintessence failure keeps the trajectory's error for errors.As.
 	_, _, err := runCmd("quintessence", "--n", "2", "--lambda-max", "1e308")
 	var te *gradsolve.TrajectoryError

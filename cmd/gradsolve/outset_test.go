@@ -243,10 +243,7 @@ func TestOutputSetSurvivesSignals(t *testing.T) {
 			cmd.Process.Signal(sig)
 		}
 		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
+		code := waitStatus(err)
 		what := fmt.Sprintf("%v after %v (commit pause %q, at commit %v, twice %v)", sig, delay.Round(time.Millisecond), pause, atCommit, twice)
 		want := map[syscall.Signal]int{syscall.SIGTERM: 143, syscall.SIGINT: 130}[sig]
 		if want != 0 && code != want && code != 0 {
@@ -321,11 +318,7 @@ func TestOutputSetWriteFailure(t *testing.T) {
 	cmd := exec.Command(sh, append([]string{"-c", `ulimit -f 2048 && exec "$0" "$@"`, bin}, signalJob(20000, dir)...)...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	err = cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
+	code := waitStatus(cmd.Run())
 	check(dir, "file-size limit", errb.String(), code, "file too large")
 
 	// A full disk: a 4 MB tmpfs, where the system lets the test mount one.
@@ -594,10 +587,7 @@ func killAt(t *testing.T, bin string, sig syscall.Signal, ready func() bool, arg
 	}
 	cmd.Process.Signal(sig)
 	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
+	code := waitStatus(err)
 	return code, errb.String()
 }
 
@@ -681,4 +671,13 @@ func TestSignalDuringCommit(t *testing.T) {
 			t.Errorf("%v during the commit: n %d, complete %v; want the new set whole", sig, n, ok)
 		}
 	}
+}
+
+// waitStatus is the exit status a finished command's Wait error carries,
+// 0 for none.
+func waitStatus(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
 }
