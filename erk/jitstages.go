@@ -140,6 +140,7 @@ var (
 type jitKey struct {
 	tab     string
 	dim, nd int
+	lanes   int // 1: one trajectory; LaneWidth: lane-major (laneJIT)
 }
 
 // stagesJITFor returns sv's stage sums as machine code, or nil where
@@ -149,30 +150,35 @@ func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
 	if !jit.HasAVX() || sv.dim < jitMinDim || jitCodeEstimate(sv) > jitMaxCode {
 		return nil
 	}
-	return buildJITStages(sv, tb)
+	return buildJITStages(sv, tb, 1)
 }
 
 // buildJITStages generates (or finds in the cache) the code for sv's
-// tableau, dimension and error-norm dimension.
-func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
+// tableau, dimension and error-norm dimension: for one trajectory
+// (lanes = 1), or for ode.LaneWidth trajectories in lane-major arrays
+// (lanes = ode.LaneWidth): then the arrays hold dim·lanes values, every
+// group of four is one component of the four lanes, and h is a vector of
+// the lanes' step sizes instead of one value broadcast.
+func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 	var tab strings.Builder
 	for _, c := range kernelgen.Explicit(tb) {
 		tab.WriteString(strconv.FormatUint(math.Float64bits(c), 16))
 		tab.WriteByte(' ')
 	}
-	key := jitKey{tab.String(), sv.dim, sv.cfg.NormDim}
+	dim, nd := sv.dim*lanes, sv.cfg.NormDim*lanes
+	key := jitKey{tab.String(), dim, nd, lanes}
 	jitMu.Lock()
 	defer jitMu.Unlock()
 	if js := jitCache[key]; js != nil {
 		return js
 	}
-	js := &jitStages{nd: sv.cfg.NormDim}
+	js := &jitStages{nd: nd}
 	s := sv.s
 	js.end = s
 	if sv.fsal {
 		js.end = s - 1
 	}
-	g := &stageGen{dim: sv.dim, slot: make([]int, s)}
+	g := &stageGen{dim: dim, slot: make([]int, s), hLanes: lanes > 1}
 	type offsets struct {
 		inputs     []int
 		tail, errs int
@@ -189,15 +195,15 @@ func buildJITStages(sv *Solver, tb *method.Tableau) *jitStages {
 		for i := 1; i < js.end; i++ {
 			o.inputs = append(o.inputs, len(g.a.B))
 			g.begin()
-			g.sum(regYT, sv.rows[i], sv.dim, true)
+			g.sum(regYT, sv.rows[i], dim, true)
 			g.finish()
 		}
 		o.tail = len(g.a.B)
 		g.begin()
 		if sv.fsal {
-			g.sum(regY1, sv.rows[s-1], sv.dim, true)
+			g.sum(regY1, sv.rows[s-1], dim, true)
 		} else {
-			g.sum(regY1, sv.b, sv.dim, true)
+			g.sum(regY1, sv.b, dim, true)
 		}
 		o.errs = -1
 		if sv.fsal && !sv.defer_ {
@@ -396,10 +402,18 @@ type stageGen struct {
 	dim   int
 	slot  []int // where stage j lies in the block, in units of dim
 	coefs []float64
+	// hLanes: h is four values, one per lane (lane-major arrays), not
+	// one value for every component.
+	hLanes bool
 }
 
-// begin starts a function: h into every lane of its register.
+// begin starts a function: h into every lane of its register, or the
+// lanes' four step sizes.
 func (g *stageGen) begin() {
+	if g.hLanes {
+		g.a.VRM(jit.VexPP66, jit.Map0F, true, jit.OpLoad, yH, 0, jit.Mem{Base: regH}) // vmovupd
+		return
+	}
 	g.a.VRM(jit.VexPP66, jit.Map0F38, true, 0x19, yH, 0, jit.Mem{Base: regH}) // vbroadcastsd
 }
 

@@ -78,7 +78,7 @@ func TestJITStagesMatchGeneric(t *testing.T) {
 				}
 				if machine {
 					// Small systems too: the threshold is about speed.
-					if sv.jit = buildJITStages(sv, tb); sv.jit == nil {
+					if sv.jit = buildJITStages(sv, tb, 1); sv.jit == nil {
 						t.Fatal("no machine code")
 					}
 					sv.setJITArgs()
@@ -251,7 +251,7 @@ func BenchmarkJITStagesLarge(b *testing.B) {
 					}
 					sv.jit, sv.stages = nil, kernelFor(tb)
 					if machine {
-						sv.jit = buildJITStages(sv, tb)
+						sv.jit = buildJITStages(sv, tb, 1)
 						sv.setJITArgs()
 						sv.stages = (*Solver).stagesJIT
 						b.ReportMetric(float64(sv.jit.size), "code-bytes")
@@ -294,7 +294,7 @@ func BenchmarkJITStages(b *testing.B) {
 				}
 				sv.jit, sv.stages = nil, kernelFor(tb)
 				if machine {
-					sv.jit = buildJITStages(sv, tb)
+					sv.jit = buildJITStages(sv, tb, 1)
 					sv.setJITArgs()
 					sv.stages = (*Solver).stagesJIT
 				}

@@ -110,51 +110,22 @@ const stopEvery = 64
 // and the next step size is clamped to hmax. It allocates nothing.
 func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) {
 	p := tr.P
-	t0, t1 := tr.T0, tr.T1
-	dir := 1.0
-	if t1 < t0 {
-		dir = -1
-	}
-	hmax := math.Min(lp.HMax, math.Abs(t1-t0))
-
+	t1 := tr.T1
 	a := s.Start()
 	y, y1 := *a.Y, *a.Y1
 	n := len(y)
-	copy(y, tr.Y0)
-	out.Stats = ode.Stats{}
-	out.T, out.H = t0, 0
-	st := &out.Stats
-	for i := range out.Saved {
-		out.Saved[i] = math.NaN()
-	}
-	ms := out.Mesh
-	if ms != nil {
-		ms.Reset(t0, y)
-	}
-	save, isave := tr.Save, 0
-	for isave < len(save) && save[isave] == t0 {
-		copy(out.Saved[isave*n:(isave+1)*n], y)
-		isave++
-	}
-
-	lp.F(t0, y[:lp.Dim], p, a.F0)
-	st.FEvals++
-	if !control.Finite(a.F0) {
-		out.finish(y, ode.NonFinite, t0, 0)
+	h, dir, hmax, isave, started := begin(lp, tr, out, y, a.F0, y1, a.Work)
+	if !started {
 		return
 	}
-	h := lp.H0
-	if h == 0 {
-		var nev int
-		h, nev = control.InitialStep(lp.F, p, t0, dir, y[:lp.Dim], a.F0, lp.Order, lp.ATol, lp.RTol, hmax, y1[:lp.Dim], a.Work)
-		st.FEvals += nev
-	}
-	h = dir * math.Min(h, hmax)
+	st := &out.Stats
+	ms := out.Mesh
+	save := tr.Save
 
 	ctl := &lp.Controller
 	var cst control.State
 	ctl.Init(&cst)
-	t := t0
+	t := tr.T0
 	nonFinite := false // the last rejection was a non-finite attempt
 	moved := false     // the last attempt was accepted; Advance is due
 	for {
@@ -238,6 +209,54 @@ func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) 
 			h = dir * hmax
 		}
 	}
+}
+
+// begin starts a trajectory's solve, for both drivers (Solve and
+// SolveLanes): the direction and hmax of its span, y set to the initial
+// state, out reset (statistics, NaN save rows, the mesh), the save
+// times at t0 written, f0 = f(t0, y0) and, unless Loop.H0 is set, the
+// initial step (control.InitialStep, with y1 and work as its scratch).
+// It returns the first step size to try (signed) and the index of the
+// first save time after t0; started is false when the solve ended at t0
+// (f0 not finite), out then being complete.
+func begin(lp *Loop, tr *Trajectory, out *Output, y, f0, y1, work []float64) (h, dir, hmax float64, isave int, started bool) {
+	p := tr.P
+	t0, t1 := tr.T0, tr.T1
+	dir = 1.0
+	if t1 < t0 {
+		dir = -1
+	}
+	hmax = math.Min(lp.HMax, math.Abs(t1-t0))
+	n := len(y)
+	copy(y, tr.Y0)
+	out.Stats = ode.Stats{}
+	out.T, out.H = t0, 0
+	st := &out.Stats
+	for i := range out.Saved {
+		out.Saved[i] = math.NaN()
+	}
+	if ms := out.Mesh; ms != nil {
+		ms.Reset(t0, y)
+	}
+	save := tr.Save
+	for isave < len(save) && save[isave] == t0 {
+		copy(out.Saved[isave*n:(isave+1)*n], y)
+		isave++
+	}
+
+	lp.F(t0, y[:lp.Dim], p, f0)
+	st.FEvals++
+	if !control.Finite(f0) {
+		out.finish(y, ode.NonFinite, t0, 0)
+		return 0, dir, hmax, isave, false
+	}
+	h = lp.H0
+	if h == 0 {
+		var nev int
+		h, nev = control.InitialStep(lp.F, p, t0, dir, y[:lp.Dim], f0, lp.Order, lp.ATol, lp.RTol, hmax, y1[:lp.Dim], work)
+		st.FEvals += nev
+	}
+	return dir * math.Min(h, hmax), dir, hmax, isave, true
 }
 
 // end ends a solve at the top of the loop: it completes the step

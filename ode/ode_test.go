@@ -96,7 +96,7 @@ func TestProgramSet(t *testing.T) {
 	if got := (&Problem{Offers: AllPrograms}).ProgramSet(); got != 0 {
 		t.Errorf("no Programs: %v", got)
 	}
-	for s, want := range map[ProgramSet]string{0: "none", HasJVP | HasJacY: "JVP|JacY", AllPrograms: "JVP|VJP|JacY|DfDt|JVPJacY|JVPDfDt|JVPVJP|DfDtVJP"} {
+	for s, want := range map[ProgramSet]string{0: "none", HasJVP | HasJacY: "JVP|JacY", AllPrograms: "JVP|VJP|JacY|DfDt|JVPJacY|JVPDfDt|JVPVJP|DfDtVJP|FLanes"} {
 		if s.String() != want {
 			t.Errorf("%#x: %q, want %q", uint16(s), s.String(), want)
 		}

@@ -14,6 +14,18 @@ import (
 // the innermost loop of every engine.
 type Func func(t float64, y, p, dy []float64)
 
+// LaneWidth is the number of trajectories a LaneFunc evaluates at once.
+const LaneWidth = 4
+
+// LaneFunc is the right-hand side for LaneWidth trajectories at once, in
+// lane-major arrays: lane l has time t[l], state y[d·LaneWidth + l] and
+// parameters p[j·LaneWidth + l], and writes f into dy[d·LaneWidth + l].
+// Each lane's values must have the bits Func gives for that lane alone:
+// the SIMD lane engine relies on it to reproduce the scalar engine bit
+// for bit. Like Func it must not keep its arguments, and a value made
+// for one goroutine (Programs.FLanes) need not be safe for others.
+type LaneFunc func(t, y, p, dy []float64)
+
 // InitialFunc computes an initial state from the parameters: it writes
 // y0(p) into y0 (length Problem.Dim) and, when jac is not nil, the
 // Jacobian ∂y0/∂p row-major into jac (Dim×NumParams: jac[i·NumParams +
@@ -106,6 +118,10 @@ type Programs struct {
 	JacY func(t float64, y, p, jac []float64)
 	// DfDt writes ∂f/∂t into out.
 	DfDt func(t float64, y, p, out []float64)
+	// FLanes, when set, is F for LaneWidth trajectories at once (see
+	// LaneFunc), as packed vector code where the processor has it; the
+	// lane engine calls F lane by lane where it is nil.
+	FLanes LaneFunc
 	// JVPJacY writes ∂(J_y·v + J_p·w)/∂y row-major (Dim×Dim) into jac,
 	// and JVPDfDt its ∂/∂t: the second derivatives that forward
 	// sensitivities of a Rosenbrock method need.
@@ -134,13 +150,17 @@ const (
 	HasJVPDfDt
 	HasJVPVJP
 	HasDfDtVJP
+	// HasFLanes is the lane form of F (Programs.FLanes): not a
+	// derivative, but a program a problem may offer or not.
+	HasFLanes
 
-	// AllPrograms is every derivative program.
-	AllPrograms = HasJVP | HasVJP | HasJacY | HasDfDt | HasJVPJacY | HasJVPDfDt | HasJVPVJP | HasDfDtVJP
+	// AllPrograms is every program of Programs but F: the derivatives
+	// and the lane form.
+	AllPrograms = HasJVP | HasVJP | HasJacY | HasDfDt | HasJVPJacY | HasJVPDfDt | HasJVPVJP | HasDfDtVJP | HasFLanes
 )
 
 // programNames are the names of the bits, in order.
-var programNames = [...]string{"JVP", "VJP", "JacY", "DfDt", "JVPJacY", "JVPDfDt", "JVPVJP", "DfDtVJP"}
+var programNames = [...]string{"JVP", "VJP", "JacY", "DfDt", "JVPJacY", "JVPDfDt", "JVPVJP", "DfDtVJP", "FLanes"}
 
 // Has reports whether s holds every program of x.
 func (s ProgramSet) Has(x ProgramSet) bool { return s&x == x }
@@ -173,7 +193,7 @@ func (pg *Programs) Set() ProgramSet {
 		set bool
 		bit ProgramSet
 	}{{pg.JVP != nil, HasJVP}, {pg.VJP != nil, HasVJP}, {pg.JacY != nil, HasJacY}, {pg.DfDt != nil, HasDfDt},
-		{pg.JVPJacY != nil, HasJVPJacY}, {pg.JVPDfDt != nil, HasJVPDfDt}, {pg.JVPVJP != nil, HasJVPVJP}, {pg.DfDtVJP != nil, HasDfDtVJP}} {
+		{pg.JVPJacY != nil, HasJVPJacY}, {pg.JVPDfDt != nil, HasJVPDfDt}, {pg.JVPVJP != nil, HasJVPVJP}, {pg.DfDtVJP != nil, HasDfDtVJP}, {pg.FLanes != nil, HasFLanes}} {
 		if p.set {
 			s |= p.bit
 		}

@@ -1,9 +1,11 @@
 package tape
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym"
 )
 
@@ -25,12 +27,12 @@ import (
 // GRADSOLVE_JIT=off, EvalFLanes runs the interpreter on each lane, with
 // the same bits.
 //
-// This is the right-hand-side half of the SIMD lane engine (issue 14);
-// the engine that drives lanes of trajectories, each with its own step,
-// is still to come.
+// The lane engine (internal/engine/lanes) calls them through
+// ode.Programs.FLanes (NewLaneFunc).
 
-// LaneWidth is the number of trajectories EvalFLanes evaluates at once.
-const LaneWidth = 4
+// LaneWidth is the number of trajectories EvalFLanes evaluates at once:
+// ode.LaneWidth, the width of an ode.LaneFunc.
+const LaneWidth = ode.LaneWidth
 
 // HasLaneCode reports whether EvalFLanes runs as packed machine code
 // here (else it runs the interpreter lane by lane).
@@ -38,8 +40,9 @@ func HasLaneCode() bool { return jit.HasAVX2() }
 
 // laneState is a program's lane code, compiled on first use.
 type laneState struct {
-	once sync.Once
-	code *jitCode // nil: none (no AVX2, or no executable memory)
+	once  sync.Once
+	code  *jitCode // nil: none (no AVX2, or no executable memory)
+	entry uintptr  // the code when it is one piece, else 0
 }
 
 // laneCode returns pg's lane code, compiling it the first time, or nil.
@@ -47,6 +50,9 @@ func (pg *Program) laneCode() *jitCode {
 	pg.lane.once.Do(func() {
 		if HasLaneCode() {
 			pg.lane.code = compileCode(pg, LaneWidth)
+			if c := pg.lane.code; c != nil && len(c.segs) == 1 {
+				pg.lane.entry = c.segs[0].entry
+			}
 		}
 	})
 	return pg.lane.code
@@ -69,6 +75,13 @@ func (pg *Program) NewLaneRegisters() []float64 {
 	return r
 }
 
+// NewLaneFunc returns the program as an ode.LaneFunc (EvalFLanes) with
+// its own lane register file: for one goroutine.
+func (pg *Program) NewLaneFunc() ode.LaneFunc {
+	r := pg.NewLaneRegisters()
+	return func(t, y, p, out []float64) { pg.EvalFLanes(r, t, y, p, out) }
+}
+
 // EvalFLanes evaluates a program whose inputs are t, y and p for
 // LaneWidth trajectories at once: lane l has time t[l], state
 // y[d·LaneWidth + l] and parameters p[j·LaneWidth + l], and its outputs
@@ -77,6 +90,16 @@ func (pg *Program) NewLaneRegisters() []float64 {
 // shorter than the program needs panics, naming it, and so does a
 // program that reads inputs EvalFLanes does not take (seeds).
 func (pg *Program) EvalFLanes(r, t, y, p, out []float64) {
+	const L = LaneWidth
+	// The hottest path, as EvalF's: code of one piece, entered at once.
+	if j := pg.laneCode(); j != nil && pg.lane.entry != 0 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] &&
+		len(r) >= pg.nregs*(L+1) && len(t) >= L && len(y) >= pg.layout.Dim*L &&
+		len(p) >= pg.layout.NumParams*L && len(out) >= len(pg.outs)*L {
+		copy(r[:L], t[:L])
+		jit.Call5(pg.lane.entry, data(r), data(y), data(p), data(out), data(out[j.split*L:]))
+		runtime.KeepAlive(j) // it owns the machine code
+		return
+	}
 	pg.evalLanes("EvalFLanes", r, t, y, p, nil, nil, nil, out, nil)
 }
 

@@ -339,6 +339,7 @@ func (s *Set) Programs() *ode.Programs {
 		JVPDfDt: s.jvpFunc(lazyJVPDfDt),
 		JVPVJP:  s.jvpvjpFunc(lazyJVPVJP),
 		DfDtVJP: s.vjpFunc(lazyDfDtVJP),
+		FLanes:  s.f.NewLaneFunc(),
 	}
 }
 

@@ -1,0 +1,350 @@
+package erk
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Lanes: L trajectories of one configuration side by side, in
+// lane-major arrays (component d of lane l at [d·L + l]), each with its
+// own time, step size and controller (ivp.SolveLanes). An attempt runs
+// every lane's stage sums together — where L is ode.LaneWidth and the
+// processor has AVX, as the machine code of the scalar solver (jitstages.go)
+// built for dim·L components with a vector of the lanes' step sizes, so
+// that one instruction does one component of four lanes — and evaluates
+// f for all lanes in one call of an ode.LaneFunc where the problem has
+// one (the tape's packed code), else lane by lane. Every lane performs
+// genericStages's operations in its order, so each trajectory gets the
+// bits the scalar Solver gives it (TestLanesMatchScalar).
+//
+// A lane cannot exchange its arrays with another's as the scalar solver
+// exchanges y and y1, or k_0 and k_{s−1} after an FSAL step: the lane's
+// column is copied instead (Dim values a step).
+
+// LaneSolver is the ivp.LaneStepper of explicit Runge–Kutta methods:
+// one worker's L lanes.
+type LaneSolver struct {
+	sv     *Solver // the configuration, the coefficients, and the per-lane work of save times
+	L, dim int
+	flanes ode.LaneFunc // f for every lane at once, or nil (f lane by lane)
+
+	k              [][]float64 // stages, lane-major, contiguous: k_j at j·dim·L
+	y, y1, yt      []float64
+	ev, ev3        []float64
+	adv            []float64 // f for the lanes completing a step (Attempt with Moved)
+	p              []float64 // the lanes' parameters, lane-major
+	pl             [][]float64
+	tt, hv         []float64 // the stage time and step size of each lane
+	norm           control.LaneNorm
+	ys, fs         []float64 // one lane's state and f (f lane by lane)
+	keep           [][]float64
+	jit            *jitStages // lane-major stage sums as machine code, or nil
+	jargs          [16]unsafe.Pointer
+	rtolL, atolL   []float64 // the tolerances tiled over the lanes, for the machine code's norm
+	needAdv        bool
+	active, moving []bool // the lanes of the current attempt, and those completing a step
+	stats          []*ode.Stats
+}
+
+// NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
+// trajectories with m parameters each. flanes, when not nil and L is
+// ode.LaneWidth, evaluates f for all lanes at once; it must give each
+// lane the bits of cfg.F.
+func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
+	if L < 1 {
+		return nil, fmt.Errorf("erk: %d lanes: must be ≥ 1", L)
+	}
+	if m < 0 {
+		return nil, fmt.Errorf("erk: %d parameters: must be ≥ 0", m)
+	}
+	sv, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if L != ode.LaneWidth {
+		flanes = nil
+	}
+	dim, s := sv.dim, sv.s
+	ls := &LaneSolver{sv: sv, L: L, dim: dim, flanes: flanes}
+	n := dim * L
+	flat := make([]float64, s*n+6*n+m*L+2*L+2*dim)
+	ls.k, flat = split(flat, s, n)
+	ls.y, ls.y1, ls.yt, ls.ev, ls.ev3, ls.adv = flat[:n], flat[n:2*n], flat[2*n:3*n], flat[3*n:4*n], flat[4*n:5*n], flat[5*n:6*n]
+	flat = flat[6*n:]
+	ls.p, flat = flat[:m*L], flat[m*L:]
+	ls.tt, ls.hv, flat = flat[:L], flat[L:2*L], flat[2*L:]
+	ls.ys, ls.fs = flat[:dim], flat[dim:2*dim]
+	ls.pl = make([][]float64, L)
+	ls.keep = make([][]float64, sv.lastB+1)
+	for j := range ls.keep {
+		ls.keep[j] = make([]float64, dim)
+	}
+	ls.active, ls.moving = make([]bool, L), make([]bool, L)
+	ls.stats = make([]*ode.Stats, L)
+	nd := sv.cfg.NormDim
+	ls.norm = control.LaneNorm{E: ls.ev[:nd*L], ATol: sv.cfg.ATol, RTol: sv.cfg.RTol, N: nd, L: L}
+	if sv.e3 != nil {
+		ls.norm.E3 = ls.ev3[:nd*L]
+	}
+	if L == ode.LaneWidth && jit.HasAVX() && !sv.generic && jitCodeEstimate(sv)*L <= jitMaxCode {
+		ls.jit = buildJITStages(sv, cfg.Tableau, L)
+	}
+	if ls.jit != nil {
+		ls.rtolL, ls.atolL = make([]float64, n), make([]float64, n)
+		for d := range dim {
+			for l := range L {
+				ls.rtolL[d*L+l], ls.atolL[d*L+l] = sv.cfg.RTol[d], sv.cfg.ATol[d]
+			}
+		}
+		ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+		ls.jargs = [16]unsafe.Pointer{
+			ptr(ls.k[0]), ptr(ls.y), ptr(ls.yt), ptr(ls.y1), ptr(ls.ev), ptr(ls.ev3),
+			ptr(ls.hv), ptr(ls.jit.coefs),
+		}
+		ls.jargs[argRTol], ls.jargs[argATol] = ptr(ls.rtolL), ptr(ls.atolL)
+	}
+	return ls, nil
+}
+
+// Loop returns the driver's part of the configuration, for
+// ivp.SolveLanes.
+func (ls *LaneSolver) Loop() *ivp.Loop { return &ls.sv.loop }
+
+// SolveLanes integrates the trajectories src hands out (ivp.SolveLanes).
+func (ls *LaneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
+	ivp.SolveLanes(ls, &ls.sv.loop, src, stop)
+}
+
+// Lanes returns L.
+func (ls *LaneSolver) Lanes() int { return ls.L }
+
+// Size returns the state dimension.
+func (ls *LaneSolver) Size() int { return ls.dim }
+
+// Load puts a trajectory's state, first stage and parameters into lane
+// l.
+func (ls *LaneSolver) Load(l int, y, f0, p []float64) {
+	ls.scatter(ls.y, y, l)
+	ls.scatter(ls.k[0], f0, l)
+	L := ls.L
+	for j, v := range p {
+		ls.p[j*L+l] = v
+	}
+	ls.pl[l] = p
+}
+
+// scatter copies the scalar v into lane l of the lane-major dst.
+func (ls *LaneSolver) scatter(dst, v []float64, l int) {
+	L := ls.L
+	for d, x := range v {
+		dst[d*L+l] = x
+	}
+}
+
+// gather copies lane l of the lane-major src into the scalar dst.
+func (ls *LaneSolver) gather(dst, src []float64, l int) {
+	L := ls.L
+	for d := range dst {
+		dst[d] = src[d*L+l]
+	}
+}
+
+// Proposal copies lane l's proposal into dst.
+func (ls *LaneSolver) Proposal(l int, dst []float64) { ls.gather(dst, ls.y1, l) }
+
+// State copies lane l's state into dst.
+func (ls *LaneSolver) State(l int, dst []float64) { ls.gather(dst, ls.y, l) }
+
+// Accept makes lane l's proposal its state.
+func (ls *LaneSolver) Accept(l int) {
+	L := ls.L
+	for i := l; i < len(ls.y); i += L {
+		ls.y[i] = ls.y1[i]
+	}
+}
+
+// Keep returns lane l's stages k_0…k_lastB, as the scalar solver's mesh
+// keeps them.
+func (ls *LaneSolver) Keep(l int) [][]float64 {
+	for j, kj := range ls.keep {
+		ls.gather(kj, ls.k[j], l)
+	}
+	return ls.keep
+}
+
+// Save re-steps lane l from the start of its accepted step to ts
+// (stepper.Save), on the scalar solver's arrays.
+func (ls *LaneSolver) Save(l int, dst []float64, t, _, ts float64, p []float64, st *ode.Stats) {
+	sv := ls.sv
+	ls.gather(sv.y, ls.y, l)
+	ls.gather(sv.k[0], ls.k[0], l)
+	sv.restep(t, ts-t, p, dst)
+	st.FEvals += sv.lastB
+}
+
+// Advance completes lane l's accepted step as stepper.Advance does: the
+// FSAL stage (evaluated now if deferred) becomes the lane's k_0, or for
+// a method without FSAL f at the new point.
+func (ls *LaneSolver) Advance(l int, tEnd float64, p []float64, next bool, st *ode.Stats) {
+	sv := ls.sv
+	switch {
+	case sv.fsal && !sv.defer_:
+		ls.copyLane(ls.k[0], ls.k[sv.s-1], l)
+	case sv.fsal || next:
+		ls.gather(ls.ys, ls.y, l)
+		sv.cfg.F(tEnd, ls.ys, p, ls.fs)
+		ls.scatter(ls.k[0], ls.fs, l)
+		st.FEvals++
+	}
+}
+
+// copyLane copies lane l of src into dst (lane-major, Dim values).
+func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
+	L := ls.L
+	for i := l; i < len(dst); i += L {
+		dst[i] = src[i]
+	}
+}
+
+// Attempt completes the steps of the lanes that moved (Advance, with f
+// for all of them in one evaluation), then tries a step in every active
+// lane and writes each lane's error norm.
+func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
+	sv := ls.sv
+	L := ls.L
+	copy(ls.active, a.Active)
+	copy(ls.stats, a.Stats)
+	ls.needAdv = false
+	for l := range L {
+		ls.moving[l] = a.Active[l] && a.Moved[l]
+		if !a.Active[l] {
+			ls.hv[l] = 0 // an idle lane computes on what it holds, harmlessly
+			continue
+		}
+		ls.hv[l] = a.H[l]
+		a.Stats[l].FEvals += sv.attemptEvals
+		if ls.moving[l] {
+			if sv.fsal && !sv.defer_ {
+				ls.copyLane(ls.k[0], ls.k[sv.s-1], l)
+			} else {
+				ls.needAdv = true
+			}
+		}
+	}
+	if ls.needAdv {
+		// f(t, y) at the lanes' new points: into adv, then k_0 of the
+		// lanes that moved (the others keep theirs).
+		ls.eval(a.T, ls.y, ls.adv, ls.moving)
+		for l := range L {
+			if ls.moving[l] {
+				ls.copyLane(ls.k[0], ls.adv, l)
+				a.Stats[l].FEvals++
+			}
+		}
+	}
+	if ls.jit != nil {
+		ls.stagesJIT(a.T)
+		nd := sv.cfg.NormDim * L
+		var r3 []float64
+		if sv.e3 != nil {
+			r3 = ls.ev3[:nd]
+		}
+		control.OfSquaresLanes(ls.ev[:nd], r3, ls.y1, L, a.Active, a.Err, a.OK)
+		return
+	}
+	ls.stages(a.T)
+	ls.norm.Of(ls.hv, ls.y, ls.y1, a.Active, a.Err, a.OK)
+}
+
+// eval writes f at times t and lane-major states y into out, for every
+// lane at once (flanes) or for the lanes in which lane by lane.
+func (ls *LaneSolver) eval(t, y, out []float64, which []bool) {
+	if ls.flanes != nil {
+		ls.flanes(t, y, ls.p, out)
+		return
+	}
+	f := ls.sv.cfg.F
+	for l, on := range which {
+		if !on {
+			continue
+		}
+		ls.gather(ls.ys, y, l)
+		f(t[l], ls.ys, ls.pl[l], ls.fs)
+		ls.scatter(out, ls.fs, l)
+	}
+}
+
+// stageTimes sets the lanes' stage time t + c·h, as the scalar solver
+// computes it.
+func (ls *LaneSolver) stageTimes(t []float64, c float64) {
+	for l, h := range ls.hv {
+		ls.tt[l] = t[l] + float64(c*h)
+	}
+}
+
+// stages is genericStages for every lane: the same sums, each lane with
+// its own h, and f between them.
+func (ls *LaneSolver) stages(t []float64) {
+	sv := ls.sv
+	s, k := sv.s, ls.k
+	end := s
+	if sv.fsal {
+		end = s - 1
+	}
+	for i := 1; i < end; i++ {
+		ls.input(ls.yt, sv.rows[i])
+		ls.stageTimes(t, sv.c[i])
+		ls.eval(ls.tt, ls.yt, k[i], ls.active)
+	}
+	if sv.fsal {
+		ls.input(ls.y1, sv.rows[s-1])
+		if !sv.defer_ {
+			ls.stageTimes(t, 1)
+			ls.eval(ls.tt, ls.y1, k[s-1], ls.active)
+		}
+	} else {
+		ls.input(ls.y1, sv.b)
+	}
+	nd := sv.cfg.NormDim * ls.L
+	combine(ls.ev[:nd], sv.e, k)
+	if sv.e3 != nil {
+		combine(ls.ev3[:nd], sv.e3, k)
+	}
+}
+
+// input sets dst = y + h·Σ a_j·k_j lane by lane (stageInput with each
+// lane's h).
+func (ls *LaneSolver) input(dst []float64, row []coef) {
+	combine(dst, row, ls.k)
+	L, y, h := ls.L, ls.y[:len(dst)], ls.hv
+	for i := 0; i < len(dst); i += L {
+		for l := range L {
+			dst[i+l] = y[i+l] + float64(h[l]*dst[i+l])
+		}
+	}
+}
+
+// stagesJIT is stages with the sums in machine code.
+func (ls *LaneSolver) stagesJIT(t []float64) {
+	sv, js := ls.sv, ls.jit
+	e, a := &js.entries[0], &ls.jargs
+	for i := 1; i < js.end; i++ {
+		jit.Call16(e.inputs[i-1], a)
+		ls.stageTimes(t, sv.c[i])
+		ls.eval(ls.tt, ls.yt, ls.k[i], ls.active)
+	}
+	jit.Call16(e.tail, a)
+	if e.errs != 0 {
+		ls.stageTimes(t, 1)
+		ls.eval(ls.tt, ls.y1, ls.k[sv.s-1], ls.active)
+		jit.Call16(e.errs, a)
+	}
+	runtime.KeepAlive(js)
+}

@@ -1,0 +1,285 @@
+package erk
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+// laneCase is a problem compiled from formulas and the trajectories the
+// lane tests run on it.
+type laneCase struct {
+	name string
+	pr   *ode.Problem
+	trs  []ivp.Trajectory
+}
+
+// blowup has a finite escape time at t = 1/(c·y0): the step size
+// collapses (StepUnderflow) or the attempts overflow (NonFinite).
+const blowup = `name blowup
+param c = 1
+state y = 1, z = 0
+span 0 2
+y' = c*y*y
+z' = sqrt(y) - z
+`
+
+func compiled(t *testing.T, path, src string) *ode.Problem {
+	t.Helper()
+	if src == "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = string(b)
+	}
+	m, err := parse.Parse(path, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Problem()
+}
+
+// laneCases are trajectories that end at different times and in
+// different ways: forward and backward spans, spans far from t = 0,
+// save times at the ends and inside, a trajectory the step budget stops
+// and ones that blow up.
+func laneCases(t *testing.T) []laneCase {
+	lor := compiled(t, "../examples/lorenz.ode", "")
+	halo := compiled(t, "../examples/halo.ode", "")
+	bl := compiled(t, "blowup.ode", blowup)
+	var cs []laneCase
+	var trs []ivp.Trajectory
+	for i := range 11 {
+		x := float64(i)
+		tr := ivp.Trajectory{T0: 0, T1: 0.5 + 0.3*x, Y0: []float64{1 + 0.1*x, -0.2 * x, 0.3}, P: []float64{10 + 1.3*x, 10, 8.0 / 3}}
+		switch i % 4 {
+		case 1:
+			tr.Save = []float64{0, 0.1, 0.2 + 0.01*x, tr.T1}
+		case 2:
+			tr.T0, tr.T1 = 1e3, 1e3-0.4-0.2*x // backwards, far from 0
+			tr.Save = []float64{tr.T0 - 0.1, tr.T0 - 0.3}
+		case 3:
+			tr.T1 = 40 // stopped by the budget
+		}
+		trs = append(trs, tr)
+	}
+	cs = append(cs, laneCase{"lorenz", lor, trs})
+	trs = nil
+	for i := range 6 {
+		x := float64(i)
+		tr := ivp.Trajectory{T0: 0, T1: 3 + x, Y0: append([]float64(nil), halo.Y0...), P: append([]float64(nil), halo.P...)}
+		tr.Y0[0] += 0.05 * x
+		tr.P[0] *= 1 + 0.02*x
+		if i%2 == 1 {
+			tr.Save = []float64{1, 2.5}
+		}
+		trs = append(trs, tr)
+	}
+	cs = append(cs, laneCase{"halo", halo, trs})
+	trs = nil
+	for i := range 7 {
+		x := float64(i)
+		trs = append(trs, ivp.Trajectory{T0: 0, T1: 0.5 + 0.3*x, Y0: []float64{1, 0}, P: []float64{0.7 + 0.25*x}, Save: []float64{0.4}})
+	}
+	// sqrt(y) of y0 < 0: f(t0, y0) is not finite, and the lane's
+	// trajectory ends at its start (NonFinite).
+	trs = append(trs[:3], append([]ivp.Trajectory{{T0: 0, T1: 1, Y0: []float64{-1, 0}, P: []float64{1}}}, trs[3:]...)...)
+	cs = append(cs, laneCase{"blowup", bl, trs})
+	return cs
+}
+
+// laneQueue hands out trajectories in order and keeps their outputs.
+type laneQueue struct {
+	trs    []ivp.Trajectory
+	outs   []ivp.Output
+	next   int
+	lane   []int // the trajectory in each lane
+	done   []bool
+	errs   []string
+	meshes []ivp.Mesh
+}
+
+func newLaneQueue(trs []ivp.Trajectory, dim, L int, mesh bool) *laneQueue {
+	q := &laneQueue{trs: trs, outs: make([]ivp.Output, len(trs)), lane: make([]int, L), done: make([]bool, len(trs))}
+	if mesh {
+		q.meshes = make([]ivp.Mesh, len(trs))
+	}
+	for i, tr := range trs {
+		q.outs[i] = ivp.Output{Y: make([]float64, dim), Saved: make([]float64, dim*len(tr.Save))}
+		if mesh {
+			q.meshes[i].KeepStages = true
+			q.outs[i].Mesh = &q.meshes[i]
+		}
+	}
+	return q
+}
+
+func (q *laneQueue) Next(l int) (*ivp.Trajectory, *ivp.Output, bool) {
+	if q.next == len(q.trs) {
+		return nil, nil, false
+	}
+	i := q.next
+	q.next++
+	q.lane[l] = i
+	return &q.trs[i], &q.outs[i], true
+}
+
+func (q *laneQueue) Done(l int) {
+	i := q.lane[l]
+	if q.done[i] {
+		q.errs = append(q.errs, fmt.Sprintf("trajectory %d done twice", i))
+	}
+	q.done[i] = true
+}
+
+// sameOutput reports how got differs from want, bit for bit.
+func sameOutput(got, want *ivp.Output) string {
+	bits := func(a, b []float64) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case got.Status != want.Status:
+		return fmt.Sprintf("status %v, want %v", got.Status, want.Status)
+	case got.Stats != want.Stats:
+		return fmt.Sprintf("stats %+v, want %+v", got.Stats, want.Stats)
+	case !bits([]float64{got.T, got.H}, []float64{want.T, want.H}):
+		return fmt.Sprintf("t, h = %v, %v, want %v, %v", got.T, got.H, want.T, want.H)
+	case !bits(got.Y, want.Y):
+		return fmt.Sprintf("y = %v, want %v", got.Y, want.Y)
+	case !bits(got.Saved, want.Saved):
+		return fmt.Sprintf("saved = %v, want %v", got.Saved, want.Saved)
+	}
+	if (got.Mesh == nil) != (want.Mesh == nil) {
+		return "mesh presence differs"
+	}
+	if got.Mesh != nil {
+		g, w := got.Mesh, want.Mesh
+		if !bits(g.T, w.T) || !bits(g.H, w.H) || !bits(g.Y, w.Y) || !bits(g.K, w.K) {
+			return fmt.Sprintf("mesh differs: %d steps, want %d", g.Steps(), w.Steps())
+		}
+	}
+	return ""
+}
+
+// Every lane gets the bits the scalar solver gives its trajectory
+// alone — outputs, save times, statistics, status, the mesh with its
+// stages — for every method, lane count, with f for all lanes at once
+// (the tape's lane code) or lane by lane, and with the stage sums as
+// machine code or as Go loops.
+func TestLanesMatchScalar(t *testing.T) {
+	for _, c := range laneCases(t) {
+		pr := c.pr
+		for _, tb := range method.All() {
+			cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+			sv, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := newLaneQueue(c.trs, pr.Dim, 1, true)
+			statuses := map[ode.Status]int{}
+			for i := range c.trs {
+				sv.Solve(&want.trs[i], &want.outs[i], nil)
+				statuses[want.outs[i].Status]++
+			}
+			for _, L := range []int{1, 3, 4, 8} {
+				for _, lanesF := range []bool{true, false} {
+					for _, goSums := range []bool{false, true} {
+						name := fmt.Sprintf("%s %s L=%d lanesF=%v goSums=%v", c.name, tb.Name, L, lanesF, goSums)
+						var fl ode.LaneFunc
+						if lanesF {
+							fl = pr.Programs().FLanes
+						}
+						ls, err := NewLanes(cfg, L, pr.NumParams, fl)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if goSums {
+							ls.jit = nil
+						}
+						got := newLaneQueue(c.trs, pr.Dim, L, true)
+						ls.SolveLanes(got, nil)
+						if len(got.errs) > 0 {
+							t.Fatalf("%s: %v", name, got.errs)
+						}
+						for i := range c.trs {
+							if !got.done[i] {
+								t.Errorf("%s: trajectory %d never done", name, i)
+							} else if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
+								t.Errorf("%s: trajectory %d: %s", name, i, d)
+							}
+						}
+					}
+				}
+			}
+			if c.name == "lorenz" && (statuses[ode.Success] == 0 || statuses[ode.MaxStepsReached] == 0) {
+				t.Errorf("%s %s: statuses %v: want successes and budget stops", c.name, tb.Name, statuses)
+			}
+			if c.name == "blowup" && (statuses[ode.StepUnderflow] == 0 || statuses[ode.NonFinite] == 0) {
+				t.Errorf("%s %s: statuses %v: want failures", c.name, tb.Name, statuses)
+			}
+		}
+	}
+}
+
+// BenchmarkLanesLorenz measures Tsit5 on 1024 Lorenz trajectories (t to
+// 10, ρ from 10 to 24, the tape's f), one trajectory at a time and in
+// four lanes: ns per trajectory step.
+func BenchmarkLanesLorenz(b *testing.B) {
+	t := &testing.T{}
+	pr := compiled(t, "../examples/lorenz.ode", "")
+	const n = 1024
+	trs := make([]ivp.Trajectory, n)
+	for i := range trs {
+		trs[i] = ivp.Trajectory{T0: 0, T1: 10, Y0: []float64{1, 0, 0}, P: []float64{10 + 14*float64(i)/n, 10, 8.0 / 3}}
+	}
+	tb := method.Tsit5
+	cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: 3, RTol: fill(1e-6, 3), ATol: fill(1e-6, 3),
+		MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+	steps := func(q *laneQueue) (s int) {
+		for i := range q.outs {
+			s += q.outs[i].Stats.Accepted + q.outs[i].Stats.Rejected
+		}
+		return s
+	}
+	b.Run("scalar", func(b *testing.B) {
+		sv, _ := New(cfg)
+		q := newLaneQueue(trs, 3, 1, false)
+		for b.Loop() {
+			for i := range trs {
+				sv.Solve(&q.trs[i], &q.outs[i], nil)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+	})
+	b.Run("lanes", func(b *testing.B) {
+		ls, _ := NewLanes(cfg, ode.LaneWidth, 3, pr.Programs().FLanes)
+		var q *laneQueue
+		for b.Loop() {
+			q = newLaneQueue(trs, 3, ode.LaneWidth, false)
+			ls.SolveLanes(q, nil)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+	})
+}

@@ -1,0 +1,280 @@
+package ivp
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// The lane driver: L trajectories side by side on one worker, as a SIMD
+// lane engine holds them (one trajectory per lane of a vector register),
+// each with its own time, step size, controller state, status, step
+// count, save times and mesh. Every lane runs Solve's loop — the same
+// checks in the same order, the same controller, the same save-time and
+// mesh rules — and only the attempts are made for all lanes at once, so
+// each trajectory gets the bits Solve gives it alone. A lane whose
+// trajectory ends takes the next one from its source at once: lanes
+// never wait for one another.
+
+// LaneSource hands a lane driver its trajectories.
+type LaneSource interface {
+	// Next returns the next trajectory for lane l and the output it
+	// writes, or ok false when there is none left (or the run is
+	// stopping). The two stay the lane's until Done(l).
+	Next(l int) (tr *Trajectory, out *Output, ok bool)
+	// Done reports that lane l's trajectory has ended: its Output is
+	// complete.
+	Done(l int)
+}
+
+// LaneAttempt is one attempt of every lane at once: its inputs (lanes
+// with Active set, each at time T[l] with step size H[l]; Moved[l]: the
+// lane's previous attempt was accepted, so the stepper first completes
+// that step, as Stepper.Attempt does when moved) and its results (the
+// error norm Err[l] and the verdict OK[l], as Stepper.Attempt returns
+// them). A stepper counts each lane's evaluations in Stats[l].
+type LaneAttempt struct {
+	T, H          []float64
+	Moved, Active []bool
+	Stats         []*ode.Stats
+	Err           []float64
+	OK            []bool
+}
+
+// LaneStepper is one method family's part of a lane solve: Stepper for
+// L trajectories whose states lie side by side. The per-lane methods
+// read and write lane l alone, in scalar arrays of the state's size.
+type LaneStepper interface {
+	// Lanes is the number of lanes L, Size the size of one lane's
+	// state (the length of the scalar arrays of the other methods).
+	Lanes() int
+	Size() int
+	// Load starts a trajectory in lane l at state y, whose derivative
+	// at t0 is f0 (the stepper's first stage), with parameters p.
+	Load(l int, y, f0, p []float64)
+	// Attempt tries a step in every active lane (see LaneAttempt).
+	Attempt(a *LaneAttempt)
+	// Proposal copies lane l's proposal (the state at the end of the
+	// step just attempted) into dst.
+	Proposal(l int, dst []float64)
+	// Save is Stepper.Save for lane l: the solution at ts inside the
+	// accepted step of size h from t, into dst.
+	Save(l int, dst []float64, t, h, ts float64, p []float64, st *ode.Stats)
+	// Keep returns lane l's stages that a Mesh with KeepStages records
+	// (Arrays.Keep), copied into scalar arrays; nil for a family that
+	// keeps none.
+	Keep(l int) [][]float64
+	// Accept makes lane l's proposal its state (Solve's exchange of Y
+	// and Y1).
+	Accept(l int)
+	// State copies lane l's state into dst.
+	State(l int, dst []float64)
+	// Advance is Stepper.Advance for lane l, after Accept.
+	Advance(l int, tEnd float64, p []float64, next bool, st *ode.Stats)
+}
+
+// lane is one lane's trajectory in flight: Solve's local variables.
+type lane struct {
+	tr        *Trajectory
+	out       *Output
+	t, h      float64
+	dir, hmax float64
+	cst       control.State
+	isave     int
+	nonFinite bool // the last rejection was a non-finite attempt
+	moved     bool // the last attempt was accepted; Advance is due
+	last      bool // the attempt lands on t1
+	live      bool // the lane holds a trajectory
+}
+
+// laneDriver is SolveLanes's state.
+type laneDriver struct {
+	s     LaneStepper
+	lp    *Loop
+	src   LaneSource
+	stop  *atomic.Bool
+	lanes []lane
+	// Scalar scratch of one lane: the state (begin's y, the proposal
+	// of an accepted step), f0 and InitialStep's work arrays.
+	y, y1, f0, work []float64
+}
+
+// SolveLanes integrates the trajectories src hands out, L = s.Lanes() at
+// a time, until src has no more and every lane has ended; each
+// trajectory's Output is what Solve would write for it (the same bits:
+// states, save times, statistics, status, mesh). stop, if not nil, is
+// polled by each lane every 64 of its attempts, as Solve polls it. It
+// allocates its per-lane state once per call, nothing per step.
+func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
+	L, n := s.Lanes(), s.Size()
+	d := &laneDriver{s: s, lp: lp, src: src, stop: stop, lanes: make([]lane, L)}
+	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
+	a := &LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	for l := range L {
+		d.lanes[l].live = d.fill(l)
+	}
+	ctl := &lp.Controller
+	for {
+		any := false
+		for l := range L {
+			ln := &d.lanes[l]
+			for ln.live && !d.ready(l) {
+				ln.live = d.fill(l)
+			}
+			a.Active[l] = ln.live
+			if ln.live {
+				a.T[l], a.H[l], a.Moved[l], a.Stats[l] = ln.t, ln.h, ln.moved, &ln.out.Stats
+				any = true
+			}
+		}
+		if !any {
+			return
+		}
+		s.Attempt(a)
+		for l := range L {
+			if !a.Active[l] {
+				continue
+			}
+			ln := &d.lanes[l]
+			ln.moved = false
+			st := &ln.out.Stats
+			accept, factor := ctl.Next(a.Err[l], &ln.cst)
+			if !a.OK[l] {
+				accept, factor = false, ctl.QMin
+			}
+			if !accept {
+				st.Rejected++
+				ln.nonFinite = !a.OK[l]
+				ln.h *= factor
+				continue
+			}
+			st.Accepted++
+			ln.nonFinite = false
+			if !d.accepted(l) {
+				ln.live = d.fill(l)
+				continue
+			}
+			ln.moved = true
+			ln.h *= factor
+			if math.Abs(ln.h) > ln.hmax {
+				ln.h = ln.dir * ln.hmax
+			}
+		}
+	}
+}
+
+// fill gives lane l its next trajectory and starts it (begin); a
+// trajectory that ends at its start is done at once and the next one
+// taken. It returns false when the source has none left.
+func (d *laneDriver) fill(l int) bool {
+	ln := &d.lanes[l]
+	for {
+		tr, out, ok := d.src.Next(l)
+		if !ok {
+			return false
+		}
+		h, dir, hmax, isave, started := begin(d.lp, tr, out, d.y, d.f0, d.y1, d.work)
+		if !started {
+			d.src.Done(l)
+			continue
+		}
+		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true}
+		d.lp.Controller.Init(&ln.cst)
+		d.s.Load(l, d.y, d.f0, tr.P)
+		return true
+	}
+}
+
+// ready runs Solve's checks before an attempt for lane l: the budget,
+// the stop flag, the landing on t1 and the step floor. It returns false
+// when the lane's trajectory ended there.
+func (d *laneDriver) ready(l int) bool {
+	ln := &d.lanes[l]
+	st := &ln.out.Stats
+	if st.Accepted+st.Rejected >= d.lp.MaxSteps {
+		d.end(l, ode.MaxStepsReached)
+		return false
+	}
+	if d.stop != nil && (st.Accepted+st.Rejected)%stopEvery == 0 && d.stop.Load() {
+		d.end(l, ode.Cancelled)
+		return false
+	}
+	t, t1 := ln.t, ln.tr.T1
+	ln.last = false
+	if rem := t1 - t; ln.dir*(t+1.01*ln.h-t1) >= 0 {
+		ln.h, ln.last = rem, true
+	}
+	if h := ln.h; math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {
+		status := ode.StepUnderflow
+		if ln.nonFinite {
+			status = ode.NonFinite
+		}
+		d.end(l, status)
+		return false
+	}
+	return true
+}
+
+// end ends lane l's trajectory before an attempt (Output.end).
+func (d *laneDriver) end(l int, status ode.Status) {
+	ln := &d.lanes[l]
+	if ln.moved {
+		d.s.Advance(l, ln.t, ln.tr.P, true, &ln.out.Stats)
+	}
+	d.s.State(l, d.y)
+	ln.out.finish(d.y, status, ln.t, ln.h)
+	d.src.Done(l)
+}
+
+// accepted completes lane l's accepted step as Solve does: the save
+// times inside it, the mesh, the exchange of state and proposal, and on
+// the last step (or a mesh that refused to grow) the end of the
+// trajectory, when it returns false; else it moves the lane's time on.
+func (d *laneDriver) accepted(l int) bool {
+	ln := &d.lanes[l]
+	tr, out, st := ln.tr, ln.out, &ln.out.Stats
+	t, h, p := ln.t, ln.h, tr.P
+	tn := t + h
+	if ln.last {
+		tn = tr.T1
+	}
+	y1 := d.y1
+	n := len(y1)
+	d.s.Proposal(l, y1)
+	save := tr.Save
+	for ln.isave < len(save) && ln.dir*(save[ln.isave]-tn) <= 0 {
+		i := ln.isave
+		dst := out.Saved[i*n : (i+1)*n]
+		if save[i] == tn {
+			copy(dst, y1)
+		} else {
+			d.s.Save(l, dst, t, h, save[i], p, st)
+		}
+		ln.isave++
+	}
+	recorded := true
+	if ms := out.Mesh; ms != nil {
+		if ms.KeepStages {
+			if k := d.s.Keep(l); k != nil {
+				recorded = ms.PushStages(k)
+			}
+		}
+		recorded = recorded && ms.Push(h, tn, y1)
+	}
+	d.s.Accept(l)
+	if !recorded || ln.last {
+		d.s.Advance(l, t+h, p, false, st)
+		status := ode.Success
+		if !recorded {
+			status = ode.Cancelled
+		}
+		out.finish(y1, status, tn, h)
+		d.src.Done(l)
+		return false
+	}
+	ln.t = tn
+	return true
+}
