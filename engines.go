@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve/internal/engine"
-	_ "github.com/gradsolve/gradsolve/internal/engine/cpu" // registers cpu-erk and cpu-ros
+	_ "github.com/gradsolve/gradsolve/internal/engine/cpu" // registers cpu-erk, cpu-ros and cpu-lanes
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/router"
@@ -45,8 +45,11 @@ type EngineChoice struct {
 // when no engine can: the named engine's refusal, or the refusal of the
 // engines that run the method, saying why. A caller that sizes or plans
 // a job before running it (the command's memory check) asks here, so
-// that its plan is the library's.
-func ChooseEngine(prob *Problem, opts *Options) (EngineChoice, error) {
+// that its plan is the library's. n is the number of trajectories (the
+// router leaves an ensemble smaller than the lanes of cpu-lanes to
+// cpu-erk); 0 means not known, and then Solve may choose cpu-erk for a
+// small ensemble where this says cpu-lanes (the two give the same bits).
+func ChooseEngine(prob *Problem, n int, opts *Options) (EngineChoice, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -55,7 +58,7 @@ func ChooseEngine(prob *Problem, opts *Options) (EngineChoice, error) {
 	if o.Sens != nil {
 		job = engine.Sensitivities
 	}
-	c, err := chooseEngine(prob, &o, job, prob.ProgramSet())
+	c, err := chooseEngine(prob, &o, job, prob.ProgramSet(), n)
 	if err != nil {
 		return EngineChoice{}, err
 	}
@@ -67,14 +70,16 @@ func ChooseEngine(prob *Problem, opts *Options) (EngineChoice, error) {
 // Options.GradientWrt names (every parameter and initial value when
 // nil) and Options.Mode, from the engines that can serve each mode. It
 // returns an error wrapping ErrInput for malformed columns, or when the
-// mode named (or, in Auto, either mode) cannot run.
-func GradientDecision(prob *Problem, opts *Options) (router.Decision, error) {
-	d, _, err := gradientDecision(prob, opts)
+// mode named (or, in Auto, either mode) cannot run. n is the number of
+// trajectories, as for ChooseEngine (0: not known).
+func GradientDecision(prob *Problem, n int, opts *Options) (router.Decision, error) {
+	d, _, err := gradientDecision(prob, opts, n)
 	return d, err
 }
 
-// gradientDecision is GradientDecision, with the columns.
-func gradientDecision(prob *Problem, opts *Options) (router.Decision, []Wrt, error) {
+// gradientDecision is GradientDecision for an ensemble of n
+// trajectories (0: not known), with the columns.
+func gradientDecision(prob *Problem, opts *Options, n int) (router.Decision, []Wrt, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -93,7 +98,7 @@ func gradientDecision(prob *Problem, opts *Options) (router.Decision, []Wrt, err
 		job   engine.Job
 		route *router.Route
 	}{{engine.Sensitivities, &req.Forward}, {engine.Record, &req.Reverse}} {
-		er := &engine.Request{Problem: prob, Offers: offers, Method: m, Job: r.job, KeepStages: o.KeepStages, DenseSave: o.DenseSave}
+		er := &engine.Request{Problem: prob, Offers: offers, Method: m, Job: r.job, KeepStages: o.KeepStages, DenseSave: o.DenseSave, N: n}
 		if r.job == engine.Sensitivities {
 			er.NumSens = len(wrt)
 		}
@@ -122,13 +127,13 @@ func (c *choice) public() EngineChoice {
 
 // chooseEngine resolves the method and picks the engine of job for prob
 // with o; offers is prob.ProgramSet().
-func chooseEngine(prob *Problem, o *Options, job engine.Job, offers ode.ProgramSet) (*choice, error) {
+func chooseEngine(prob *Problem, o *Options, job engine.Job, offers ode.ProgramSet, n int) (*choice, error) {
 	m, reason, err := resolveMethod(prob, o, offers)
 	if err != nil {
 		return nil, err
 	}
 	c := &choice{method: m, reason: reason,
-		req: engine.Request{Problem: prob, Offers: offers, Method: m, Job: job, DenseSave: o.DenseSave, KeepStages: o.KeepStages}}
+		req: engine.Request{Problem: prob, Offers: offers, Method: m, Job: job, DenseSave: o.DenseSave, KeepStages: o.KeepStages, N: n}}
 	if o.Sens != nil {
 		c.req.NumSens, c.req.ErrorTest = len(o.Sens.Wrt), o.Sens.ErrorTest
 	}

@@ -227,7 +227,11 @@ func LossGradient(ctx context.Context, prob *Problem, ens *Ensemble, opts *Optio
 	// The router picks the mode from what the engines serve, and each
 	// mode's engine as Solve and Record pick it (the same request), so
 	// the Decision names the engine that runs.
-	d, wrt, err := gradientDecision(prob, &o)
+	n := 0
+	if ens != nil {
+		n = ens.N
+	}
+	d, wrt, err := gradientDecision(prob, &o, n)
 	if err != nil {
 		return 0, nil, nil, err
 	}

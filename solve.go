@@ -310,7 +310,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 			return nil, err
 		}
 	}
-	ch, err := chooseEngine(prob, &o, job, offers)
+	ch, err := chooseEngine(prob, &o, job, offers, ens.N)
 	if err != nil {
 		return nil, err
 	}
@@ -346,12 +346,24 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
 	nw := ensemble.Workers(n, ecfg)
 	solvers := make([]engine.Solver, nw)
+	for w := range solvers {
+		if solvers[w], err = plan.NewSolver(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+	}
+	// A lane engine's worker holds several trajectories at once: every
+	// per-trajectory header below has one slot per lane.
+	lanes := 1
+	if ls, ok := solvers[0].(engine.LaneSolver); ok {
+		lanes = ls.Lanes()
+	}
+	slots := nw * lanes
 	var sws []*sensWorker
 	var meshes []*ivp.Mesh
 	var workMesh []ivp.Mesh
 	if record {
 		meshes = make([]*ivp.Mesh, n)
-		workMesh = make([]ivp.Mesh, nw)
+		workMesh = make([]ivp.Mesh, slots)
 		for w := range workMesh {
 			workMesh[w].KeepStages = o.KeepStages
 		}
@@ -360,14 +372,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		res.NS = ss.ns
 		res.S = make([]float64, n*dim*ss.ns)
 		res.SavedS = make([]float64, n*K*dim*ss.ns)
-		sws = make([]*sensWorker, nw)
-	}
-	for w := range solvers {
-		if ss != nil {
+		sws = make([]*sensWorker, slots)
+		for w := range sws {
 			sws[w] = ss.newWorker(K)
-		}
-		if solvers[w], err = plan.NewSolver(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 	}
 	var ml *meshLimit
@@ -382,12 +389,14 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 	}
 	start := time.Now()
-	// Per-worker trajectory and output headers: handing pointers to
+	// Per-slot trajectory and output headers: handing pointers to
 	// per-call locals to an engine through its interface would move them
 	// to the heap on every trajectory.
-	trs, outs := make([]ivp.Trajectory, nw), make([]ivp.Output, nw)
-	runErr := ensemble.Run(runCtx, n, ecfg, func(w, i int, stop *atomic.Bool) {
-		tr, out := &trs[w], &outs[w]
+	trs, outs := make([]ivp.Trajectory, slots), make([]ivp.Output, slots)
+	// begin fills slot's headers for trajectory i, finish stores what
+	// its solve computed.
+	begin := func(slot, i int) (*ivp.Trajectory, *ivp.Output) {
+		tr, out := &trs[slot], &outs[slot]
 		*tr = ivp.Trajectory{
 			T0: pick(in.t0, i, 1)[0], T1: pick(in.t1, i, 1)[0],
 			Y0: pick(in.y0, i, dim), P: pick(in.p, i, m),
@@ -395,7 +404,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		}
 		*out = ivp.Output{Y: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
 		if ss != nil {
-			sw := sws[w]
+			sw := sws[slot]
 			var s0 []float64
 			if in.s0 != nil {
 				s0 = pick(in.s0, i, dim*ss.nsp)
@@ -404,12 +413,15 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 			out.Y, out.Saved = sw.y, sw.saved
 		}
 		if record {
-			out.Mesh = &workMesh[w]
+			out.Mesh = &workMesh[slot]
 		}
-		solvers[w].Solve(tr, out, stop)
+		return tr, out
+	}
+	finish := func(slot, i int) {
+		out := &outs[slot]
 		if record {
-			if ml.grow(workMesh[w].Bytes()) {
-				meshes[i] = workMesh[w].Clone()
+			if ml.grow(workMesh[slot].Bytes()) {
+				meshes[i] = workMesh[slot].Clone()
 			} else if out.Status == Success {
 				out.Status = Cancelled // its mesh could not be kept
 			}
@@ -422,6 +434,18 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 			for k := range K {
 				ss.scatter(out.Saved[k*na:(k+1)*na], res.SavedRow(i, k), res.SavedS[(i*K+k)*dns:(i*K+k+1)*dns])
 			}
+		}
+	}
+	runErr := ensemble.RunQueue(runCtx, n, ecfg, func(w int, q *ensemble.Queue, stop *atomic.Bool) {
+		if ls, ok := solvers[w].(engine.LaneSolver); ok {
+			ls.SolveLanes(&laneSource{q: q, base: w * lanes, index: make([]int, lanes), begin: begin, finish: finish}, stop)
+			return
+		}
+		for i, ok := q.Next(); ok; i, ok = q.Next() {
+			tr, out := begin(w, i)
+			solvers[w].Solve(tr, out, stop)
+			finish(w, i)
+			q.Done()
 		}
 	})
 	res.Elapsed = time.Since(start)
@@ -444,6 +468,31 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		return r, runErr
 	}
 	return r, nil
+}
+
+// laneSource hands a lane engine's worker the trajectories of its
+// queue, each lane in its own slot of the per-trajectory headers.
+type laneSource struct {
+	q      *ensemble.Queue
+	base   int   // the worker's first slot
+	index  []int // the trajectory in each lane
+	begin  func(slot, i int) (*ivp.Trajectory, *ivp.Output)
+	finish func(slot, i int)
+}
+
+func (s *laneSource) Next(l int) (*ivp.Trajectory, *ivp.Output, bool) {
+	i, ok := s.q.Next()
+	if !ok {
+		return nil, nil, false
+	}
+	s.index[l] = i
+	tr, out := s.begin(s.base+l, i)
+	return tr, out, true
+}
+
+func (s *laneSource) Done(l int) {
+	s.finish(s.base+l, s.index[l])
+	s.q.Done()
 }
 
 // pick returns row i of a shared (one row) or per-trajectory array.

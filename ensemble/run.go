@@ -64,6 +64,69 @@ type Job func(w, i int, stop *atomic.Bool)
 // way and returns a *PanicError. The remaining indices are not run; the
 // caller tells them apart by its own per-index state.
 func Run(ctx context.Context, n int, cfg Config, job Job) error {
+	return RunQueue(ctx, n, cfg, func(w int, q *Queue, stop *atomic.Bool) {
+		for i, ok := q.Next(); ok; i, ok = q.Next() {
+			job(w, i, stop)
+			q.Done()
+		}
+	})
+}
+
+// Queue hands one worker of RunQueue its indices, in chunks it takes
+// from the shared counter: the same dynamic scheduling as Run's. A
+// worker may hold several indices at once (the lanes of a SIMD engine):
+// it calls Done once for each index Next gave it, when that index has
+// finished. A Queue belongs to one worker.
+type Queue struct {
+	ctx        context.Context
+	n, chunk   int
+	next, done *atomic.Int64
+	stop       *atomic.Bool
+	lo, hi     int // the worker's current chunk: lo is its next index
+	last       int // the index Next gave last, for PanicError
+}
+
+// Next returns the worker's next index, or ok false when there is none
+// left or the run is stopping (a cancelled context, a panic elsewhere).
+func (q *Queue) Next() (i int, ok bool) {
+	if q.stop.Load() {
+		return 0, false
+	}
+	if q.lo >= q.hi {
+		// Check the context itself at each chunk, not only the flag
+		// the watcher sets: the watcher goroutine may not be scheduled
+		// before busy workers finish every remaining job.
+		if q.ctx.Err() != nil {
+			q.stop.Store(true)
+			return 0, false
+		}
+		lo := int(q.next.Add(int64(q.chunk))) - q.chunk
+		if lo >= q.n {
+			return 0, false
+		}
+		q.lo, q.hi = lo, min(lo+q.chunk, q.n)
+	}
+	i = q.lo
+	q.lo++
+	q.last = i
+	return i, true
+}
+
+// Done reports that one index the worker took has finished, for the
+// count of finished jobs (Progress, and Run's verdict that everything
+// ran).
+func (q *Queue) Done() { q.done.Add(1) }
+
+// WorkerJob is one worker's share of RunQueue: it takes indices from q
+// until q says there are none left, and calls q.Done for each once it
+// has finished. It should poll stop in long jobs.
+type WorkerJob func(w int, q *Queue, stop *atomic.Bool)
+
+// RunQueue is Run for workers that take their indices themselves (see
+// Queue): job is called once per worker. Cancellation, panics and
+// progress are as for Run; a *PanicError names the index the panicking
+// worker took last.
+func RunQueue(ctx context.Context, n int, cfg Config, job WorkerJob) error {
 	if n < 0 {
 		return fmt.Errorf("ensemble: n = %d: must be ≥ 0", n)
 	}
@@ -126,34 +189,14 @@ func Run(ctx context.Context, n int, cfg Config, job Job) error {
 
 	worker := func(w int) {
 		defer wg.Done()
-		i := -1
+		q := &Queue{ctx: ctx, n: n, chunk: chunk, next: &next, done: &done, stop: &stop, last: -1}
 		defer func() {
 			if r := recover(); r != nil {
-				panicOnce.Do(func() { panicErr = &PanicError{Index: i, Value: r, Stack: debug.Stack()} })
+				panicOnce.Do(func() { panicErr = &PanicError{Index: q.last, Value: r, Stack: debug.Stack()} })
 				stop.Store(true)
 			}
 		}()
-		for !stop.Load() {
-			// Check the context itself at each chunk, not only the flag
-			// the watcher sets: the watcher goroutine may not be
-			// scheduled before busy workers finish every remaining job.
-			if ctx.Err() != nil {
-				stop.Store(true)
-				return
-			}
-			lo := int(next.Add(int64(chunk))) - chunk
-			if lo >= n {
-				return
-			}
-			hi := min(lo+chunk, n)
-			for i = lo; i < hi; i++ {
-				if stop.Load() {
-					return
-				}
-				job(w, i, &stop)
-				done.Add(1)
-			}
-		}
+		job(w, q, &stop)
 	}
 	wg.Add(nw)
 	for w := range nw {

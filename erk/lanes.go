@@ -51,6 +51,7 @@ type LaneSolver struct {
 	needAdv        bool
 	active, moving []bool // the lanes of the current attempt, and those completing a step
 	stats          []*ode.Stats
+	driver         *ivp.LaneDriver
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
@@ -110,6 +111,7 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
 		}
 		ls.jargs[argRTol], ls.jargs[argATol] = ptr(ls.rtolL), ptr(ls.atolL)
 	}
+	ls.driver = ivp.NewLaneDriver(ls, &sv.loop)
 	return ls, nil
 }
 
@@ -119,7 +121,7 @@ func (ls *LaneSolver) Loop() *ivp.Loop { return &ls.sv.loop }
 
 // SolveLanes integrates the trajectories src hands out (ivp.SolveLanes).
 func (ls *LaneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
-	ivp.SolveLanes(ls, &ls.sv.loop, src, stop)
+	ls.driver.Solve(src, stop)
 }
 
 // Lanes returns L.

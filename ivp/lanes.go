@@ -89,8 +89,10 @@ type lane struct {
 	live      bool // the lane holds a trajectory
 }
 
-// laneDriver is SolveLanes's state.
-type laneDriver struct {
+// LaneDriver is the lane driver of one stepper, with its per-lane
+// state allocated once (NewLaneDriver), so that each Solve allocates
+// nothing.
+type LaneDriver struct {
 	s     LaneStepper
 	lp    *Loop
 	src   LaneSource
@@ -99,20 +101,35 @@ type laneDriver struct {
 	// Scalar scratch of one lane: the state (begin's y, the proposal
 	// of an accepted step), f0 and InitialStep's work arrays.
 	y, y1, f0, work []float64
+	a               LaneAttempt
 }
 
 // SolveLanes integrates the trajectories src hands out, L = s.Lanes() at
-// a time, until src has no more and every lane has ended; each
-// trajectory's Output is what Solve would write for it (the same bits:
-// states, save times, statistics, status, mesh). stop, if not nil, is
-// polled by each lane every 64 of its attempts, as Solve polls it. It
-// allocates its per-lane state once per call, nothing per step.
+// a time (NewLaneDriver(s, lp).Solve(src, stop)).
 func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
+	NewLaneDriver(s, lp).Solve(src, stop)
+}
+
+// NewLaneDriver returns the lane driver of stepper s under lp.
+func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 	L, n := s.Lanes(), s.Size()
-	d := &laneDriver{s: s, lp: lp, src: src, stop: stop, lanes: make([]lane, L)}
+	d := &LaneDriver{s: s, lp: lp, lanes: make([]lane, L)}
 	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
-	a := &LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+	d.a = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	return d
+}
+
+// Solve integrates the trajectories src hands out, L at a time, until
+// src has no more and every lane has ended; each trajectory's Output is
+// what Solve (the one-trajectory driver) would write for it, bit for
+// bit: states, save times, statistics, status, mesh. stop, if not nil,
+// is polled by each lane every 64 of its attempts, as Solve polls it. It
+// allocates nothing.
+func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
+	d.src, d.stop = src, stop
+	defer func() { d.src, d.stop = nil, nil }()
+	s, lp, a, L := d.s, d.lp, &d.a, len(d.lanes)
 	for l := range L {
 		d.lanes[l].live = d.fill(l)
 	}
@@ -169,7 +186,7 @@ func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
 // fill gives lane l its next trajectory and starts it (begin); a
 // trajectory that ends at its start is done at once and the next one
 // taken. It returns false when the source has none left.
-func (d *laneDriver) fill(l int) bool {
+func (d *LaneDriver) fill(l int) bool {
 	ln := &d.lanes[l]
 	for {
 		tr, out, ok := d.src.Next(l)
@@ -191,7 +208,7 @@ func (d *laneDriver) fill(l int) bool {
 // ready runs Solve's checks before an attempt for lane l: the budget,
 // the stop flag, the landing on t1 and the step floor. It returns false
 // when the lane's trajectory ended there.
-func (d *laneDriver) ready(l int) bool {
+func (d *LaneDriver) ready(l int) bool {
 	ln := &d.lanes[l]
 	st := &ln.out.Stats
 	if st.Accepted+st.Rejected >= d.lp.MaxSteps {
@@ -219,7 +236,7 @@ func (d *laneDriver) ready(l int) bool {
 }
 
 // end ends lane l's trajectory before an attempt (Output.end).
-func (d *laneDriver) end(l int, status ode.Status) {
+func (d *LaneDriver) end(l int, status ode.Status) {
 	ln := &d.lanes[l]
 	if ln.moved {
 		d.s.Advance(l, ln.t, ln.tr.P, true, &ln.out.Stats)
@@ -233,7 +250,7 @@ func (d *laneDriver) end(l int, status ode.Status) {
 // times inside it, the mesh, the exchange of state and proposal, and on
 // the last step (or a mesh that refused to grow) the end of the
 // trajectory, when it returns false; else it moves the lane's time on.
-func (d *laneDriver) accepted(l int) bool {
+func (d *LaneDriver) accepted(l int) bool {
 	ln := &d.lanes[l]
 	tr, out, st := ln.tr, ln.out, &ln.out.Stats
 	t, h, p := ln.t, ln.h, tr.P

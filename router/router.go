@@ -91,30 +91,48 @@ type Route struct {
 }
 
 // Pick returns the route of req among engines (in order of preference,
-// as engine.All gives them): the first engine that runs req.Method and
-// serves req. The reason names the engines passed over and why; when
-// none serves, the error is the refusal of the one engine that runs the
-// method, or every such engine's refusal joined; when none runs the
-// method at all, it wraps ErrNoEngine.
+// as engine.All gives them): the first engine that runs req.Method,
+// serves req and, if it is an engine.Preferrer, prefers it; failing
+// that, the first that serves it. The reason names the engines passed
+// over and why; when none serves, the error is the refusal of the one
+// engine that runs the method, or every such engine's refusal joined;
+// when none runs the method at all, it wraps ErrNoEngine.
 func Pick(engines []engine.Engine, req *engine.Request) (engine.Engine, Route) {
 	var runs []engine.Engine
-	var refused []string
+	var refused, unpreferred []string
 	var errs []error
+	var fallback engine.Engine
+	reason := func(e engine.Engine, passed []string) Route {
+		r := fmt.Sprintf("the registered engine for %s methods", req.Method.Family())
+		if len(passed) > 0 {
+			r += "; passed over: " + strings.Join(passed, "; ")
+		}
+		return Route{Engine: e.Name(), Reason: r}
+	}
 	for _, e := range engines {
 		if !e.Runs(req.Method) {
 			continue
 		}
 		runs = append(runs, e)
 		err := e.Serves(req)
-		if err == nil {
-			reason := fmt.Sprintf("the registered engine for %s methods", req.Method.Family())
-			if len(refused) > 0 {
-				reason += "; passed over: " + strings.Join(refused, "; ")
-			}
-			return e, Route{Engine: e.Name(), Reason: reason}
+		if err != nil {
+			refused = append(refused, e.Name()+": "+err.Error())
+			errs = append(errs, err)
+			continue
 		}
-		refused = append(refused, e.Name()+": "+err.Error())
-		errs = append(errs, err)
+		if p, ok := e.(engine.Preferrer); ok {
+			if why := p.Prefers(req); why != nil {
+				if fallback == nil {
+					fallback = e
+				}
+				unpreferred = append(unpreferred, e.Name()+": "+why.Error())
+				continue
+			}
+		}
+		return e, reason(e, append(refused, unpreferred...))
+	}
+	if fallback != nil {
+		return fallback, reason(fallback, refused)
 	}
 	switch len(runs) {
 	case 0:

@@ -73,7 +73,7 @@ func (sf sizeFlags) advice() string {
 // from the options the run will pass.
 func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
 	o := j.planOptions()
-	ch, err := gradsolve.ChooseEngine(j.pr, o)
+	ch, err := gradsolve.ChooseEngine(j.pr, sf.n, o)
 	if err != nil {
 		return gradsolve.Sizes{}, j.libError(err)
 	}
@@ -81,7 +81,7 @@ func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
 		Implicit:          ch.Method.Family() == method.RosenbrockFamily,
 		InitialFromParams: j.fl.y0 == "" && j.pr.Initial != nil}
 	if j.cmd == "grad" {
-		d, err := gradsolve.GradientDecision(j.pr, o)
+		d, err := gradsolve.GradientDecision(j.pr, sf.n, o)
 		if err != nil {
 			return gradsolve.Sizes{}, j.libError(err)
 		}

@@ -311,14 +311,16 @@ func (j *job) checkMethodFlags() error {
 // checkEngine asks the library which engine will run the job — for
 // grad, for either mode — so that a method, --engine and flags no
 // engine can serve together are refused before the ensemble is built,
-// with the engine's reason in the command's terms.
+// with the engine's reason in the command's terms. The ensemble's size
+// is not known yet (0): it changes which engine the router prefers,
+// never whether one can serve the job.
 func (j *job) checkEngine() error {
 	o := j.planOptions()
 	if j.cmd == "grad" {
-		_, err := gradsolve.GradientDecision(j.pr, o)
+		_, err := gradsolve.GradientDecision(j.pr, 0, o)
 		return j.libError(err)
 	}
-	_, err := gradsolve.ChooseEngine(j.pr, o)
+	_, err := gradsolve.ChooseEngine(j.pr, 0, o)
 	return j.libError(err)
 }
 

@@ -95,6 +95,8 @@ type Request struct {
 	// KeepStages asks a recording to keep every accepted step's
 	// stages (Record).
 	KeepStages bool
+	// N is the number of trajectories of the ensemble (0: not known).
+	N int
 }
 
 // Name is the problem's name as messages use it: Problem.Name, or
@@ -187,6 +189,36 @@ type Solver interface {
 	// ivp.Output), polling stop for cancellation. It does not
 	// allocate.
 	Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool)
+}
+
+// LaneSolver is a Solver that advances several trajectories at once on
+// one worker, each with its own step (a SIMD lane engine): the front end
+// hands it a source of trajectories instead of one at a time, and it
+// ends each with the results Solve would give it. Its Solve (one
+// trajectory) gives the same bits.
+type LaneSolver interface {
+	Solver
+	// Lanes is the number of trajectories it holds at once.
+	Lanes() int
+	// SolveLanes integrates every trajectory src hands out, as
+	// ivp.SolveLanes does, polling stop. It allocates nothing per step.
+	SolveLanes(src ivp.LaneSource, stop *atomic.Bool)
+}
+
+// Preferrer is an Engine that serves some requests it should not be
+// picked for by default (they run, but slower than on another engine):
+// Prefers returns nil where the router may pick it, else why not. An
+// engine the user names runs whatever it serves.
+type Preferrer interface {
+	Prefers(req *Request) error
+}
+
+// Availability is an Engine that may be linked in yet unable to run in
+// this process (no SIMD unit, no GPU driver, turned off): Available
+// returns nil when it can run, else why not, and its Serves then
+// refuses every request with that reason.
+type Availability interface {
+	Available() error
 }
 
 // Replayer walks a recorded mesh again with the step sizes held fixed;

@@ -14,9 +14,10 @@ import (
 
 // cancelling returns the suite's problem with a right-hand side that
 // calls cancel from its after-th evaluation on (counted in calls, over
-// every worker), and otherwise evaluates the problem's own programs:
-// the same arithmetic, so every trajectory that finishes has the bits
-// of an uncancelled solve.
+// every worker; a lane evaluation counts as ode.LaneWidth), and
+// otherwise evaluates the problem's own programs: the same arithmetic,
+// so every trajectory that finishes has the bits of an uncancelled
+// solve.
 func cancelling(t T, cancel context.CancelFunc, after int64, calls *atomic.Int64) *gradsolve.Problem {
 	pr := *mustProblem(t)
 	inner := pr.Programs
@@ -28,6 +29,14 @@ func cancelling(t T, cancel context.CancelFunc, after int64, calls *atomic.Int64
 				cancel() // idempotent
 			}
 			f(t, y, p, dy)
+		}
+		if fl := pg.FLanes; fl != nil {
+			pg.FLanes = func(t, y, p, dy []float64) {
+				if calls.Add(ode.LaneWidth) >= after {
+					cancel()
+				}
+				fl(t, y, p, dy)
+			}
 		}
 		return pg
 	}

@@ -7,7 +7,10 @@
 // Each runs every method of its family, all four jobs (forward,
 // sensitivities, record, replay-adjoint), and is its own reference in
 // the conformance suite: every later engine of the same arithmetic is
-// compared with these bit for bit.
+// compared with these bit for bit. It also registers
+//
+//	cpu-lanes explicit methods, ode.LaneWidth trajectories per worker in
+//	          SIMD lanes, with cpu-erk's bits (Lanes)
 package cpu
 
 import (
@@ -20,6 +23,7 @@ import (
 func init() {
 	engine.Register(ERK{})
 	engine.Register(ROS{})
+	engine.Register(NewLanes("cpu-lanes", ode.LaneWidth, Priority+1, false))
 }
 
 // Priority is the reference engines' priority: an engine that does

@@ -93,25 +93,43 @@ func (pl *erkPlan) Controller() control.PI { return pl.cfg.Controller }
 // NewSolver returns an erk.Solver on the worker's own evaluator of f
 // (a tape's registers), or of the augmented system.
 func (pl *erkPlan) NewSolver() (engine.Solver, error) {
-	c := pl.cfg
-	prob := pl.spec.Problem
-	switch {
-	case pl.spec.Job != engine.Sensitivities:
-		c.F = prob.WorkerF()
-	case pl.fused != nil:
-		c.F = pl.fused()
-	default:
-		pg, err := programs(prob, ode.HasJVP)
-		if err != nil {
-			return nil, err
-		}
-		c.F = augmented(pg.F, pg.JVP, pl.w, prob.Dim)
+	c, _, err := pl.workerConfig()
+	if err != nil {
+		return nil, err
 	}
 	sv, err := erk.New(c)
 	if err != nil {
 		return nil, err
 	}
 	return sv, nil
+}
+
+// workerConfig returns the configuration of one worker's solver, on
+// its own evaluator of f (a tape's registers) or of the augmented
+// system, and for the state's own f (not sensitivities) the same
+// Programs' lane form of f, if it has one.
+func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, error) {
+	c := pl.cfg
+	prob := pl.spec.Problem
+	var flanes ode.LaneFunc
+	switch {
+	case pl.spec.Job != engine.Sensitivities:
+		c.F = prob.F
+		if prob.Programs != nil {
+			if pg := prob.Programs(); pg != nil && pg.F != nil {
+				c.F, flanes = pg.F, pg.FLanes
+			}
+		}
+	case pl.fused != nil:
+		c.F = pl.fused()
+	default:
+		pg, err := programs(prob, ode.HasJVP)
+		if err != nil {
+			return c, nil, err
+		}
+		c.F = augmented(pg.F, pg.JVP, pl.w, prob.Dim)
+	}
+	return c, flanes, nil
 }
 
 // augmented returns the right-hand side of the sensitivity system

@@ -1,0 +1,171 @@
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/erk"
+	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Lanes is the engine cpu-lanes: cpu-erk's arithmetic on ode.LaneWidth
+// trajectories per worker side by side in SIMD lanes (erk.LaneSolver,
+// ivp.SolveLanes), each with its own step, bit for bit cpu-erk's
+// results. It needs AVX2 and machine code (and is off with
+// GRADSOLVE_LANES=off); the router prefers it for ensembles of at least
+// a lane's width whose problem has a lane right-hand side
+// (ode.Programs.FLanes, which problems compiled from formulas have).
+//
+// So far the lanes hold the state's own f: sensitivities run on the
+// augmented system lane by lane, and the replay of a recording on
+// cpu-erk's replayer.
+type Lanes struct {
+	name     string
+	lanes    int
+	priority int
+	force    bool
+}
+
+// NewLanes returns a lane engine named name with L lanes and the given
+// priority. With force set it runs where SIMD is missing too (on its Go
+// loops, with the same bits): the conformance suite registers such
+// engines for other lane counts.
+func NewLanes(name string, L, priority int, force bool) Lanes {
+	return Lanes{name: name, lanes: L, priority: priority, force: force}
+}
+
+// lanesOff is set by GRADSOLVE_LANES=off (or 0, false) in the
+// environment.
+var lanesOff = func() bool {
+	switch os.Getenv("GRADSOLVE_LANES") {
+	case "off", "0", "false":
+		return true
+	}
+	return false
+}()
+
+// LanesAvailable returns nil when cpu-lanes can run here, else why not.
+func LanesAvailable() error {
+	switch {
+	case lanesOff:
+		return fmt.Errorf("turned off by GRADSOLVE_LANES=off")
+	case !jit.Enabled():
+		return fmt.Errorf("machine code is off or unsupported here (GRADSOLVE_JIT=off, or not linux/amd64)")
+	case !jit.HasAVX2():
+		return fmt.Errorf("the processor has no AVX2")
+	}
+	return nil
+}
+
+// Name returns the engine's name ("cpu-lanes").
+func (e Lanes) Name() string { return e.name }
+
+// Priority returns the engine's priority: above cpu-erk's.
+func (e Lanes) Priority() int { return e.priority }
+
+// Reference returns "cpu-erk", whose bits it gives.
+func (Lanes) Reference() string { return "cpu-erk" }
+
+// Runs reports whether m is an explicit Runge–Kutta tableau.
+func (Lanes) Runs(m method.Method) bool { return ERK{}.Runs(m) }
+
+// DefaultMethod returns method.Tsit5.
+func (Lanes) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
+
+// Available returns LanesAvailable(), or nil for an engine forced on.
+func (e Lanes) Available() error {
+	if e.force {
+		return nil
+	}
+	return LanesAvailable()
+}
+
+// Serves refuses what cpu-erk refuses, and everything where the lanes
+// cannot run (Available).
+func (e Lanes) Serves(req *engine.Request) error {
+	if err := e.Available(); err != nil {
+		return fmt.Errorf("%s is unavailable here: %v", e.name, err)
+	}
+	return ERK{}.Serves(req)
+}
+
+// Prefers returns why the router should leave a request to cpu-erk:
+// an ensemble smaller than the lanes, a problem without a lane
+// right-hand side, or sensitivities (f lane by lane on the augmented
+// system).
+func (e Lanes) Prefers(req *engine.Request) error {
+	switch {
+	case req.N > 0 && req.N < e.lanes:
+		return fmt.Errorf("an ensemble of %d trajectories leaves lanes of %d idle", req.N, e.lanes)
+	case req.Job == engine.Sensitivities:
+		return fmt.Errorf("sensitivities have no lane form of their right-hand side yet")
+	case !req.Offers.Has(ode.HasFLanes):
+		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
+	}
+	return nil
+}
+
+// Prepare builds cpu-erk's plan of the job, whose workers run in lanes.
+func (e Lanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
+	pl, err := ERK{}.Prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &lanesPlan{erkPlan: pl.(*erkPlan), lanes: e.lanes}, nil
+}
+
+// lanesPlan is cpu-lanes's plan of one job: cpu-erk's, with lane
+// solvers.
+type lanesPlan struct {
+	*erkPlan
+	lanes int
+}
+
+// NewSolver returns one worker's lane solver.
+func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
+	c, flanes, err := pl.workerConfig()
+	if err != nil {
+		return nil, err
+	}
+	ls, err := erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes)
+	if err != nil {
+		return nil, err
+	}
+	return &laneSolver{LaneSolver: ls}, nil
+}
+
+// laneSolver is an erk.LaneSolver as an engine.LaneSolver: its Solve
+// runs one trajectory in the lanes.
+type laneSolver struct {
+	*erk.LaneSolver
+	one oneTrajectory
+}
+
+// Solve integrates tr alone.
+func (s *laneSolver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
+	s.one = oneTrajectory{tr: tr, out: out}
+	s.SolveLanes(&s.one, stop)
+	s.one = oneTrajectory{}
+}
+
+// oneTrajectory is a LaneSource of one trajectory.
+type oneTrajectory struct {
+	tr    *ivp.Trajectory
+	out   *ivp.Output
+	given bool
+}
+
+func (o *oneTrajectory) Next(int) (*ivp.Trajectory, *ivp.Output, bool) {
+	if o.given {
+		return nil, nil, false
+	}
+	o.given = true
+	return o.tr, o.out, true
+}
+
+func (o *oneTrajectory) Done(int) {}
