@@ -52,31 +52,6 @@ func (nm *LaneNorm) Of(h, y, y1 []float64, active []bool, err []float64, ok []bo
 	}
 }
 
-// OfSquaresLanes is OfSquares for L lanes: r2 (and r3 for the DOP853
-// form, else nil) hold each lane's squared terms lane-major, n·L values
-// for n = len(r2)/L components, and y1 the lane-major proposals. For
-// every lane l with active[l] it writes OfSquares's result for that lane
-// alone into err[l] and ok[l].
-func OfSquaresLanes(r2, r3, y1 []float64, L int, active []bool, err []float64, ok []bool) {
-	n := len(r2) / L
-	y1n := y1[:n*L]
-	for l := range L {
-		if !active[l] {
-			continue
-		}
-		var sum5, sum3, fin float64
-		for d := range n {
-			i := d*L + l
-			sum5 += r2[i]
-			if r3 != nil {
-				sum3 += r3[i]
-			}
-			fin += y1n[i] - y1n[i]
-		}
-		err[l], ok[l] = finishLane(sum5, sum3, fin, n, r3 != nil, y1, l, L)
-	}
-}
-
 // finishLane ends a lane's norm as Norm.Of ends: the finiteness of the
 // lane's components past the n of the norm joins fin, and the norm is
 // NormOfSquares's.

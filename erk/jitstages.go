@@ -217,6 +217,9 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 		}
 		g.a.MovRR(jit.R13, jit.BX)
 		g.norm(js.nd, sv.e3 != nil)
+		if g.hLanes {
+			g.normLanes(dim, js.nd, sv.e3 != nil)
+		}
 		g.finish()
 	}
 	code, err := jit.NewCode(g.a.B)
@@ -362,17 +365,110 @@ func (g *stageGen) norm(nd int, e3 bool) {
 			on  bool
 			reg byte
 			dst byte
-		}{{true, yR, regEV}, {e3, yR3, regEV3}} {
+			acc byte
+		}{{true, yR, regEV, ySum5}, {e3, yR3, regEV3, ySum3}} {
 			if !v.on {
 				continue
 			}
 			a.VRM(pp, jit.Map0F, wide, jit.OpMul, v.reg, yH, at(v.dst)) // h·ev
 			a.VRR(pp, jit.Map0F, wide, jit.OpDiv, v.reg, v.reg, yM)     // r
 			a.VRR(pp, jit.Map0F, wide, jit.OpMul, v.reg, v.reg, v.reg)  // r·r
-			a.VRM(pp, jit.Map0F, wide, jit.OpSt, v.reg, 0, at(v.dst))
+			if !g.hLanes {
+				a.VRM(pp, jit.Map0F, wide, jit.OpSt, v.reg, 0, at(v.dst))
+				continue
+			}
+			// Lanes: each chunk is one component of the four lanes, so
+			// the sums in ascending order are vertical additions; the
+			// first term starts the sum (0 + r² = r², as Of's first
+			// addition gives).
+			if d == 0 {
+				a.VRR(pp, jit.Map0F, wide, jit.OpMov, v.acc, 0, v.reg)
+			} else {
+				a.VRR(pp, jit.Map0F, wide, jit.OpAdd, v.acc, v.acc, v.reg)
+			}
 		}
 	})
 }
+
+// Registers of the lanes' norm (normLanes): the sums of the squared
+// terms, the finiteness sum, scratch.
+const (
+	ySum5 = 4
+	ySum3 = 5
+	yFin  = 6
+	yT0   = 7
+	yErr  = 8
+	yT1   = 9
+	yMask = 10
+	yZero = 11
+	yT2   = 12
+)
+
+// argErr is the address in the code's arguments of the lanes' error
+// norms, which normLanes writes.
+const argErr = 10
+
+// normLanes finishes the error norm of four lanes in machine code
+// after norm has summed their squared terms (lane-major code only): it
+// writes each lane's norm into the four values at argErr, or +Inf where
+// control.Norm.Of says the attempt is not usable (the norm or any of
+// the dim components of the lane's y1 not finite), with Of's operations
+// in Of's order: sqrt(Σr²/n), or Hairer's DOP853 form, and the test
+// fin + (err − err) == 0 with fin = Σ (y1_d − y1_d). dim and nd count
+// values (components × 4).
+func (g *stageGen) normLanes(dim, nd int, e3 bool) {
+	a := &g.a
+	pp, m0 := byte(jit.VexPP66), byte(jit.Map0F)
+	coef := func(v float64) jit.Mem {
+		g.coefs = append(g.coefs, v)
+		return jit.Mem{Base: regCoefs, Disp: int32(8 * (len(g.coefs) - 1))}
+	}
+	broadcast := func(dst byte, v float64) { a.VRM(pp, jit.Map0F38, true, 0x19, dst, 0, coef(v)) }
+	for d := 0; d < dim; d += 4 {
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: regY1, Disp: int32(8 * d)})
+		a.VRR(pp, m0, true, jit.OpSub, yT0, yT0, yT0) // 0 if finite, NaN otherwise
+		if d == 0 {
+			a.VRR(pp, m0, true, jit.OpMov, yFin, 0, yT0)
+		} else {
+			a.VRR(pp, m0, true, jit.OpAdd, yFin, yFin, yT0)
+		}
+	}
+	nf := float64(nd / 4)
+	a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
+	if !e3 {
+		broadcast(yT0, nf)
+		a.VRR(pp, m0, true, jit.OpDiv, yErr, ySum5, yT0) // Σr²/n
+		a.VRR(pp, m0, true, jit.OpSqrt, yErr, 0, yErr)
+	} else {
+		broadcast(yT0, 0.01)
+		a.VRR(pp, m0, true, jit.OpMul, yT1, yT0, ySum3)  // 0.01·Σr3²
+		a.VRR(pp, m0, true, jit.OpAdd, yT1, ySum5, yT1)  // den
+		a.VRR(pp, m0, true, jit.OpCmp, yMask, yT1, yZero) // den > 0
+		a.B = append(a.B, cmpGTOQ)
+		broadcast(yT0, nf)
+		a.VRR(pp, m0, true, jit.OpMul, yT2, yT0, yT1) // n·den
+		a.VRR(pp, m0, true, jit.OpSqrt, yT2, 0, yT2)
+		a.VRR(pp, m0, true, jit.OpDiv, yErr, ySum5, yT2)
+		a.VRR(pp, m0, true, jit.OpAnd, yErr, yErr, yMask) // 0 where den ≤ 0 or NaN
+	}
+	a.VRR(pp, m0, true, jit.OpSub, yT0, yErr, yErr) // err − err
+	a.VRR(pp, m0, true, jit.OpAdd, yT0, yFin, yT0)  // fin + (err − err)
+	a.VRR(pp, m0, true, jit.OpCmp, yMask, yT0, yZero)
+	a.B = append(a.B, cmpEQOQ) // usable
+	broadcast(yT2, math.Inf(1))
+	a.VRR(pp, m0, true, jit.OpAndN, yT2, yMask, yT2) // +Inf where not usable
+	a.VRR(pp, m0, true, jit.OpAnd, yErr, yErr, yMask)
+	a.VRR(pp, m0, true, jit.OpOr, yErr, yErr, yT2)
+	a.Load64(jit.R12, jit.Mem{Base: jit.R13, Disp: 8 * argErr})
+	a.VRM(pp, m0, true, jit.OpSt, yErr, 0, jit.Mem{Base: jit.R12})
+}
+
+// The predicates of vcmppd used: ordered equal, ordered greater than
+// (both false where an operand is NaN, as Go's == and > are).
+const (
+	cmpEQOQ = 0x00
+	cmpGTOQ = 0x1E
+)
 
 // chunks calls emit for the components d of [0, n) four at a time
 // (256-bit packed: pp 66, wide), then two (128-bit packed), then one

@@ -2,6 +2,7 @@ package erk
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -42,6 +43,7 @@ type LaneSolver struct {
 	p              []float64 // the lanes' parameters, lane-major
 	pl             [][]float64
 	tt, hv         []float64 // the stage time and step size of each lane
+	errv           []float64 // the lanes' error norms, from the machine code
 	norm           control.LaneNorm
 	ys, fs         []float64 // one lane's state and f (f lane by lane)
 	keep           [][]float64
@@ -52,13 +54,23 @@ type LaneSolver struct {
 	active, moving []bool // the lanes of the current attempt, and those completing a step
 	stats          []*ode.Stats
 	driver         *ivp.LaneDriver
+	// fused is the whole attempt as one function of machine code
+	// (lanesfused.go), or nil; fargs its arguments, fregs f's register
+	// file, kptrs the stages' addresses and tIn the lanes' times.
+	fused *fusedLanes
+	fargs [16]unsafe.Pointer
+	fregs []float64
+	kptrs []unsafe.Pointer
+	tIn   []float64
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
 // trajectories with m parameters each. flanes, when not nil and L is
 // ode.LaneWidth, evaluates f for all lanes at once; it must give each
-// lane the bits of cfg.F.
-func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
+// lane the bits of cfg.F. kernel is ode.Programs.Kernel of the same
+// Programs (nil for none): where it is lane code this package can
+// inline, the whole attempt runs as one function of machine code.
+func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel any) (*LaneSolver, error) {
 	if L < 1 {
 		return nil, fmt.Errorf("erk: %d lanes: must be ≥ 1", L)
 	}
@@ -75,12 +87,12 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
 	dim, s := sv.dim, sv.s
 	ls := &LaneSolver{sv: sv, L: L, dim: dim, flanes: flanes}
 	n := dim * L
-	flat := make([]float64, s*n+6*n+m*L+2*L+2*dim)
+	flat := make([]float64, s*n+6*n+m*L+3*L+2*dim)
 	ls.k, flat = split(flat, s, n)
 	ls.y, ls.y1, ls.yt, ls.ev, ls.ev3, ls.adv = flat[:n], flat[n:2*n], flat[2*n:3*n], flat[3*n:4*n], flat[4*n:5*n], flat[5*n:6*n]
 	flat = flat[6*n:]
 	ls.p, flat = flat[:m*L], flat[m*L:]
-	ls.tt, ls.hv, flat = flat[:L], flat[L:2*L], flat[2*L:]
+	ls.tt, ls.hv, ls.errv, flat = flat[:L], flat[L:2*L], flat[2*L:3*L], flat[3*L:]
 	ls.ys, ls.fs = flat[:dim], flat[dim:2*dim]
 	ls.pl = make([][]float64, L)
 	ls.keep = make([][]float64, sv.lastB+1)
@@ -109,7 +121,13 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
 			ptr(ls.k[0]), ptr(ls.y), ptr(ls.yt), ptr(ls.y1), ptr(ls.ev), ptr(ls.ev3),
 			ptr(ls.hv), ptr(ls.jit.coefs),
 		}
-		ls.jargs[argRTol], ls.jargs[argATol] = ptr(ls.rtolL), ptr(ls.atolL)
+		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
+	}
+	if k, ok := kernel.(*jit.LaneKernel); ok && k != nil && ls.jit != nil && flanes != nil {
+		if ls.fused = buildFusedLanes(sv, k); ls.fused != nil {
+			ls.tIn = make([]float64, L)
+			ls.setFused(k.Registers())
+		}
 	}
 	ls.driver = ivp.NewLaneDriver(ls, &sv.loop)
 	return ls, nil
@@ -251,14 +269,19 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 			}
 		}
 	}
-	if ls.jit != nil {
-		ls.stagesJIT(a.T)
-		nd := sv.cfg.NormDim * L
-		var r3 []float64
-		if sv.e3 != nil {
-			r3 = ls.ev3[:nd]
+	if ls.fused != nil || ls.jit != nil {
+		// The machine code finishes the norms too (normLanes): +Inf
+		// marks an attempt that is not usable, as Norm.Of's verdict.
+		if ls.fused != nil {
+			copy(ls.tIn, a.T)
+			jit.Call16(ls.fused.entry, &ls.fargs)
+			runtime.KeepAlive(ls.fused)
+		} else {
+			ls.stagesJIT(a.T)
 		}
-		control.OfSquaresLanes(ls.ev[:nd], r3, ls.y1, L, a.Active, a.Err, a.OK)
+		for l, e := range ls.errv {
+			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
+		}
 		return
 	}
 	ls.stages(a.T)

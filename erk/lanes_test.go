@@ -205,18 +205,23 @@ func TestLanesMatchScalar(t *testing.T) {
 			}
 			for _, L := range []int{1, 3, 4, 8} {
 				for _, lanesF := range []bool{true, false} {
-					for _, goSums := range []bool{false, true} {
-						name := fmt.Sprintf("%s %s L=%d lanesF=%v goSums=%v", c.name, tb.Name, L, lanesF, goSums)
+					for _, sums := range []string{"fused", "machine code", "Go"} {
+						name := fmt.Sprintf("%s %s L=%d lanesF=%v sums %s", c.name, tb.Name, L, lanesF, sums)
 						var fl ode.LaneFunc
+						var kernel any
 						if lanesF {
-							fl = pr.Programs().FLanes
+							pg := pr.Programs()
+							fl, kernel = pg.FLanes, pg.Kernel
 						}
-						ls, err := NewLanes(cfg, L, pr.NumParams, fl)
+						ls, err := NewLanes(cfg, L, pr.NumParams, fl, kernel)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if goSums {
-							ls.jit = nil
+						switch sums {
+						case "machine code":
+							ls.fused = nil
+						case "Go":
+							ls.fused, ls.jit = nil, nil
 						}
 						got := newLaneQueue(c.trs, pr.Dim, L, true)
 						ls.SolveLanes(got, nil)
@@ -274,7 +279,8 @@ func BenchmarkLanesLorenz(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
 	})
 	b.Run("lanes", func(b *testing.B) {
-		ls, _ := NewLanes(cfg, ode.LaneWidth, 3, pr.Programs().FLanes)
+		pg := pr.Programs()
+		ls, _ := NewLanes(cfg, ode.LaneWidth, 3, pg.FLanes, pg.Kernel)
 		var q *laneQueue
 		for b.Loop() {
 			q = newLaneQueue(trs, 3, ode.LaneWidth, false)

@@ -122,6 +122,11 @@ type Programs struct {
 	// LaneFunc), as packed vector code where the processor has it; the
 	// lane engine calls F lane by lane where it is nil.
 	FLanes LaneFunc
+	// Kernel, when not nil, is FLanes in a form the engines of this
+	// module compile into their own machine code (problems compiled
+	// from formulas set it; its type is internal to the module, and
+	// other code leaves it alone). It must compute FLanes's bits.
+	Kernel any
 	// JVPJacY writes ∂(J_y·v + J_p·w)/∂y row-major (Dim×Dim) into jac,
 	// and JVPDfDt its ∂/∂t: the second derivatives that forward
 	// sensitivities of a Rosenbrock method need.

@@ -40,6 +40,9 @@ type jitCode struct {
 	// as an ode.Func (see direct.go).
 	fentry uintptr
 	code   *jit.Code // owns the machine code
+	// body, for lane code of one piece, is that piece as straight-line
+	// code to inline (see Program.LaneKernel), else nil.
+	body []byte
 }
 
 // jitSeg is an entry into machine code, or (entry 0) a run of

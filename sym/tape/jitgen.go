@@ -554,5 +554,14 @@ func compileCode(pg *Program, lanes int) *jitCode {
 	if fstart >= 0 {
 		j.fentry = j.code.Addr(fstart)
 	}
+	// Lane code of one piece is also kept as a body that other
+	// generated code inlines (Program.LaneKernel): the piece without its
+	// closing vzeroupper and ret.
+	if lanes > 1 && len(j.segs) == 1 {
+		b := g.a.B[starts[0]:]
+		if n := len(b); n >= 4 && b[n-4] == 0xC5 && b[n-3] == 0xF8 && b[n-2] == 0x77 && b[n-1] == 0xC3 {
+			j.body = append([]byte(nil), b[:n-4]...)
+		}
+	}
 	return j
 }

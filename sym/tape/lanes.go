@@ -75,6 +75,18 @@ func (pg *Program) NewLaneRegisters() []float64 {
 	return r
 }
 
+// LaneKernel returns the program's lane code as a body to inline into
+// other generated code (see jit.LaneKernel), or nil where there is none:
+// no lane code here, a program with math functions (several pieces,
+// with Go calls between them), seeds, or outputs past its first block.
+func (pg *Program) LaneKernel() *jit.LaneKernel {
+	j := pg.laneCode()
+	if j == nil || j.body == nil || pg.uses[3] || pg.uses[4] || pg.uses[5] || j.split != len(pg.outs) {
+		return nil
+	}
+	return &jit.LaneKernel{Body: j.body, Registers: pg.NewLaneRegisters}
+}
+
 // NewLaneFunc returns the program as an ode.LaneFunc (EvalFLanes) with
 // its own lane register file: for one goroutine.
 func (pg *Program) NewLaneFunc() ode.LaneFunc {

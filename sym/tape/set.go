@@ -329,7 +329,7 @@ func (s *Set) WithGraph(fn func(g *sym.Graph)) {
 // goroutine, once for the Set), so that asking for Programs, or testing
 // which evaluators it has, builds nothing. Every evaluator is set.
 func (s *Set) Programs() *ode.Programs {
-	return &ode.Programs{
+	pg := &ode.Programs{
 		F:       s.f.NewFunc(),
 		JVP:     s.jvpFunc(lazyJVP),
 		VJP:     s.vjpFunc(lazyVJP),
@@ -341,6 +341,10 @@ func (s *Set) Programs() *ode.Programs {
 		DfDtVJP: s.vjpFunc(lazyDfDtVJP),
 		FLanes:  s.f.NewLaneFunc(),
 	}
+	if k := s.f.LaneKernel(); k != nil { // a nil *jit.LaneKernel would be a non-nil any
+		pg.Kernel = k
+	}
+	return pg
 }
 
 // func4 returns an evaluator of program k, of f's signature: the

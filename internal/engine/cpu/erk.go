@@ -93,7 +93,7 @@ func (pl *erkPlan) Controller() control.PI { return pl.cfg.Controller }
 // NewSolver returns an erk.Solver on the worker's own evaluator of f
 // (a tape's registers), or of the augmented system.
 func (pl *erkPlan) NewSolver() (engine.Solver, error) {
-	c, _, err := pl.workerConfig()
+	c, _, _, err := pl.workerConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -107,17 +107,18 @@ func (pl *erkPlan) NewSolver() (engine.Solver, error) {
 // workerConfig returns the configuration of one worker's solver, on
 // its own evaluator of f (a tape's registers) or of the augmented
 // system, and for the state's own f (not sensitivities) the same
-// Programs' lane form of f, if it has one.
-func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, error) {
+// Programs' lane form of f and its kernel, if it has them.
+func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, any, error) {
 	c := pl.cfg
 	prob := pl.spec.Problem
 	var flanes ode.LaneFunc
+	var kernel any
 	switch {
 	case pl.spec.Job != engine.Sensitivities:
 		c.F = prob.F
 		if prob.Programs != nil {
 			if pg := prob.Programs(); pg != nil && pg.F != nil {
-				c.F, flanes = pg.F, pg.FLanes
+				c.F, flanes, kernel = pg.F, pg.FLanes, pg.Kernel
 			}
 		}
 	case pl.fused != nil:
@@ -125,11 +126,11 @@ func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, error) {
 	default:
 		pg, err := programs(prob, ode.HasJVP)
 		if err != nil {
-			return c, nil, err
+			return c, nil, nil, err
 		}
 		c.F = augmented(pg.F, pg.JVP, pl.w, prob.Dim)
 	}
-	return c, flanes, nil
+	return c, flanes, kernel, nil
 }
 
 // augmented returns the right-hand side of the sensitivity system

@@ -128,11 +128,11 @@ type lanesPlan struct {
 
 // NewSolver returns one worker's lane solver.
 func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
-	c, flanes, err := pl.workerConfig()
+	c, flanes, kernel, err := pl.workerConfig()
 	if err != nil {
 		return nil, err
 	}
-	ls, err := erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes)
+	ls, err := erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes, kernel)
 	if err != nil {
 		return nil, err
 	}

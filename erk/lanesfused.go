@@ -1,0 +1,129 @@
+package erk
+
+import (
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// A fused lane attempt: where f is lane code of one piece
+// (jit.LaneKernel: a problem compiled from formulas whose f calls no
+// math function), the whole attempt of the four lanes — every stage
+// sum, the stage times t + c_i·h, f at each stage (its body copied in),
+// the error sums and the norms — is one function of machine code,
+// entered once per attempt instead of once per sum and once per
+// evaluation. Each operation is the one the separate pieces do, in the
+// same order, so the bits are the same (TestLanesMatchScalar).
+
+// The further arguments of the fused code, after those of the stage
+// code (argRTol, argATol, argErr): the lanes' times, f's register
+// file, the lanes' parameters and the table of the stages' addresses.
+const (
+	argT     = 11
+	argFRegs = 12
+	argP     = 13
+	argKs    = 14
+)
+
+// fusedLanes is a fused attempt's code.
+type fusedLanes struct {
+	code  *jit.Code
+	entry uintptr
+	coefs []float64
+	size  int
+}
+
+// buildFusedLanes returns the fused attempt of sv's tableau for
+// ode.LaneWidth lanes with f's body k, or nil where the code would pass
+// jitMaxCode or cannot be made executable.
+func buildFusedLanes(sv *Solver, k *jit.LaneKernel) *fusedLanes {
+	const L = ode.LaneWidth
+	s := sv.s
+	end := s
+	if sv.fsal {
+		end = s - 1
+	}
+	if jitCodeEstimate(sv)*L+s*(len(k.Body)+128) > jitMaxCode {
+		return nil
+	}
+	dim, nd := sv.dim*L, sv.cfg.NormDim*L
+	g := &stageGen{dim: dim, slot: make([]int, s), hLanes: true}
+	for j := range g.slot {
+		g.slot[j] = j
+	}
+	a := &g.a
+	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
+	a.MovRR(jit.R13, jit.BX) // the arguments, for the reloads after each f
+	reload := func() {
+		for i, r := range argRegs {
+			a.Load64(r, arg(i))
+		}
+	}
+	// f at the stage time t + c·h (t + h where unit: the scalar code's
+	// t + h) of the input at argument in, into stage j.
+	const pp, m0 = jit.VexPP66, jit.Map0F
+	f := func(in, j int, c float64, unit bool) {
+		a.Load64(jit.R12, arg(argT))
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.R12})
+		if unit {
+			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yH)
+		} else {
+			g.coefs = append(g.coefs, c)
+			a.VRM(pp, jit.Map0F38, true, 0x19, yT1, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * (len(g.coefs) - 1))})
+			a.VRR(pp, m0, true, jit.OpMul, yT1, yT1, yH)  // c·h
+			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yT1) // t + c·h
+		}
+		a.Load64(jit.DI, arg(argFRegs))
+		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
+		a.Load64(jit.SI, arg(in))
+		a.Load64(jit.DX, arg(argP))
+		a.Load64(jit.R11, arg(argKs))
+		a.Load64(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * j)})
+		a.MovRR(jit.CX, jit.R11)
+		a.B = append(a.B, k.Body...)
+		reload()
+	}
+	reload()
+	for i := 1; i < end; i++ {
+		g.begin()
+		g.sum(regYT, sv.rows[i], dim, true)
+		f(2, i, sv.c[i], false)
+	}
+	g.begin()
+	if sv.fsal {
+		g.sum(regY1, sv.rows[s-1], dim, true)
+		if !sv.defer_ {
+			f(3, s-1, 1, true)
+			g.begin()
+		}
+	} else {
+		g.sum(regY1, sv.b, dim, true)
+	}
+	g.sum(regEV, sv.e, nd, false)
+	if sv.e3 != nil {
+		g.sum(regEV3, sv.e3, nd, false)
+	}
+	g.norm(nd, sv.e3 != nil)
+	g.normLanes(dim, nd, sv.e3 != nil)
+	g.finish()
+	code, err := jit.NewCode(a.B)
+	if err != nil {
+		return nil
+	}
+	return &fusedLanes{code: code, entry: code.Addr(0), coefs: g.coefs, size: len(a.B)}
+}
+
+// setFused points the fused code's arguments at ls's arrays.
+func (ls *LaneSolver) setFused(regs []float64) {
+	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+	ls.fregs = regs
+	ls.kptrs = make([]unsafe.Pointer, len(ls.k))
+	for j, kj := range ls.k {
+		ls.kptrs[j] = ptr(kj)
+	}
+	ls.fargs = ls.jargs
+	ls.fargs[7] = ptr(ls.fused.coefs)
+	ls.fargs[argT], ls.fargs[argFRegs], ls.fargs[argP] = ptr(ls.tIn), ptr(regs), ptr(ls.p)
+	ls.fargs[argKs] = unsafe.Pointer(unsafe.SliceData(ls.kptrs))
+}
