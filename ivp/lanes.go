@@ -81,7 +81,6 @@ type lane struct {
 	out       *Output
 	t, h      float64
 	dir, hmax float64
-	cst       control.State
 	isave     int
 	nonFinite bool // the last rejection was a non-finite attempt
 	moved     bool // the last attempt was accepted; Advance is due
@@ -96,6 +95,9 @@ type laneDriver struct {
 	src   LaneSource
 	stop  *atomic.Bool
 	lanes []lane
+	// cst holds the lanes' controller states, judged together once per
+	// round (PI.NextLanes).
+	cst *control.LaneStates
 	// Scalar scratch of one lane: the state (begin's y, the proposal
 	// of an accepted step), f0 and InitialStep's work arrays.
 	y, y1, f0, work []float64
@@ -109,10 +111,11 @@ type laneDriver struct {
 // allocates its per-lane state once per call, nothing per step.
 func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
 	L, n := s.Lanes(), s.Size()
-	d := &laneDriver{s: s, lp: lp, src: src, stop: stop, lanes: make([]lane, L)}
+	d := &laneDriver{s: s, lp: lp, src: src, stop: stop, lanes: make([]lane, L), cst: control.NewLaneStates(L)}
 	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
 	a := &LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	accepts, factors := make([]bool, L), make([]float64, L)
 	for l := range L {
 		d.lanes[l].live = d.fill(l)
 	}
@@ -134,6 +137,7 @@ func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
 			return
 		}
 		s.Attempt(a)
+		ctl.NextLanes(a.Err, d.cst, a.Active, accepts, factors)
 		for l := range L {
 			if !a.Active[l] {
 				continue
@@ -141,7 +145,7 @@ func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
 			ln := &d.lanes[l]
 			ln.moved = false
 			st := &ln.out.Stats
-			accept, factor := ctl.Next(a.Err[l], &ln.cst)
+			accept, factor := accepts[l], factors[l]
 			if !a.OK[l] {
 				accept, factor = false, ctl.QMin
 			}
@@ -182,7 +186,7 @@ func (d *laneDriver) fill(l int) bool {
 			continue
 		}
 		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true}
-		d.lp.Controller.Init(&ln.cst)
+		d.lp.Controller.InitLane(d.cst, l)
 		d.s.Load(l, d.y, d.f0, tr.P)
 		return true
 	}
