@@ -109,9 +109,9 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 // below the other) the comparison decides, and that is all Next meets
 // with a valid controller (its operands are then finite or +Inf,
 // positive, and never two zeros: see the notes on NextLanes's machine
-// code in pilanes_code.go); equal operands
-// (among them a pair of zeros of opposite signs, where the sign of the
-// zero matters) and NaN fall through to math's own rules.
+// code in pilanes_code.go); equal operands (among them a pair of zeros
+// of opposite signs, where the sign of the zero matters) and NaN fall
+// through to math's own rules.
 func minOf(x, y float64) float64 {
 	if x < y {
 		return x
