@@ -79,7 +79,7 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 		st.rejected = true
 		if err > 1 && err <= math.MaxFloat64 {
 			q11 := exp2(float64(c.Beta1 * log2(err)))
-			return false, 1 / math.Min(1/c.QMin, q11/c.Safety)
+			return false, 1 / minOf(1/c.QMin, q11/c.Safety)
 		}
 		return false, c.QMin
 	}
@@ -91,8 +91,8 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 		// q = err^β1 / errOld^β2 / γ, as one power of two.
 		l := log2(err)
 		q = exp2(float64(c.Beta1*l)-float64(c.Beta2*st.log2ErrOld)) / c.Safety
-		q = math.Max(1/c.QMax, math.Min(1/c.QMin, q))
-		st.log2ErrOld = math.Max(l, st.log2QOld)
+		q = maxOf(1/c.QMax, minOf(1/c.QMin, q))
+		st.log2ErrOld = maxOf(l, st.log2QOld)
 	}
 	factor = 1 / q
 	if st.rejected && factor > 1 {
@@ -100,4 +100,34 @@ func (c *PI) Next(err float64, st *State) (accept bool, factor float64) {
 	}
 	st.rejected = false
 	return true, factor
+}
+
+// minOf and maxOf are math.Min and math.Max, bit for bit for every pair
+// of operands, in a form the compiler inlines: on amd64 math.Min and
+// math.Max are assembly calls (math.archMin, archMax), which cost Next a
+// few nanoseconds each. Where the operands are ordered (one is strictly
+// below the other) the comparison decides, and that is all Next meets
+// with a valid controller (its operands are then finite or +Inf,
+// positive, and never two zeros: see the notes on NextLanes's machine
+// code in pilanes_code.go); equal operands (among them a pair of zeros
+// of opposite signs, where the sign of the zero matters) and NaN fall
+// through to math's own rules.
+func minOf(x, y float64) float64 {
+	if x < y {
+		return x
+	}
+	if y < x {
+		return y
+	}
+	return math.Min(x, y)
+}
+
+func maxOf(x, y float64) float64 {
+	if x > y {
+		return x
+	}
+	if y > x {
+		return y
+	}
+	return math.Max(x, y)
 }

@@ -441,8 +441,8 @@ func (g *stageGen) normLanes(dim, nd int, e3 bool) {
 		a.VRR(pp, m0, true, jit.OpSqrt, yErr, 0, yErr)
 	} else {
 		broadcast(yT0, 0.01)
-		a.VRR(pp, m0, true, jit.OpMul, yT1, yT0, ySum3)  // 0.01·Σr3²
-		a.VRR(pp, m0, true, jit.OpAdd, yT1, ySum5, yT1)  // den
+		a.VRR(pp, m0, true, jit.OpMul, yT1, yT0, ySum3)   // 0.01·Σr3²
+		a.VRR(pp, m0, true, jit.OpAdd, yT1, ySum5, yT1)   // den
 		a.VRR(pp, m0, true, jit.OpCmp, yMask, yT1, yZero) // den > 0
 		a.B = append(a.B, cmpGTOQ)
 		broadcast(yT0, nf)

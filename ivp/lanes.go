@@ -81,7 +81,6 @@ type lane struct {
 	out       *Output
 	t, h      float64
 	dir, hmax float64
-	cst       control.State
 	isave     int
 	nonFinite bool // the last rejection was a non-finite attempt
 	moved     bool // the last attempt was accepted; Advance is due
@@ -98,6 +97,11 @@ type LaneDriver struct {
 	src   LaneSource
 	stop  *atomic.Bool
 	lanes []lane
+	// cst holds the lanes' controller states, judged together once per
+	// round (PI.NextLanes), into accepts and factors.
+	cst     *control.LaneStates
+	accepts []bool
+	factors []float64
 	// Scalar scratch of one lane: the state (begin's y, the proposal
 	// of an accepted step), f0 and InitialStep's work arrays.
 	y, y1, f0, work []float64
@@ -113,7 +117,8 @@ func SolveLanes(s LaneStepper, lp *Loop, src LaneSource, stop *atomic.Bool) {
 // NewLaneDriver returns the lane driver of stepper s under lp.
 func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 	L, n := s.Lanes(), s.Size()
-	d := &LaneDriver{s: s, lp: lp, lanes: make([]lane, L)}
+	d := &LaneDriver{s: s, lp: lp, lanes: make([]lane, L), cst: control.NewLaneStates(L),
+		accepts: make([]bool, L), factors: make([]float64, L)}
 	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
 	d.a = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
@@ -151,6 +156,7 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 			return
 		}
 		s.Attempt(a)
+		ctl.NextLanes(a.Err, d.cst, a.Active, d.accepts, d.factors)
 		for l := range L {
 			if !a.Active[l] {
 				continue
@@ -158,7 +164,7 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 			ln := &d.lanes[l]
 			ln.moved = false
 			st := &ln.out.Stats
-			accept, factor := ctl.Next(a.Err[l], &ln.cst)
+			accept, factor := d.accepts[l], d.factors[l]
 			if !a.OK[l] {
 				accept, factor = false, ctl.QMin
 			}
@@ -199,7 +205,7 @@ func (d *LaneDriver) fill(l int) bool {
 			continue
 		}
 		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true}
-		d.lp.Controller.Init(&ln.cst)
+		d.lp.Controller.InitLane(d.cst, l)
 		d.s.Load(l, d.y, d.f0, tr.P)
 		return true
 	}

@@ -183,3 +183,60 @@ func (a *Asm) MovRR(dst, src byte) {
 	a.rex(true, src, dst)
 	a.B = append(a.B, 0x89, 0xC0|(src&7)<<3|dst&7)
 }
+
+// More opcodes of the VEX forms (packed double unless noted): minimum,
+// maximum, the sign mask into a general register (vmovmskpd), the
+// integer and, or and 64-bit equality of the 256-bit lanes (AVX2), the
+// broadcast of a 64-bit integer (vpbroadcastq, AVX2), rounding
+// (vroundpd) and the variable blend (vblendvpd).
+const (
+	OpMin     = 0x5D // map 0F
+	OpMax     = 0x5F // map 0F
+	OpMovmsk  = 0x50 // map 0F: vmovmskpd r32, ymm (reg = the general register)
+	OpPAnd    = 0xDB // map 0F
+	OpPOr     = 0xEB // map 0F
+	OpPCmpEqQ = 0x29 // map 0F38
+	OpBcastQ  = 0x59 // map 0F38: vpbroadcastq ymm, m64
+	OpRound   = 0x09 // map 0F3A, with the rounding mode as immediate
+	OpBlendv  = 0x4B // map 0F3A, with the mask register in imm8[7:4]
+)
+
+// VRRI emits VRR with an 8-bit immediate (vcmppd's predicate,
+// vroundpd's mode).
+func (a *Asm) VRRI(pp, mmmmm byte, l256 bool, op, dst, src1, src2, imm byte) {
+	a.VRR(pp, mmmmm, l256, op, dst, src1, src2)
+	a.B = append(a.B, imm)
+}
+
+// VRMI emits VRM with an 8-bit immediate.
+func (a *Asm) VRMI(pp, mmmmm byte, l256 bool, op, dst, src1 byte, m Mem, imm byte) {
+	a.VRM(pp, mmmmm, l256, op, dst, src1, m)
+	a.B = append(a.B, imm)
+}
+
+// VBlendv emits vblendvpd dst, src1, src2, mask (256-bit): each 64-bit
+// lane of dst is src2's where mask's sign bit is set, else src1's.
+func (a *Asm) VBlendv(dst, src1, src2, mask byte) {
+	a.VRRI(VexPP66, Map0F3A, true, OpBlendv, dst, src1, src2, mask<<4)
+}
+
+// The ModRM reg fields that select the shift by an immediate of
+// opcode 73 (map 0F, 66): vpsrlq and vpsllq.
+const (
+	ShiftRightQ = 2
+	ShiftLeftQ  = 6
+)
+
+// VShiftQ emits the 256-bit shift of each 64-bit lane of src by imm
+// into dst (AVX2): kind is ShiftRightQ (logical) or ShiftLeftQ.
+func (a *Asm) VShiftQ(kind, dst, src, imm byte) {
+	a.vex(VexPP66, Map0F, true, kind, dst, src)
+	a.B = append(a.B, 0x73, 0xC0|kind<<3|src&7, imm)
+}
+
+// Store64 emits mov [m], r.
+func (a *Asm) Store64(m Mem, r byte) {
+	a.rex(true, r, m.Base)
+	a.B = append(a.B, 0x89)
+	a.modrmMem(r, m)
+}

@@ -33,6 +33,24 @@ func TestEncodings(t *testing.T) {
 		{"vzeroupper", func(a *Asm) { a.Vzeroupper() }, []byte{0xc5, 0xf8, 0x77}},
 		{"mov %rbx,%r13", func(a *Asm) { a.MovRR(R13, BX) }, []byte{0x49, 0x89, 0xdd}},
 		{"ret", func(a *Asm) { a.Ret() }, []byte{0xc3}},
+		// The forms of the lane controller (control.NextLanes), as GNU as
+		// assembles them with {vex3} (and {disp8} for a zero displacement).
+		{"vminpd %ymm11,%ymm8,%ymm1", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpMin, 1, 8, 11) }, []byte{0xc4, 0xc1, 0x3d, 0x5d, 0xcb}},
+		{"vmaxpd 0x20(%rcx),%ymm2,%ymm10", func(a *Asm) { a.VRM(VexPP66, Map0F, true, OpMax, 10, 2, Mem{CX, 0x20}) }, []byte{0xc4, 0x61, 0x6d, 0x5f, 0x51, 0x20}},
+		{"vmovmskpd %ymm9,%eax", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpMovmsk, AX, 0, 9) }, []byte{0xc4, 0xc1, 0x7d, 0x50, 0xc1}},
+		{"vpand 0x40(%rcx),%ymm0,%ymm0", func(a *Asm) { a.VRM(VexPP66, Map0F, true, OpPAnd, 0, 0, Mem{CX, 0x40}) }, []byte{0xc4, 0xe1, 0x7d, 0xdb, 0x41, 0x40}},
+		{"vpor %ymm12,%ymm3,%ymm9", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpPOr, 9, 3, 12) }, []byte{0xc4, 0x41, 0x65, 0xeb, 0xcc}},
+		{"vpcmpeqq 0x0(%rcx),%ymm0,%ymm1", func(a *Asm) { a.VRM(VexPP66, Map0F38, true, OpPCmpEqQ, 1, 0, Mem{CX, 0}) }, []byte{0xc4, 0xe2, 0x7d, 0x29, 0x49, 0x00}},
+		{"vpbroadcastq 0x0(%r10),%ymm0", func(a *Asm) { a.VRM(VexPP66, Map0F38, true, OpBcastQ, 0, 0, Mem{R10, 0}) }, []byte{0xc4, 0xc2, 0x7d, 0x59, 0x42, 0x00}},
+		{"vroundpd $0xb,%ymm3,%ymm12", func(a *Asm) { a.VRRI(VexPP66, Map0F3A, true, OpRound, 12, 0, 3, 0x0b) }, []byte{0xc4, 0x63, 0x7d, 0x09, 0xe3, 0x0b}},
+		{"vcmpgepd 0x120(%rcx),%ymm4,%ymm13", func(a *Asm) { a.VRMI(VexPP66, Map0F, true, OpCmp, 13, 4, Mem{CX, 0x120}, 0x0d) }, []byte{0xc4, 0x61, 0x5d, 0xc2, 0xa9, 0x20, 0x01, 0x00, 0x00, 0x0d}},
+		{"vcmpunordpd %ymm10,%ymm10,%ymm2", func(a *Asm) { a.VRRI(VexPP66, Map0F, true, OpCmp, 2, 10, 10, 3) }, []byte{0xc4, 0xc1, 0x2d, 0xc2, 0xd2, 0x03}},
+		{"vblendvpd %ymm12,%ymm4,%ymm3,%ymm11", func(a *Asm) { a.VBlendv(11, 3, 4, 12) }, []byte{0xc4, 0x63, 0x65, 0x4b, 0xdc, 0xc0}},
+		{"vblendvpd %ymm2,%ymm9,%ymm11,%ymm3", func(a *Asm) { a.VBlendv(3, 11, 9, 2) }, []byte{0xc4, 0xc3, 0x25, 0x4b, 0xd9, 0x20}},
+		{"vpsrlq $0x34,%ymm0,%ymm2", func(a *Asm) { a.VShiftQ(ShiftRightQ, 2, 0, 52) }, []byte{0xc4, 0xe1, 0x6d, 0x73, 0xd0, 0x34}},
+		{"vpsllq $0x34,%ymm12,%ymm9", func(a *Asm) { a.VShiftQ(ShiftLeftQ, 9, 12, 52) }, []byte{0xc4, 0xc1, 0x35, 0x73, 0xf4, 0x34}},
+		{"mov %rax,0x8(%r10)", func(a *Asm) { a.Store64(Mem{R10, 8}, AX) }, []byte{0x49, 0x89, 0x42, 0x08}},
+		{"mov %rax,0x10(%rsp)", func(a *Asm) { a.Store64(Mem{SP, 0x10}, AX) }, []byte{0x48, 0x89, 0x44, 0x24, 0x10}},
 	} {
 		var a Asm
 		c.emit(&a)
