@@ -51,8 +51,7 @@ type LaneSolver struct {
 	jargs          [16]unsafe.Pointer
 	rtolL, atolL   []float64 // the tolerances tiled over the lanes, for the machine code's norm
 	needAdv        bool
-	active, moving []bool // the lanes of the current attempt, and those completing a step
-	stats          []*ode.Stats
+	active, moving []bool // the lanes of the current attempt (the driver's), and those completing a step
 	driver         *ivp.LaneDriver
 	// fused is the whole attempt as one function of machine code
 	// (lanesfused.go), or nil; fargs its arguments, fregs f's register
@@ -99,8 +98,7 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel any) (*LaneSolve
 	for j := range ls.keep {
 		ls.keep[j] = make([]float64, dim)
 	}
-	ls.active, ls.moving = make([]bool, L), make([]bool, L)
-	ls.stats = make([]*ode.Stats, L)
+	ls.moving = make([]bool, L)
 	nd := sv.cfg.NormDim
 	ls.norm = control.LaneNorm{E: ls.ev[:nd*L], ATol: sv.cfg.ATol, RTol: sv.cfg.RTol, N: nd, L: L}
 	if sv.e3 != nil {
@@ -239,8 +237,7 @@ func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
 func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 	sv := ls.sv
 	L := ls.L
-	copy(ls.active, a.Active)
-	copy(ls.stats, a.Stats)
+	ls.active = a.Active
 	ls.needAdv = false
 	for l := range L {
 		ls.moving[l] = a.Active[l] && a.Moved[l]

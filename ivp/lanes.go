@@ -264,10 +264,16 @@ func (d *LaneDriver) accepted(l int) bool {
 	if ln.last {
 		tn = tr.T1
 	}
+	save := tr.Save
+	// The common step: inside the span, no save time in it, no mesh.
+	if !ln.last && out.Mesh == nil && (ln.isave == len(save) || ln.dir*(save[ln.isave]-tn) > 0) {
+		d.s.Accept(l)
+		ln.t = tn
+		return true
+	}
 	y1 := d.y1
 	n := len(y1)
 	d.s.Proposal(l, y1)
-	save := tr.Save
 	for ln.isave < len(save) && ln.dir*(save[ln.isave]-tn) <= 0 {
 		i := ln.isave
 		dst := out.Saved[i*n : (i+1)*n]
