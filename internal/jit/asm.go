@@ -117,6 +117,21 @@ func (a *Asm) MovqToX(x, r byte) {
 	a.B = append(a.B, 0x0F, 0x6E, 0xC0|(x&7)<<3|r&7)
 }
 
+// VMovqToX emits vmovq x, r, MovqToX in its VEX encoding (which zeroes
+// the upper half of the register): code that also runs 256-bit
+// instructions uses it, since a legacy-SSE instruction after them
+// stalls on the change of state.
+func (a *Asm) VMovqToX(x, r byte) {
+	b1 := byte(Map0F) | 0x40 // X̄
+	if x&8 == 0 {
+		b1 |= 0x80 // R̄
+	}
+	if r&8 == 0 {
+		b1 |= 0x20 // B̄
+	}
+	a.B = append(a.B, 0xC4, b1, 0x80|0x78|VexPP66, 0x6E, 0xC0|(x&7)<<3|r&7) // W1, vvvv unused, L0
+}
+
 // Load64 emits mov r, [m].
 func (a *Asm) Load64(r byte, m Mem) {
 	a.rex(true, r, m.Base)

@@ -151,10 +151,15 @@ func (g *jitGen) rm(prefix, op, reg byte, m jit.Mem) {
 // mask sets vector register x to the 64-bit pattern bits (in every lane
 // of lane code).
 func (g *jitGen) mask(x byte, bits uint64) {
-	loadMask(&g.a, x, bits)
-	if g.lanes > 1 { // vbroadcastsd x, x (AVX2)
-		g.a.VRR(jit.VexPP66, jit.Map0F38, true, 0x19, x, 0, x)
+	if g.lanes > 1 {
+		// VEX only in lane code: a legacy-SSE movq after 256-bit
+		// instructions would stall on the change of state.
+		g.a.MovImm64(jit.R12, bits)
+		g.a.VMovqToX(x, jit.R12)
+		g.a.VRR(jit.VexPP66, jit.Map0F38, true, 0x19, x, 0, x) // vbroadcastsd x, x (AVX2)
+		return
 	}
+	loadMask(&g.a, x, bits)
 }
 
 // reset empties the vector registers at the start of a segment. Only

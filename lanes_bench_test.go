@@ -1,0 +1,57 @@
+package gradsolve_test
+
+import (
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// BenchmarkLanes compares the lane engine with the scalar engine it
+// reproduces bit for bit, side by side in one run, one worker (and two,
+// for the lanes' scaling): problem files (the tape's code, which the
+// lanes inline), each explicit method.
+//
+//   - Lorenz from examples/lorenz.ode, ρ = linspace(10, 24, 1024),
+//     t ∈ [0, 10], rtol = atol = 1e-6 (the held-out ensemble of the
+//     lane issue);
+//   - the halo orbit from examples/halo.ode, q = linspace(0.6, 1, 512),
+//     t ∈ [0, 20], rtol = atol = 1e-8.
+//
+// ns/attempt is wall time per step attempt of one trajectory (with two
+// workers: wall time × 2 / attempts).
+func BenchmarkLanes(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	lorenz := exampleProblem(b, "lorenz")
+	const nl = 1024
+	pl := make([]float64, 0, 3*nl)
+	for _, rho := range linspace(10, 24, nl) {
+		pl = append(pl, rho, 10, 8.0/3)
+	}
+	halo := exampleProblem(b, "halo")
+	const nh = 512
+	ph := make([]float64, 0, 3*nh)
+	for _, q := range linspace(0.6, 1, nh) {
+		ph = append(ph, 1, q, 0.2)
+	}
+	for _, c := range []struct {
+		name string
+		pr   *gradsolve.Problem
+		ens  *gradsolve.Ensemble
+		tol  float64
+	}{
+		{"Lorenz", lorenz, &gradsolve.Ensemble{N: nl, P: pl, T0: []float64{0}, T1: []float64{10}}, 1e-6},
+		{"Halo", halo, &gradsolve.Ensemble{N: nh, P: ph}, 1e-8},
+	} {
+		for _, tb := range method.All() {
+			for _, e := range []string{"cpu-erk", "cpu-lanes"} {
+				b.Run(c.name+"/"+tb.Name+"/"+e, func(b *testing.B) {
+					benchEnsemble(b, c.pr, c.ens, gradsolve.Options{Method: tb, RTol: c.tol, ATol: c.tol, Engine: e})
+				})
+			}
+		}
+	}
+}
