@@ -86,6 +86,10 @@ type lane struct {
 	moved     bool // the last attempt was accepted; Advance is due
 	last      bool // the attempt lands on t1
 	live      bool // the lane holds a trajectory
+	// stats are the trajectory's statistics while it runs (near the
+	// rest of the lane's state, not in the caller's Output), copied to
+	// its Output when it ends.
+	stats ode.Stats
 }
 
 // LaneDriver is the lane driver of one stepper, with its per-lane
@@ -148,7 +152,7 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 			}
 			a.Active[l] = ln.live
 			if ln.live {
-				a.T[l], a.H[l], a.Moved[l], a.Stats[l] = ln.t, ln.h, ln.moved, &ln.out.Stats
+				a.T[l], a.H[l], a.Moved[l], a.Stats[l] = ln.t, ln.h, ln.moved, &ln.stats
 				any = true
 			}
 		}
@@ -163,7 +167,7 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 			}
 			ln := &d.lanes[l]
 			ln.moved = false
-			st := &ln.out.Stats
+			st := &ln.stats
 			accept, factor := d.accepts[l], d.factors[l]
 			if !a.OK[l] {
 				accept, factor = false, ctl.QMin
@@ -204,7 +208,7 @@ func (d *LaneDriver) fill(l int) bool {
 			d.src.Done(l)
 			continue
 		}
-		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true}
+		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true, stats: out.Stats}
 		d.lp.Controller.InitLane(d.cst, l)
 		d.s.Load(l, d.y, d.f0, tr.P)
 		return true
@@ -216,7 +220,7 @@ func (d *LaneDriver) fill(l int) bool {
 // when the lane's trajectory ended there.
 func (d *LaneDriver) ready(l int) bool {
 	ln := &d.lanes[l]
-	st := &ln.out.Stats
+	st := &ln.stats
 	if st.Accepted+st.Rejected >= d.lp.MaxSteps {
 		d.end(l, ode.MaxStepsReached)
 		return false
@@ -245,8 +249,9 @@ func (d *LaneDriver) ready(l int) bool {
 func (d *LaneDriver) end(l int, status ode.Status) {
 	ln := &d.lanes[l]
 	if ln.moved {
-		d.s.Advance(l, ln.t, ln.tr.P, true, &ln.out.Stats)
+		d.s.Advance(l, ln.t, ln.tr.P, true, &ln.stats)
 	}
+	ln.out.Stats = ln.stats
 	d.s.State(l, d.y)
 	ln.out.finish(d.y, status, ln.t, ln.h)
 	d.src.Done(l)
@@ -258,7 +263,7 @@ func (d *LaneDriver) end(l int, status ode.Status) {
 // trajectory, when it returns false; else it moves the lane's time on.
 func (d *LaneDriver) accepted(l int) bool {
 	ln := &d.lanes[l]
-	tr, out, st := ln.tr, ln.out, &ln.out.Stats
+	tr, out, st := ln.tr, ln.out, &ln.stats
 	t, h, p := ln.t, ln.h, tr.P
 	tn := t + h
 	if ln.last {
@@ -300,6 +305,7 @@ func (d *LaneDriver) accepted(l int) bool {
 		if !recorded {
 			status = ode.Cancelled
 		}
+		out.Stats = ln.stats
 		out.finish(y1, status, tn, h)
 		d.src.Done(l)
 		return false

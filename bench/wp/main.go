@@ -44,6 +44,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/examples/compiled"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/plots"
@@ -74,15 +75,31 @@ type solver struct {
 	opts func(rtol, atol float64) *gradsolve.Options
 }
 
+// explicit is method m on the scalar engine, one trajectory at a time.
 func explicit(m *method.Tableau) solver {
 	return solver{m.Name, func(rtol, atol float64) *gradsolve.Options {
-		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1}
+		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1, Engine: "cpu-erk"}
 	}}
+}
+
+// lanes is method m on the lane engine (cpu-lanes), whose curves are
+// named "M lanes"; none where it cannot run here.
+func lanes(ms ...*method.Tableau) []solver {
+	if cpu.LanesAvailable() != nil {
+		return nil
+	}
+	var out []solver
+	for _, m := range ms {
+		out = append(out, solver{m.Name + " lanes", func(rtol, atol float64) *gradsolve.Options {
+			return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1, Engine: "cpu-lanes"}
+		}})
+	}
+	return out
 }
 
 func rosenbrock(m *method.Rosenbrock) solver {
 	return solver{m.Name, func(rtol, atol float64) *gradsolve.Options {
-		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1}
+		return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1, Engine: "cpu-ros"}
 	}}
 }
 
@@ -155,12 +172,12 @@ var problems = []*problem{
 		t1: 10, atolScale: 1e-3, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
-		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
+		fileMethods: append([]solver{explicit(method.Vern7)}, lanes(method.Tsit5, method.Vern7, method.DP8)...),
 		parallel:    explicit(method.Vern7),
 		peers:       append(odeintExplicit("", 2000), peer{"CVODES Adams", "cvodes", "", 200}),
 		scipy:       []string{"RK45", "DOP853", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 2000, nPy: 10,
-		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
+		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)", "gradsolve Vern7 lanes (.ode)"},
 	},
 	{
 		name: "robertson", title: "Robertson, t from 0 to 1e5, k1 from 0.02 to 0.06, one core",
@@ -192,12 +209,12 @@ var problems = []*problem{
 		t1: 20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11},
 		ref: explicit(method.DP8), refTol: 1e-13,
 		goMethods:   []solver{explicit(method.Tsit5), explicit(method.DP5), explicit(method.Vern7), explicit(method.DP8)},
-		fileMethods: []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
+		fileMethods: append([]solver{explicit(method.Vern7)}, lanes(method.Tsit5, method.Vern7, method.DP8)...),
 		parallel:    explicit(method.DP8),
 		peers:       append(odeintExplicit("", 2000), peer{"CVODES Adams", "cvodes", "", 200}),
 		scipy:       []string{"RK45", "DOP853"}, scipyMinTol: 1e-10,
 		nGo: 2000, nPy: 10,
-		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)"},
+		shown: []string{"gradsolve Vern7", "gradsolve DP8", "gradsolve Vern7 (.ode)", "gradsolve DP8 lanes (.ode)"},
 	},
 	{
 		name: "halo", title: "Halo orbits with sensitivities to (vc, q), t from 0 to 20, one core",
