@@ -55,3 +55,28 @@ func BenchmarkLanes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLanesSens compares the engines on the halo with forward
+// sensitivities to (vc, q) (the fused sensitivity system, in lanes
+// through Problem.SensLanes), q = linspace(0.6, 1, 512), t ∈ [0, 20],
+// rtol = atol = 1e-8, one worker.
+func BenchmarkLanesSens(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	halo := exampleProblem(b, "halo")
+	const nh = 512
+	ph := make([]float64, 0, 3*nh)
+	for _, q := range linspace(0.6, 1, nh) {
+		ph = append(ph, 1, q, 0.2)
+	}
+	ens := &gradsolve.Ensemble{N: nh, P: ph}
+	sens := &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}
+	for _, tb := range []*method.Tableau{method.Tsit5, method.Vern7, method.DP8} {
+		for _, e := range []string{"cpu-erk", "cpu-lanes"} {
+			b.Run(tb.Name+"/"+e, func(b *testing.B) {
+				benchEnsemble(b, halo, ens, gradsolve.Options{Method: tb, RTol: 1e-8, ATol: 1e-8, Engine: e, Sens: sens})
+			})
+		}
+	}
+}

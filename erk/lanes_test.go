@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
@@ -20,6 +21,7 @@ type laneCase struct {
 	name string
 	pr   *ode.Problem
 	trs  []ivp.Trajectory
+	nd   int // Config.NormDim (0: all)
 }
 
 // blowup has a finite escape time at t = 1/(c·y0): the step size
@@ -76,7 +78,7 @@ func laneCases(t *testing.T) []laneCase {
 		}
 		trs = append(trs, tr)
 	}
-	cs = append(cs, laneCase{"lorenz", lor, trs})
+	cs = append(cs, laneCase{"lorenz", lor, trs, 0})
 	trs = nil
 	for i := range 6 {
 		x := float64(i)
@@ -88,7 +90,27 @@ func laneCases(t *testing.T) []laneCase {
 		}
 		trs = append(trs, tr)
 	}
-	cs = append(cs, laneCase{"halo", halo, trs})
+	cs = append(cs, laneCase{"halo", halo, trs, 0})
+	// The halo's fused sensitivity system to (vc, q) in lanes
+	// (SensLanes): 18 components, the 6 of the state in the norm.
+	sensF, err := halo.SensF([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sensL, err := halo.SensLanes([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sens := &ode.Problem{Name: "halo-sens", Dim: 18, NumParams: 3, F: sensF(), Programs: func() *ode.Programs {
+		lp := sensL()
+		return &ode.Programs{F: sensF(), FLanes: lp.F, Kernel: lp.Kernel}
+	}}
+	var strs []ivp.Trajectory
+	for _, tr := range trs {
+		tr.Y0 = append(append([]float64(nil), tr.Y0...), make([]float64, 12)...)
+		strs = append(strs, tr)
+	}
+	cs = append(cs, laneCase{"halo-sens", sens, strs, 6})
 	trs = nil
 	for i := range 7 {
 		x := float64(i)
@@ -97,7 +119,7 @@ func laneCases(t *testing.T) []laneCase {
 	// sqrt(y) of y0 < 0: f(t0, y0) is not finite, and the lane's
 	// trajectory ends at its start (NonFinite).
 	trs = append(trs[:3], append([]ivp.Trajectory{{T0: 0, T1: 1, Y0: []float64{-1, 0}, P: []float64{1}}}, trs[3:]...)...)
-	cs = append(cs, laneCase{"blowup", bl, trs})
+	cs = append(cs, laneCase{"blowup", bl, trs, 0})
 	return cs
 }
 
@@ -192,7 +214,7 @@ func TestLanesMatchScalar(t *testing.T) {
 		pr := c.pr
 		for _, tb := range method.All() {
 			cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
-				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+				NormDim: c.nd, MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
 			sv, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -216,6 +238,9 @@ func TestLanesMatchScalar(t *testing.T) {
 						ls, err := NewLanes(cfg, L, pr.NumParams, fl, kernel)
 						if err != nil {
 							t.Fatal(err)
+						}
+						if sums == "fused" && lanesF && L == ode.LaneWidth && jit.HasAVX() && ls.fused == nil {
+							t.Fatalf("%s: no fused attempt, where f is lane code of one piece", name)
 						}
 						switch sums {
 						case "machine code":

@@ -26,6 +26,14 @@ const LaneWidth = 4
 // for one goroutine (Programs.FLanes) need not be safe for others.
 type LaneFunc func(t, y, p, dy []float64)
 
+// LaneProgram is a right-hand side in lane form: F for LaneWidth
+// trajectories at once and, where it has one, its Kernel (see
+// Programs.FLanes and Programs.Kernel).
+type LaneProgram struct {
+	F      LaneFunc
+	Kernel any
+}
+
 // InitialFunc computes an initial state from the parameters: it writes
 // y0(p) into y0 (length Problem.Dim) and, when jac is not nil, the
 // Jacobian ∂y0/∂p row-major into jac (Dim×NumParams: jac[i·NumParams +
@@ -100,6 +108,11 @@ type Problem struct {
 	// set it: the tape (package sym/tape) and the code gradsolve gen
 	// writes.
 	SensF func(paramCols []int) (func() Func, error)
+	// SensLanes, when set, is SensF in lane form: the same program for
+	// LaneWidth trajectories at once (see LaneFunc and Programs.Kernel),
+	// one LaneProgram per call of the returned function (per worker).
+	// It must give SensF's bits lane by lane.
+	SensLanes func(paramCols []int) (func() LaneProgram, error)
 }
 
 // Programs holds evaluators of a right-hand side and its derivatives for

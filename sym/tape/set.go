@@ -433,6 +433,7 @@ func (s *Set) Problem() *ode.Problem {
 		Programs:   s.Programs,
 		Offers:     ode.AllPrograms, // Programs sets every evaluator (built on first call)
 		SensF:      s.SensF,
+		SensLanes:  s.SensLanes,
 		StateNames: m.StateNames(),
 		ParamNames: m.ParamNames(),
 		Y0:         s.defaultY0(),
@@ -456,6 +457,33 @@ func (s *Set) Problem() *ode.Problem {
 // gives each caller (one per worker) its own register file. The
 // program is compiled once per column list and kept.
 func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
+	pg, err := s.sensProgram(paramCols)
+	if err != nil {
+		return nil, err
+	}
+	return pg.NewFunc, nil
+}
+
+// SensLanes returns SensF's fused program in lane form, for
+// Problem.SensLanes: each call of the returned function gives a lane
+// evaluator with its own register file and the program's kernel.
+func (s *Set) SensLanes(paramCols []int) (func() ode.LaneProgram, error) {
+	pg, err := s.sensProgram(paramCols)
+	if err != nil {
+		return nil, err
+	}
+	return func() ode.LaneProgram {
+		lp := ode.LaneProgram{F: pg.NewLaneFunc()}
+		if k := pg.LaneKernel(); k != nil {
+			lp.Kernel = k
+		}
+		return lp
+	}, nil
+}
+
+// sensProgram returns the fused sensitivity program of paramCols (see
+// SensF), compiled on the first call and kept.
+func (s *Set) sensProgram(paramCols []int) (*Program, error) {
 	if s.f == nil {
 		return nil, errNotBuilt
 	}
@@ -471,7 +499,7 @@ func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
 	pg := s.sens[key]
 	s.mu.Unlock()
 	if pg != nil {
-		return pg.NewFunc, nil
+		return pg, nil
 	}
 	s.gmu.Lock()
 	defer s.gmu.Unlock()
@@ -503,5 +531,5 @@ func (s *Set) SensF(paramCols []int) (func() ode.Func, error) {
 		}
 		s.sens[key] = pg
 	}
-	return pg.NewFunc, nil
+	return pg, nil
 }

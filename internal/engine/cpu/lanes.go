@@ -21,9 +21,9 @@ import (
 // a lane's width whose problem has a lane right-hand side
 // (ode.Programs.FLanes, which problems compiled from formulas have).
 //
-// So far the lanes hold the state's own f: sensitivities run on the
-// augmented system lane by lane, and the replay of a recording on
-// cpu-erk's replayer.
+// Forward sensitivities run in the lanes on the fused sensitivity
+// system where the problem has its lane form (Problem.SensLanes), else
+// lane by lane; the replay of a recording runs on cpu-erk's replayer.
 type Lanes struct {
 	name     string
 	lanes    int
@@ -102,8 +102,8 @@ func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
 	case req.N > 0 && req.N < e.lanes:
 		return fmt.Errorf("an ensemble of %d trajectories leaves lanes of %d idle", req.N, e.lanes)
-	case req.Job == engine.Sensitivities:
-		return fmt.Errorf("sensitivities have no lane form of their right-hand side yet")
+	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
+		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
@@ -116,7 +116,13 @@ func (e Lanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lanesPlan{erkPlan: pl.(*erkPlan), lanes: e.lanes}, nil
+	lp := &lanesPlan{erkPlan: pl.(*erkPlan), lanes: e.lanes}
+	if prob := spec.Problem; lp.fused != nil && prob.SensLanes != nil {
+		if lp.sensLanes, err = prob.SensLanes(spec.SensCols); err != nil {
+			return nil, fmt.Errorf("%s: building the sensitivity system in lanes: %w", spec.Name(), err)
+		}
+	}
+	return lp, nil
 }
 
 // lanesPlan is cpu-lanes's plan of one job: cpu-erk's, with lane
@@ -124,6 +130,10 @@ func (e Lanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
 type lanesPlan struct {
 	*erkPlan
 	lanes int
+	// sensLanes, with sensitivities of a problem that has them, makes
+	// each worker's lane form of the fused sensitivity system (the
+	// program of erkPlan.fused).
+	sensLanes func() ode.LaneProgram
 }
 
 // NewSolver returns one worker's lane solver.
@@ -131,6 +141,10 @@ func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
 	c, flanes, kernel, err := pl.workerConfig()
 	if err != nil {
 		return nil, err
+	}
+	if pl.sensLanes != nil {
+		lp := pl.sensLanes()
+		flanes, kernel = lp.F, lp.Kernel
 	}
 	ls, err := erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes, kernel)
 	if err != nil {
