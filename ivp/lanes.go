@@ -80,6 +80,7 @@ type lane struct {
 	tr        *Trajectory
 	out       *Output
 	t, h      float64
+	t1        float64 // the end of the span (Trajectory.T1)
 	dir, hmax float64
 	isave     int
 	nonFinite bool // the last rejection was a non-finite attempt
@@ -139,58 +140,89 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 	d.src, d.stop = src, stop
 	defer func() { d.src, d.stop = nil, nil }()
 	s, lp, a, L := d.s, d.lp, &d.a, len(d.lanes)
+	any := false
 	for l := range L {
 		d.lanes[l].live = d.fill(l)
+		any = d.prepare(l) || any
 	}
 	ctl := &lp.Controller
-	for {
-		any := false
-		for l := range L {
-			ln := &d.lanes[l]
-			for ln.live && !d.ready(l) {
-				ln.live = d.fill(l)
-			}
-			a.Active[l] = ln.live
-			if ln.live {
-				a.T[l], a.H[l], a.Moved[l], a.Stats[l] = ln.t, ln.h, ln.moved, &ln.stats
-				any = true
-			}
-		}
-		if !any {
-			return
-		}
+	for any {
 		s.Attempt(a)
 		ctl.NextLanes(a.Err, d.cst, a.Active, d.accepts, d.factors)
+		any = false
 		for l := range L {
-			if !a.Active[l] {
-				continue
+			if a.Active[l] {
+				d.judge(l)
 			}
-			ln := &d.lanes[l]
-			ln.moved = false
-			st := &ln.stats
-			accept, factor := d.accepts[l], d.factors[l]
-			if !a.OK[l] {
-				accept, factor = false, ctl.QMin
+			any = d.prepare(l) || any
+		}
+	}
+}
+
+// judge completes lane l's attempt as Solve does after Stepper.Attempt:
+// the controller's verdict (from NextLanes), a rejection, or an
+// accepted step (accepted), which may end the trajectory and refill the
+// lane.
+func (d *LaneDriver) judge(l int) {
+	a, ctl, ln := &d.a, &d.lp.Controller, &d.lanes[l]
+	ln.moved = false
+	st := &ln.stats
+	accept, factor := d.accepts[l], d.factors[l]
+	if !a.OK[l] {
+		accept, factor = false, ctl.QMin
+	}
+	if !accept {
+		st.Rejected++
+		ln.nonFinite = !a.OK[l]
+		ln.h *= factor
+		return
+	}
+	st.Accepted++
+	ln.nonFinite = false
+	if !d.accepted(l) {
+		ln.live = d.fill(l)
+		return
+	}
+	ln.moved = true
+	ln.h *= factor
+	if math.Abs(ln.h) > ln.hmax {
+		ln.h = ln.dir * ln.hmax
+	}
+}
+
+// prepare readies lane l for the next attempt: Solve's checks before
+// an attempt (ready), refilling the lane while its trajectory ends
+// there, and the lane's part of the attempt. It returns whether the
+// lane takes part. The common case — within the budget, not a poll of
+// the stop flag, above the step floor — is checked here without a
+// call.
+func (d *LaneDriver) prepare(l int) bool {
+	a, ln := &d.a, &d.lanes[l]
+	fast := false
+	if ln.live {
+		t, h := ln.t, ln.h
+		n := ln.stats.Accepted + ln.stats.Rejected
+		if n < d.lp.MaxSteps && (d.stop == nil || n%stopEvery != 0) {
+			last := ln.dir*(t+1.01*h-ln.t1) >= 0
+			if last {
+				h = ln.t1 - t
 			}
-			if !accept {
-				st.Rejected++
-				ln.nonFinite = !a.OK[l]
-				ln.h *= factor
-				continue
-			}
-			st.Accepted++
-			ln.nonFinite = false
-			if !d.accepted(l) {
-				ln.live = d.fill(l)
-				continue
-			}
-			ln.moved = true
-			ln.h *= factor
-			if math.Abs(ln.h) > ln.hmax {
-				ln.h = ln.dir * ln.hmax
+			if !(math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h)) {
+				ln.h, ln.last = h, last
+				fast = true
 			}
 		}
 	}
+	if !fast {
+		for ln.live && !d.ready(l) {
+			ln.live = d.fill(l)
+		}
+	}
+	a.Active[l] = ln.live
+	if ln.live {
+		a.T[l], a.H[l], a.Moved[l], a.Stats[l] = ln.t, ln.h, ln.moved, &ln.stats
+	}
+	return ln.live
 }
 
 // fill gives lane l its next trajectory and starts it (begin); a
@@ -208,7 +240,7 @@ func (d *LaneDriver) fill(l int) bool {
 			d.src.Done(l)
 			continue
 		}
-		*ln = lane{tr: tr, out: out, t: tr.T0, h: h, dir: dir, hmax: hmax, isave: isave, live: true, stats: out.Stats}
+		*ln = lane{tr: tr, out: out, t: tr.T0, t1: tr.T1, h: h, dir: dir, hmax: hmax, isave: isave, live: true, stats: out.Stats}
 		d.lp.Controller.InitLane(d.cst, l)
 		d.s.Load(l, d.y, d.f0, tr.P)
 		return true
@@ -229,7 +261,7 @@ func (d *LaneDriver) ready(l int) bool {
 		d.end(l, ode.Cancelled)
 		return false
 	}
-	t, t1 := ln.t, ln.tr.T1
+	t, t1 := ln.t, ln.t1
 	ln.last = false
 	if rem := t1 - t; ln.dir*(t+1.01*ln.h-t1) >= 0 {
 		ln.h, ln.last = rem, true
