@@ -153,3 +153,79 @@ func TestProgress(t *testing.T) {
 		t.Errorf("%d progress calls, last done = %d; want several and a final %d", calls.Load(), last.Load(), n)
 	}
 }
+
+// A RunQueue worker may hold several indices at once (the lanes of a
+// SIMD engine): every index is handed out exactly once, Done counts
+// them for the verdict and progress, and a cancellation stops the
+// handing out while the held indices finish.
+func TestRunQueueHoldsSeveral(t *testing.T) {
+	const n, held = 103, 4
+	for _, w := range []int{1, 2, 3} {
+		for _, chunk := range []int{0, 1, 7} {
+			counts := make([]atomic.Int32, n)
+			var last atomic.Int64
+			err := RunQueue(context.Background(), n, Config{Workers: w, Chunk: chunk, Progress: func(done, total int) { last.Store(int64(done)) }},
+				func(_ int, q *Queue, _ *atomic.Bool) {
+					var in []int
+					for {
+						for len(in) < held {
+							i, ok := q.Next()
+							if !ok {
+								break
+							}
+							in = append(in, i)
+						}
+						if len(in) == 0 {
+							return
+						}
+						counts[in[0]].Add(1) // finish the oldest
+						in = in[1:]
+						q.Done()
+					}
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range counts {
+				if c := counts[i].Load(); c != 1 {
+					t.Fatalf("workers %d chunk %d: index %d finished %d times", w, chunk, i, c)
+				}
+			}
+			if last.Load() != n {
+				t.Errorf("workers %d chunk %d: progress ended at %d of %d", w, chunk, last.Load(), n)
+			}
+		}
+	}
+	// Cancelled while a worker holds indices: Next says no more, the held
+	// ones finish, and RunQueue returns the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	var finished atomic.Int32
+	err := RunQueue(ctx, n, Config{Workers: 1, Chunk: 1}, func(_ int, q *Queue, _ *atomic.Bool) {
+		var in []int
+		for range held {
+			i, _ := q.Next()
+			in = append(in, i)
+		}
+		cancel()
+		if _, ok := q.Next(); ok {
+			t.Error("Next handed out an index after the cancellation")
+		}
+		for range in {
+			finished.Add(1)
+			q.Done()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || finished.Load() != held {
+		t.Errorf("cancelled: %v, %d held indices finished", err, finished.Load())
+	}
+	// A panic names the index the worker took last.
+	err = RunQueue(context.Background(), n, Config{Workers: 1, Chunk: 5}, func(_ int, q *Queue, _ *atomic.Bool) {
+		q.Next()
+		q.Next()
+		panic("boom")
+	})
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Index != 1 {
+		t.Errorf("panic: %v", err)
+	}
+}

@@ -67,9 +67,9 @@ type LaneSolver struct {
 // trajectories with m parameters each. flanes, when not nil and L is
 // ode.LaneWidth, evaluates f for all lanes at once; it must give each
 // lane the bits of cfg.F. kernel is ode.Programs.Kernel of the same
-// Programs (nil for none): where it is lane code this package can
-// inline, the whole attempt runs as one function of machine code.
-func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel any) (*LaneSolver, error) {
+// Programs (nil for none): where it is set and the processor has AVX2,
+// the whole attempt runs as one function of machine code.
+func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel) (*LaneSolver, error) {
 	if L < 1 {
 		return nil, fmt.Errorf("erk: %d lanes: must be ≥ 1", L)
 	}
@@ -121,7 +121,7 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel any) (*LaneSolve
 		}
 		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
 	}
-	if k, ok := kernel.(*jit.LaneKernel); ok && k != nil && ls.jit != nil && flanes != nil {
+	if k := kernel; k != nil && ls.jit != nil && flanes != nil && jit.HasAVX2() {
 		if ls.fused = buildFusedLanes(sv, k); ls.fused != nil {
 			ls.tIn = make([]float64, L)
 			ls.setFused(k.Registers())

@@ -230,7 +230,7 @@ func TestLanesMatchScalar(t *testing.T) {
 					for _, sums := range []string{"fused", "machine code", "Go"} {
 						name := fmt.Sprintf("%s %s L=%d lanesF=%v sums %s", c.name, tb.Name, L, lanesF, sums)
 						var fl ode.LaneFunc
-						var kernel any
+						var kernel *ode.LaneKernel
 						if lanesF {
 							pg := pr.Programs()
 							fl, kernel = pg.FLanes, pg.Kernel

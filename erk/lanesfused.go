@@ -8,7 +8,7 @@ import (
 )
 
 // A fused lane attempt: where f is lane code of one piece
-// (jit.LaneKernel: a problem compiled from formulas whose f calls no
+// (ode.LaneKernel: a problem compiled from formulas whose f calls no
 // math function), the whole attempt of the four lanes — every stage
 // sum, the stage times t + c_i·h, f at each stage (its body copied in),
 // the error sums and the norms — is one function of machine code,
@@ -37,7 +37,7 @@ type fusedLanes struct {
 // buildFusedLanes returns the fused attempt of sv's tableau for
 // ode.LaneWidth lanes with f's body k, or nil where the code would pass
 // jitMaxCode or cannot be made executable.
-func buildFusedLanes(sv *Solver, k *jit.LaneKernel) *fusedLanes {
+func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 	const L = ode.LaneWidth
 	s := sv.s
 	end := s

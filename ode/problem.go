@@ -26,12 +26,35 @@ const LaneWidth = 4
 // for one goroutine (Programs.FLanes) need not be safe for others.
 type LaneFunc func(t, y, p, dy []float64)
 
+// LaneKernel is a right-hand side's lane code (LaneWidth trajectories,
+// one per 64-bit lane of a 256-bit AVX2 register, lane-major blocks) as
+// x86-64 machine code that an engine copies into its own code, so that a
+// whole step attempt of the lane engine runs as one function without
+// calls in between. Problems compiled from formulas and the code
+// `gradsolve gen` writes provide it (Programs.Kernel); it is only run
+// where the processor has AVX2. Body:
+//
+//   - reads the addresses of its blocks from DI (the register file,
+//     whose first LaneWidth values hold the lanes' times), SI (y) and DX
+//     (p), and writes every output, lane-major, to [R11];
+//   - clobbers R12 and every vector register, and no other general
+//     register;
+//   - has no branches, no RIP-relative operands and no stack use, so
+//     it runs the same wherever it is copied;
+//   - uses VEX encodings only, and ends without vzeroupper or ret.
+type LaneKernel struct {
+	Body []byte
+	// Registers returns a fresh register file for Body, with its
+	// constants loaded: one per goroutine.
+	Registers func() []float64
+}
+
 // LaneProgram is a right-hand side in lane form: F for LaneWidth
 // trajectories at once and, where it has one, its Kernel (see
 // Programs.FLanes and Programs.Kernel).
 type LaneProgram struct {
 	F      LaneFunc
-	Kernel any
+	Kernel *LaneKernel
 }
 
 // InitialFunc computes an initial state from the parameters: it writes
@@ -135,11 +158,10 @@ type Programs struct {
 	// LaneFunc), as packed vector code where the processor has it; the
 	// lane engine calls F lane by lane where it is nil.
 	FLanes LaneFunc
-	// Kernel, when not nil, is FLanes in a form the engines of this
-	// module compile into their own machine code (problems compiled
-	// from formulas set it; its type is internal to the module, and
-	// other code leaves it alone). It must compute FLanes's bits.
-	Kernel any
+	// Kernel, when not nil, is FLanes as machine code the lane engine
+	// copies into its own (see LaneKernel). It must compute FLanes's
+	// bits.
+	Kernel *LaneKernel
 	// JVPJacY writes ∂(J_y·v + J_p·w)/∂y row-major (Dim×Dim) into jac,
 	// and JVPDfDt its ∂/∂t: the second derivatives that forward
 	// sensitivities of a Rosenbrock method need.

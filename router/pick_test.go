@@ -59,3 +59,48 @@ func TestPick(t *testing.T) {
 		t.Errorf("no engine runs the method: %+v", r)
 	}
 }
+
+// picky is a fake that serves everything but prefers only what prefer
+// allows (engine.Preferrer).
+type picky struct {
+	fake
+	prefer func(*engine.Request) error
+}
+
+func (p picky) Prefers(req *engine.Request) error { return p.prefer(req) }
+
+// An engine that serves a request but does not prefer it is passed
+// over, with its reason, for the next engine that serves; where no other
+// serves it, it runs after all.
+func TestPickPreferrer(t *testing.T) {
+	prob := &ode.Problem{Name: "m", Dim: 1}
+	lanes := picky{fake{"cpu-lanes", 1, method.ExplicitFamily, nil}, func(r *engine.Request) error {
+		if r.N < 4 {
+			return errors.New("an ensemble of fewer than 4 trajectories leaves lanes idle")
+		}
+		return nil
+	}}
+	erk := fake{"cpu-erk", 0, method.ExplicitFamily, nil}
+	for _, c := range []struct {
+		n        int
+		engines  []engine.Engine
+		want     string
+		reasonIn string
+	}{
+		{8, []engine.Engine{lanes, erk}, "cpu-lanes", "the registered engine"},
+		{2, []engine.Engine{lanes, erk}, "cpu-erk", "passed over: cpu-lanes: an ensemble of fewer than 4"},
+		{2, []engine.Engine{lanes}, "cpu-lanes", "the registered engine"},
+	} {
+		req := &engine.Request{Problem: prob, Method: method.Tsit5, Job: engine.Forward, N: c.n}
+		e, r := Pick(c.engines, req)
+		if e == nil || r.Err != nil || r.Engine != c.want || !strings.Contains(r.Reason, c.reasonIn) {
+			t.Errorf("N = %d, %d engines: %v, %+v; want %s (%q)", c.n, len(c.engines), e, r, c.want, c.reasonIn)
+		}
+	}
+	// A refusal still comes first: an unpreferred engine is no reason
+	// to hide another engine's refusal when the unpreferred one runs.
+	erk.refuse = errors.New("m: no")
+	if _, r := Pick([]engine.Engine{lanes, erk}, &engine.Request{Problem: prob, Method: method.Tsit5, Job: engine.Forward, N: 2}); r.Engine != "cpu-lanes" || !strings.Contains(r.Reason, "cpu-erk: m: no") {
+		t.Errorf("fallback to the unpreferred engine: %+v", r)
+	}
+}

@@ -64,7 +64,16 @@ type callInstr struct {
 
 // jitable reports whether the machine code computes op itself (the
 // others are Go calls).
-func jitable(op sym.Op) bool {
+func jitable(op sym.Op) bool { return jitableFor(op, 1) }
+
+// jitableFor is jitable for code of the given lanes: lane code needs
+// AVX2, which implies SSE4.1, so floor and ceil are always machine code
+// there, whatever the machine that generates it (gradsolve gen writes
+// lane code for other machines).
+func jitableFor(op sym.Op, lanes int) bool {
+	if lanes > 1 && (op == sym.OpFloor || op == sym.OpCeil) {
+		return true
+	}
 	switch op {
 	case sym.OpNeg, sym.OpAdd, sym.OpSub, sym.OpMul, sym.OpDiv, sym.OpSqrt, sym.OpAbs, sym.OpSelect,
 		sym.OpLt, sym.OpLe, sym.OpEq, sym.OpNe, sym.OpSign:

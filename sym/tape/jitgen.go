@@ -489,11 +489,42 @@ func compileJIT(pg *Program) *jitCode { return compileCode(pg, 1) }
 // compileCode translates pg into scalar code (lanes 1) or lane code
 // (lanes laneWidth: see lanes.go), or returns nil when it cannot.
 func compileCode(pg *Program, lanes int) *jitCode {
+	if !jit.Enabled() {
+		return nil
+	}
+	j, b, starts, fstart := genCode(pg, lanes)
+	if j == nil {
+		return nil
+	}
+	var err error
+	if j.code, err = jit.NewCode(b); err != nil {
+		return nil // no executable memory: the interpreter it is
+	}
+	k := 0
+	for i := range j.segs {
+		if j.segs[i].entry != 0 {
+			j.segs[i].entry = j.code.Addr(starts[k])
+			k++
+		}
+	}
+	if fstart >= 0 {
+		j.fentry = j.code.Addr(fstart)
+	}
+	return j
+}
+
+// genCode writes pg's machine code without making it executable (it
+// depends on nothing of the machine it runs on): the pieces, the bytes,
+// the offset of each machine-code piece and of the direct entry (−1 for
+// none); nil where a displacement would overflow. For lane code of one
+// piece it also keeps that piece as a body to inline (jitCode.body): the
+// piece without its closing vzeroupper and ret.
+func genCode(pg *Program, lanes int) (j *jitCode, b []byte, starts []int, fstart int) {
 	// Every displacement is an int32: the register file's and the
 	// outputs' (a dense Jacobian's outputs can outnumber the registers,
 	// many of them sharing one).
-	if !jit.Enabled() || max(int64(pg.nregs), int64(len(pg.outs)))*8*int64(lanes) > math.MaxInt32 {
-		return nil
+	if max(int64(pg.nregs), int64(len(pg.outs)))*8*int64(lanes) > math.MaxInt32 {
+		return nil, nil, nil, -1
 	}
 	l := pg.layout
 	g := &jitGen{pg: pg, bases: trampolineBases, lanes: lanes, where: make([]int8, pg.nregs)}
@@ -505,14 +536,13 @@ func compileCode(pg *Program, lanes int) *jitCode {
 	}
 	g.nextUses()
 	split := min(l.Dim, len(pg.outs))
-	j := &jitCode{split: split}
+	j = &jitCode{split: split}
 	// Pieces: maximal runs of machine-code operations, and runs of Go
 	// calls; the last piece is machine code (it writes the outputs).
-	var starts []int // offset of each machine-code piece in g.a.B
 	code := pg.code
 	for lo := 0; ; {
 		hi := lo
-		for hi < len(code) && jitable(code[hi].Op) {
+		for hi < len(code) && jitableFor(code[hi].Op, lanes) {
 			hi++
 		}
 		if hi > lo || hi == len(code) {
@@ -525,7 +555,7 @@ func compileCode(pg *Program, lanes int) *jitCode {
 			continue
 		}
 		var calls []callInstr
-		for ; hi < len(code) && !jitable(code[hi].Op); hi++ {
+		for ; hi < len(code) && !jitableFor(code[hi].Op, lanes); hi++ {
 			in := code[hi]
 			c := callInstr{op: in.Op, d: in.Dst}
 			ops := [3]int32{in.A, in.B, in.C}
@@ -539,34 +569,17 @@ func compileCode(pg *Program, lanes int) *jitCode {
 	}
 	// A program of one piece that reads no seeds can also be called
 	// directly as an ode.Func, in builds that allow it (see direct.go).
-	fstart := -1
+	fstart = -1
 	if directSupported && lanes == 1 && len(j.segs) == 1 && !pg.uses[3] && !pg.uses[4] && !pg.uses[5] {
 		g.bases = funcBases
 		fstart = g.segment(0, len(code), true, len(pg.outs))
 		g.badArgsStub()
 	}
-	var err error
-	if j.code, err = jit.NewCode(g.a.B); err != nil {
-		return nil // no executable memory: the interpreter it is
-	}
-	k := 0
-	for i := range j.segs {
-		if j.segs[i].entry != 0 {
-			j.segs[i].entry = j.code.Addr(starts[k])
-			k++
-		}
-	}
-	if fstart >= 0 {
-		j.fentry = j.code.Addr(fstart)
-	}
-	// Lane code of one piece is also kept as a body that other
-	// generated code inlines (Program.LaneKernel): the piece without its
-	// closing vzeroupper and ret.
 	if lanes > 1 && len(j.segs) == 1 {
 		b := g.a.B[starts[0]:]
 		if n := len(b); n >= 4 && b[n-4] == 0xC5 && b[n-3] == 0xF8 && b[n-2] == 0x77 && b[n-1] == 0xC3 {
 			j.body = append([]byte(nil), b[:n-4]...)
 		}
 	}
-	return j
+	return j, g.a.B, starts, fstart
 }

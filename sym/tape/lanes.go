@@ -43,6 +43,10 @@ type laneState struct {
 	once  sync.Once
 	code  *jitCode // nil: none (no AVX2, or no executable memory)
 	entry uintptr  // the code when it is one piece, else 0
+	// body is the lane code as a body to inline (LaneCode), written
+	// once, on any machine.
+	bodyOnce sync.Once
+	body     []byte
 }
 
 // laneCode returns pg's lane code, compiling it the first time, or nil.
@@ -76,16 +80,42 @@ func (pg *Program) NewLaneRegisters() []float64 {
 }
 
 // LaneKernel returns the program's lane code as a body to inline into
-// other generated code (see jit.LaneKernel), or nil where there is none:
-// no lane code here, a program with math functions (several pieces,
-// with Go calls between them), seeds, or outputs past its first block.
-func (pg *Program) LaneKernel() *jit.LaneKernel {
-	j := pg.laneCode()
-	if j == nil || j.body == nil || pg.uses[3] || pg.uses[4] || pg.uses[5] || j.split != len(pg.outs) {
+// other generated code (see ode.LaneKernel), or nil where there is none:
+// no lane code here (HasLaneCode), or a program LaneCode refuses.
+func (pg *Program) LaneKernel() *ode.LaneKernel {
+	if pg.laneCode() == nil {
 		return nil
 	}
-	return &jit.LaneKernel{Body: j.body, Registers: pg.NewLaneRegisters}
+	body, _, _ := pg.LaneCode()
+	if body == nil {
+		return nil
+	}
+	return &ode.LaneKernel{Body: body, Registers: pg.NewLaneRegisters}
 }
+
+// LaneCode returns the program's lane code as the body of an
+// ode.LaneKernel, with what its register file holds before a call: the
+// index of the program's first constant in the file (its constants
+// follow, each in every lane: constant i at [(base+i)·LaneWidth + l]),
+// and the constants. It writes the code without running it, the same on
+// every machine (gradsolve gen writes it into Go assembly for others).
+// body is nil for a program with math functions (several pieces, with
+// Go calls between them), seeds, or outputs past its first block.
+func (pg *Program) LaneCode() (body []byte, base int, consts []float64) {
+	pg.lane.bodyOnce.Do(func() {
+		if pg.uses[3] || pg.uses[4] || pg.uses[5] {
+			return
+		}
+		if j, _, _, _ := genCode(pg, LaneWidth); j != nil && j.split == len(pg.outs) {
+			pg.lane.body = j.body
+		}
+	})
+	return pg.lane.body, int(pg.layout.NumInputs()), pg.consts
+}
+
+// LaneRegisters is the size of the register file of the program's lane
+// code (the lane part of NewLaneRegisters).
+func (pg *Program) LaneRegisters() int { return pg.nregs * LaneWidth }
 
 // NewLaneFunc returns the program as an ode.LaneFunc (EvalFLanes) with
 // its own lane register file: for one goroutine.

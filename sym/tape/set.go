@@ -341,9 +341,7 @@ func (s *Set) Programs() *ode.Programs {
 		DfDtVJP: s.vjpFunc(lazyDfDtVJP),
 		FLanes:  s.f.NewLaneFunc(),
 	}
-	if k := s.f.LaneKernel(); k != nil { // a nil *jit.LaneKernel would be a non-nil any
-		pg.Kernel = k
-	}
+	pg.Kernel = s.f.LaneKernel()
 	return pg
 }
 
@@ -473,11 +471,7 @@ func (s *Set) SensLanes(paramCols []int) (func() ode.LaneProgram, error) {
 		return nil, err
 	}
 	return func() ode.LaneProgram {
-		lp := ode.LaneProgram{F: pg.NewLaneFunc()}
-		if k := pg.LaneKernel(); k != nil {
-			lp.Kernel = k
-		}
-		return lp
+		return ode.LaneProgram{F: pg.NewLaneFunc(), Kernel: pg.LaneKernel()}
 	}, nil
 }
 

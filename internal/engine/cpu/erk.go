@@ -108,11 +108,11 @@ func (pl *erkPlan) NewSolver() (engine.Solver, error) {
 // its own evaluator of f (a tape's registers) or of the augmented
 // system, and for the state's own f (not sensitivities) the same
 // Programs' lane form of f and its kernel, if it has them.
-func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, any, error) {
+func (pl *erkPlan) workerConfig() (erk.Config, ode.LaneFunc, *ode.LaneKernel, error) {
 	c := pl.cfg
 	prob := pl.spec.Problem
 	var flanes ode.LaneFunc
-	var kernel any
+	var kernel *ode.LaneKernel
 	switch {
 	case pl.spec.Job != engine.Sensitivities:
 		c.F = prob.F
