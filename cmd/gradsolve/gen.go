@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/gradsolve/gradsolve/npy"
@@ -64,8 +65,41 @@ flags:
 		_, err = stdout.Write(src)
 		return err
 	}
-	return npy.WriteFileAtomic(*out, func(w io.Writer) error {
-		_, err := w.Write(src)
+	if err := writeFile(*out, src); err != nil {
+		return err
+	}
+	// The lane form of f (amd64 Go assembly) goes beside the file; a
+	// model without one removes what an earlier run left there, which
+	// would belong to another f.
+	goSrc, asmSrc, ok, err := emitgo.GenerateLanes(set, emitgo.Options{Package: *pkg, Prefix: *prefix, Source: pos[0]})
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "emitgo: "))
+	}
+	goPath, asmPath := laneFiles(*out)
+	if !ok {
+		for _, p := range []string{goPath, asmPath} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := writeFile(goPath, goSrc); err != nil {
+		return err
+	}
+	return writeFile(asmPath, asmSrc)
+}
+
+// laneFiles returns the paths of the lane form gen writes beside the Go
+// file out: NAME_lanes_amd64.go and NAME_lanes_amd64.s for NAME.go.
+func laneFiles(out string) (goPath, asmPath string) {
+	base := strings.TrimSuffix(out, ".go")
+	return base + "_lanes_amd64.go", base + "_lanes_amd64.s"
+}
+
+func writeFile(path string, b []byte) error {
+	return npy.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
 	})
 }

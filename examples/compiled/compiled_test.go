@@ -1,12 +1,14 @@
 package compiled_test
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/examples/compiled"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/internal/gencheck"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
@@ -18,7 +20,80 @@ import (
 // now.
 func TestUpToDate(t *testing.T) {
 	for _, name := range []string{"lorenz", "halo", "robertson"} {
-		gencheck.UpToDate(t, name+"_gen.go", "run", "../../cmd/gradsolve", "gen", "../"+name+".ode", "-package", "compiled")
+		gencheck.UpToDateWith(t, name+"_gen.go", []string{name + "_gen_lanes_amd64.go", name + "_gen_lanes_amd64.s"},
+			"run", "../../cmd/gradsolve", "gen", "../"+name+".ode", "-package", "compiled")
+	}
+}
+
+// The generated lane form (the tape's lane code as Go assembly) is
+// linked in on amd64 with AVX2, its kernel is the tape's lane code byte
+// for byte, and the lane engine on it gives the tape's bits: forward,
+// with save times, and recorded.
+func TestLanesMatchTape(t *testing.T) {
+	if err := cpu.LanesAvailable(); err != nil {
+		t.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		pr   *ode.Problem
+		m    method.Method
+	}{
+		{"lorenz", compiled.LorenzProblem(), method.Tsit5},
+		{"halo", compiled.HaloProblem(), method.DP8},
+		{"robertson", compiled.RobertsonProblem(), method.Vern7},
+	} {
+		m, err := parse.ParseFile("../" + c.name + ".ode")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := tape.Build(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg := c.pr.Programs()
+		body, _, _ := set.F().LaneCode()
+		if pg.FLanes == nil || pg.Kernel == nil || !bytes.Equal(pg.Kernel.Body, body) {
+			t.Fatalf("%s: the generated lane form is missing or differs from the tape's lane code", c.name)
+		}
+		// Eleven trajectories, each with its own parameters, so that the
+		// lanes hold different steps.
+		const n = 11
+		ens := &gradsolve.Ensemble{N: n, Save: []float64{c.pr.T1 / 3}}
+		for i := range n {
+			for _, v := range c.pr.P {
+				ens.P = append(ens.P, v*(1+0.03*float64(i)))
+			}
+		}
+		if c.name == "robertson" { // stiff: a short span for an explicit method
+			ens.T0, ens.T1 = []float64{0}, []float64{0.01}
+			ens.Save = []float64{0.004}
+		}
+		o := &gradsolve.Options{Method: c.m, RTol: 1e-7, ATol: 1e-9, Engine: "cpu-lanes"}
+		a, err := gradsolve.Solve(context.Background(), c.pr, ens, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := *o
+		ref.Engine = "cpu-erk"
+		b, err := gradsolve.Solve(context.Background(), set.Problem(), ens, &ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Errs() != nil || b.Errs() != nil || a.Engine != "cpu-lanes" {
+			t.Fatalf("%s: %v / %v (engine %s)", c.name, a.Errs(), b.Errs(), a.Engine)
+		}
+		for _, v := range [][2][]float64{{a.Y, b.Y}, {a.Saved, b.Saved}, {a.T, b.T}} {
+			for i := range v[0] {
+				if math.Float64bits(v[0][i]) != math.Float64bits(v[1][i]) {
+					t.Fatalf("%s: generated in lanes %v, tape %v at %d", c.name, v[0][i], v[1][i], i)
+				}
+			}
+		}
+		for i := range a.Stats {
+			if a.Stats[i] != b.Stats[i] {
+				t.Fatalf("%s: trajectory %d: stats %+v in lanes, %+v on the tape", c.name, i, a.Stats[i], b.Stats[i])
+			}
+		}
 	}
 }
 

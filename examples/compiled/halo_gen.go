@@ -774,6 +774,11 @@ func HaloSensF(paramCols []int) (func() ode.Func, error) {
 	return func() ode.Func { return f }, nil
 }
 
+// lanesHalo, where the lane form of HaloF is linked in (the files
+// gradsolve gen -o writes beside this one, for amd64), sets FLanes and
+// Kernel of the Programs HaloProblem returns.
+var lanesHalo func(*ode.Programs)
+
 // HaloProblem returns the model "halo" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func HaloProblem() *ode.Problem {
@@ -790,8 +795,12 @@ func HaloProblem() *ode.Problem {
 		T1:         20,
 		Stiff:      false,
 		Programs: func() *ode.Programs {
-			return &ode.Programs{F: HaloF, JVP: HaloJVP, VJP: HaloVJP, JacY: HaloJacY, DfDt: HaloDfDt,
+			pg := &ode.Programs{F: HaloF, JVP: HaloJVP, VJP: HaloVJP, JacY: HaloJacY, DfDt: HaloDfDt,
 				JVPJacY: HaloJVPJacY, JVPDfDt: HaloJVPDfDt, JVPVJP: HaloJVPVJP, DfDtVJP: HaloDfDtVJP}
+			if lanesHalo != nil {
+				lanesHalo(pg)
+			}
+			return pg
 		},
 		SensF: HaloSensF,
 	}

@@ -337,6 +337,11 @@ func LorenzSensF(paramCols []int) (func() ode.Func, error) {
 	return func() ode.Func { return f }, nil
 }
 
+// lanesLorenz, where the lane form of LorenzF is linked in (the files
+// gradsolve gen -o writes beside this one, for amd64), sets FLanes and
+// Kernel of the Programs LorenzProblem returns.
+var lanesLorenz func(*ode.Programs)
+
 // LorenzProblem returns the model "lorenz" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func LorenzProblem() *ode.Problem {
@@ -353,8 +358,12 @@ func LorenzProblem() *ode.Problem {
 		T1:         1,
 		Stiff:      false,
 		Programs: func() *ode.Programs {
-			return &ode.Programs{F: LorenzF, JVP: LorenzJVP, VJP: LorenzVJP, JacY: LorenzJacY, DfDt: LorenzDfDt,
+			pg := &ode.Programs{F: LorenzF, JVP: LorenzJVP, VJP: LorenzVJP, JacY: LorenzJacY, DfDt: LorenzDfDt,
 				JVPJacY: LorenzJVPJacY, JVPDfDt: LorenzJVPDfDt, JVPVJP: LorenzJVPVJP, DfDtVJP: LorenzDfDtVJP}
+			if lanesLorenz != nil {
+				lanesLorenz(pg)
+			}
+			return pg
 		},
 		SensF: LorenzSensF,
 	}

@@ -386,6 +386,11 @@ func RobertsonSensF(paramCols []int) (func() ode.Func, error) {
 	return func() ode.Func { return f }, nil
 }
 
+// lanesRobertson, where the lane form of RobertsonF is linked in (the files
+// gradsolve gen -o writes beside this one, for amd64), sets FLanes and
+// Kernel of the Programs RobertsonProblem returns.
+var lanesRobertson func(*ode.Programs)
+
 // RobertsonProblem returns the model "robertson" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func RobertsonProblem() *ode.Problem {
@@ -402,8 +407,12 @@ func RobertsonProblem() *ode.Problem {
 		T1:         100000,
 		Stiff:      true,
 		Programs: func() *ode.Programs {
-			return &ode.Programs{F: RobertsonF, JVP: RobertsonJVP, VJP: RobertsonVJP, JacY: RobertsonJacY, DfDt: RobertsonDfDt,
+			pg := &ode.Programs{F: RobertsonF, JVP: RobertsonJVP, VJP: RobertsonVJP, JacY: RobertsonJacY, DfDt: RobertsonDfDt,
 				JVPJacY: RobertsonJVPJacY, JVPDfDt: RobertsonJVPDfDt, JVPVJP: RobertsonJVPVJP, DfDtVJP: RobertsonDfDtVJP}
+			if lanesRobertson != nil {
+				lanesRobertson(pg)
+			}
+			return pg
 		},
 		SensF: RobertsonSensF,
 	}

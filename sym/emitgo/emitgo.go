@@ -789,6 +789,9 @@ func (g *gen) problem() {
 		return "[]string{" + strings.Join(s, ", ") + "}"
 	}
 	lit := func(x float64) string { s, _, _ := g.literal(x); return s }
+	fmt.Fprintf(w, "\n// %s, where the lane form of %sF is linked in (the files\n", laneHook(p), p)
+	fmt.Fprintf(w, "// gradsolve gen -o writes beside this one, for amd64), sets FLanes and\n// Kernel of the Programs %sProblem returns.\n", p)
+	fmt.Fprintf(w, "var %s func(*ode.Programs)\n", laneHook(p))
 	fmt.Fprintf(w, "\n// %sProblem returns the model %s as an ode.Problem: its names\n", p, strconv.Quote(m.Name))
 	if g.initial {
 		fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs, SensF and\n// Initial.\n")
@@ -800,8 +803,9 @@ func (g *gen) problem() {
 	fmt.Fprintf(w, "StateNames: %s,\nParamNames: %s,\n", strs(m.StateNames()), strs(m.ParamNames()))
 	fmt.Fprintf(w, "Y0: %s,\nP: %s,\n", floats(g.y0), floats(m.P()))
 	fmt.Fprintf(w, "T0: %s,\nT1: %s,\nStiff: %t,\n", lit(m.T0), lit(m.T1), m.Stiff)
-	fmt.Fprintf(w, "Programs: func() *ode.Programs {\nreturn &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt,\n", p)
-	fmt.Fprintf(w, "JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}\n},\n", p)
+	fmt.Fprintf(w, "Programs: func() *ode.Programs {\npg := &ode.Programs{F: %[1]sF, JVP: %[1]sJVP, VJP: %[1]sVJP, JacY: %[1]sJacY, DfDt: %[1]sDfDt,\n", p)
+	fmt.Fprintf(w, "JVPJacY: %[1]sJVPJacY, JVPDfDt: %[1]sJVPDfDt, JVPVJP: %[1]sJVPVJP, DfDtVJP: %[1]sDfDtVJP}\n", p)
+	fmt.Fprintf(w, "if %[1]s != nil {\n%[1]s(pg)\n}\nreturn pg\n},\n", laneHook(p))
 	fmt.Fprintf(w, "SensF: %sSensF,\n", p)
 	if g.initial {
 		fmt.Fprintf(w, "Initial: func() ode.InitialFunc { return %sInitial },\n", p)

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"math"
 	"os"
 	"path/filepath"
@@ -439,5 +441,41 @@ func TestGenerateConcurrent(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: Generate beside SensF gave other source than alone", s.Model.Name)
 		}
+	}
+}
+
+// GenerateLanes writes the tape's lane code of f into a Go file and a Go
+// assembly file for amd64, byte for byte, where f has a lane form of
+// one piece; a model whose f calls a math function has none.
+func TestGenerateLanes(t *testing.T) {
+	s := mustBuild(t, lorenzModel())
+	goSrc, asmSrc, ok, err := emitgo.GenerateLanes(s, emitgo.Options{Package: "lorenz", Source: "lorenz.ode"})
+	if err != nil || !ok {
+		t.Fatalf("lorenz: ok %v, %v", ok, err)
+	}
+	fset := token.NewFileSet()
+	if _, err := parser.ParseFile(fset, "lanes_amd64.go", goSrc, 0); err != nil {
+		t.Fatalf("the lane Go file does not parse: %v", err)
+	}
+	body, _, _ := s.F().LaneCode()
+	var hex []string
+	for _, b := range body {
+		hex = append(hex, fmt.Sprintf("BYTE $0x%02x", b))
+	}
+	asm := string(asmSrc)
+	for _, want := range []string{"//go:build amd64", "TEXT ·lanesLorenzF(SB), NOSPLIT, $0-32", strings.Join(hex[:8], "; "), "VZEROUPPER\n\tRET\n"} {
+		if !strings.Contains(asm, want) {
+			t.Errorf("the assembly lacks %q", want)
+		}
+	}
+	if strings.Count(asm, "BYTE $") != len(body) || !bytes.Contains(goSrc, []byte("//go:build amd64")) {
+		t.Errorf("the assembly holds %d bytes of the %d of the lane code", strings.Count(asm, "BYTE $"), len(body))
+	}
+	// exp stays a Go call between pieces of lane code: no lane form.
+	m := sym.NewModel("decay")
+	y := m.State("y", 1)
+	m.Deriv(y, sym.Exp(y).Neg())
+	if _, _, ok, err := emitgo.GenerateLanes(mustBuild(t, m), emitgo.Options{Package: "decay"}); ok || err != nil {
+		t.Errorf("a model with exp: ok %v, %v", ok, err)
 	}
 }

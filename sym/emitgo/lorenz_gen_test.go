@@ -337,6 +337,11 @@ func GenLorenzSensF(paramCols []int) (func() ode.Func, error) {
 	return func() ode.Func { return f }, nil
 }
 
+// lanesGenLorenz, where the lane form of GenLorenzF is linked in (the files
+// gradsolve gen -o writes beside this one, for amd64), sets FLanes and
+// Kernel of the Programs GenLorenzProblem returns.
+var lanesGenLorenz func(*ode.Programs)
+
 // GenLorenzProblem returns the model "lorenz" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func GenLorenzProblem() *ode.Problem {
@@ -353,8 +358,12 @@ func GenLorenzProblem() *ode.Problem {
 		T1:         1,
 		Stiff:      false,
 		Programs: func() *ode.Programs {
-			return &ode.Programs{F: GenLorenzF, JVP: GenLorenzJVP, VJP: GenLorenzVJP, JacY: GenLorenzJacY, DfDt: GenLorenzDfDt,
+			pg := &ode.Programs{F: GenLorenzF, JVP: GenLorenzJVP, VJP: GenLorenzVJP, JacY: GenLorenzJacY, DfDt: GenLorenzDfDt,
 				JVPJacY: GenLorenzJVPJacY, JVPDfDt: GenLorenzJVPDfDt, JVPVJP: GenLorenzJVPVJP, DfDtVJP: GenLorenzDfDtVJP}
+			if lanesGenLorenz != nil {
+				lanesGenLorenz(pg)
+			}
+			return pg
 		},
 		SensF: GenLorenzSensF,
 	}
