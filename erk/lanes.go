@@ -61,6 +61,7 @@ type LaneSolver struct {
 	fregs []float64
 	kptrs []unsafe.Pointer
 	tIn   []float64
+	moved []uint64 // all-ones in the lanes completing a step (the fused code's mask)
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
@@ -235,6 +236,10 @@ func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
 // for all of them in one evaluation), then tries a step in every active
 // lane and writes each lane's error norm.
 func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
+	if ls.fused != nil {
+		ls.attemptFused(a)
+		return
+	}
 	sv := ls.sv
 	L := ls.L
 	ls.active = a.Active
@@ -266,16 +271,10 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 			}
 		}
 	}
-	if ls.fused != nil || ls.jit != nil {
+	if ls.jit != nil {
 		// The machine code finishes the norms too (normLanes): +Inf
 		// marks an attempt that is not usable, as Norm.Of's verdict.
-		if ls.fused != nil {
-			copy(ls.tIn, a.T)
-			jit.Call16(ls.fused.entry, &ls.fargs)
-			runtime.KeepAlive(ls.fused)
-		} else {
-			ls.stagesJIT(a.T)
-		}
+		ls.stagesJIT(a.T)
 		for l, e := range ls.errv {
 			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
 		}
@@ -283,6 +282,36 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 	}
 	ls.stages(a.T)
 	ls.norm.Of(ls.hv, ls.y, ls.y1, a.Active, a.Err, a.OK)
+}
+
+// attemptFused is Attempt as one call of the fused code, which also
+// completes the steps of the lanes that moved (the mask moved): only the
+// counts stay here.
+func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
+	sv := ls.sv
+	evals := sv.attemptEvals
+	advEval := !sv.fsal || sv.defer_ // completing a step evaluates f
+	for l, on := range a.Active {
+		ls.moved[l] = 0
+		if !on {
+			continue
+		}
+		n := evals
+		if a.Moved[l] {
+			ls.moved[l] = ^uint64(0)
+			if advEval {
+				n++
+			}
+		}
+		a.Stats[l].FEvals += n
+	}
+	copy(ls.hv, a.H)
+	copy(ls.tIn, a.T)
+	jit.Call16(ls.fused.entry, &ls.fargs)
+	runtime.KeepAlive(ls.fused)
+	for l, e := range ls.errv {
+		a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
+	}
 }
 
 // eval writes f at times t and lane-major states y into out, for every

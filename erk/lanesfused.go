@@ -24,6 +24,7 @@ const (
 	argFRegs = 12
 	argP     = 13
 	argKs    = 14
+	argMoved = 15 // all-ones in the lanes completing a step, else zero
 )
 
 // fusedLanes is a fused attempt's code.
@@ -85,6 +86,37 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 		reload()
 	}
 	reload()
+	// The completion of the lanes' accepted steps (Stepper.Advance):
+	// k_0 of a lane that moved becomes its FSAL stage, or f at its new
+	// point, evaluated for every lane into the spare stage (index s of
+	// the table) and kept where the lane moved.
+	from := s - 1
+	if !sv.fsal || sv.defer_ {
+		from = s
+		a.Load64(jit.R12, arg(argT))
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.R12})
+		a.Load64(jit.DI, arg(argFRegs))
+		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
+		a.Load64(jit.SI, arg(1))
+		a.Load64(jit.DX, arg(argP))
+		a.Load64(jit.R11, arg(argKs))
+		a.Load64(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * s)})
+		a.MovRR(jit.CX, jit.R11)
+		a.B = append(a.B, k.Body...)
+		reload()
+	}
+	a.Load64(jit.R12, arg(argMoved))
+	a.VRM(pp, m0, true, jit.OpLoad, yMask, 0, jit.Mem{Base: jit.R12})
+	a.Load64(jit.AX, arg(argKs))
+	a.Load64(jit.AX, jit.Mem{Base: jit.AX, Disp: int32(8 * from)})
+	for d := 0; d < dim; d += 4 {
+		k0 := jit.Mem{Base: regK, Disp: int32(8 * d)}
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.AX, Disp: int32(8 * d)})
+		a.VRR(pp, m0, true, jit.OpAnd, yT0, yT0, yMask) // the new k_0 where moved
+		a.VRM(pp, m0, true, jit.OpAndN, yT1, yMask, k0) // the old one elsewhere
+		a.VRR(pp, m0, true, jit.OpOr, yT0, yT0, yT1)
+		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, k0)
+	}
 	for i := 1; i < end; i++ {
 		g.begin()
 		g.sum(regYT, sv.rows[i], dim, true)
@@ -118,12 +150,15 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 func (ls *LaneSolver) setFused(regs []float64) {
 	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 	ls.fregs = regs
-	ls.kptrs = make([]unsafe.Pointer, len(ls.k))
+	ls.kptrs = make([]unsafe.Pointer, len(ls.k)+1)
 	for j, kj := range ls.k {
 		ls.kptrs[j] = ptr(kj)
 	}
+	ls.kptrs[len(ls.k)] = ptr(ls.adv)
+	ls.moved = make([]uint64, ls.L)
 	ls.fargs = ls.jargs
 	ls.fargs[7] = ptr(ls.fused.coefs)
 	ls.fargs[argT], ls.fargs[argFRegs], ls.fargs[argP] = ptr(ls.tIn), ptr(regs), ptr(ls.p)
 	ls.fargs[argKs] = unsafe.Pointer(unsafe.SliceData(ls.kptrs))
+	ls.fargs[argMoved] = unsafe.Pointer(unsafe.SliceData(ls.moved))
 }
