@@ -167,6 +167,12 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 	}
 	dim, nd := sv.dim*lanes, sv.cfg.NormDim*lanes
 	key := jitKey{tab.String(), dim, nd, lanes}
+	// What sum and norm take: all the values, or in lane code a
+	// group's (groups of four lanes, one after another).
+	sumDim, sumND := dim, nd
+	if lanes > 1 {
+		sumDim, sumND = sv.dim*4, sv.cfg.NormDim*4
+	}
 	jitMu.Lock()
 	defer jitMu.Unlock()
 	if js := jitCache[key]; js != nil {
@@ -178,7 +184,7 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 	if sv.fsal {
 		js.end = s - 1
 	}
-	g := &stageGen{dim: dim, slot: make([]int, s), hLanes: lanes > 1}
+	g := &stageGen{dim: dim, slot: make([]int, s), hLanes: lanes > 1, groups: max(1, lanes/4), gdim: sv.dim * 4}
 	type offsets struct {
 		inputs     []int
 		tail, errs int
@@ -195,15 +201,15 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 		for i := 1; i < js.end; i++ {
 			o.inputs = append(o.inputs, len(g.a.B))
 			g.begin()
-			g.sum(regYT, sv.rows[i], dim, true)
+			g.sum(regYT, sv.rows[i], sumDim, true)
 			g.finish()
 		}
 		o.tail = len(g.a.B)
 		g.begin()
 		if sv.fsal {
-			g.sum(regY1, sv.rows[s-1], dim, true)
+			g.sum(regY1, sv.rows[s-1], sumDim, true)
 		} else {
-			g.sum(regY1, sv.b, dim, true)
+			g.sum(regY1, sv.b, sumDim, true)
 		}
 		o.errs = -1
 		if sv.fsal && !sv.defer_ {
@@ -211,15 +217,12 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 			o.errs = len(g.a.B)
 			g.begin()
 		}
-		g.sum(regEV, sv.e, js.nd, false)
+		g.sum(regEV, sv.e, sumND, false)
 		if sv.e3 != nil {
-			g.sum(regEV3, sv.e3, js.nd, false)
+			g.sum(regEV3, sv.e3, sumND, false)
 		}
 		g.a.MovRR(jit.R13, jit.BX)
-		g.norm(js.nd, sv.e3 != nil)
-		if g.hLanes {
-			g.normLanes(dim, js.nd, sv.e3 != nil)
-		}
+		g.norm(sumND, sv.e3 != nil)
 		g.finish()
 	}
 	code, err := jit.NewCode(g.a.B)
@@ -345,12 +348,35 @@ func (g *stageGen) norm(nd int, e3 bool) {
 	i := len(g.coefs)
 	g.coefs = append(g.coefs, math.Float64frombits(1<<63-1)) // |x| mask
 	a.VRM(jit.VexPP66, jit.Map0F38, true, 0x19, yExtra, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
+	if !g.hLanes {
+		g.normChunks(0, nd, e3)
+		return
+	}
+	// Lanes: group by group (nd is a group's count), each finished on
+	// its own (normLanes).
+	for grp := range g.groups {
+		g.laneH(grp)
+		g.normChunks(grp*g.gdim, nd, e3)
+		g.normLanes(grp, nd, e3)
+	}
+}
+
+// laneH loads group grp's step sizes into yH (lane-major code).
+func (g *stageGen) laneH(grp int) {
+	g.a.VRM(jit.VexPP66, jit.Map0F, true, jit.OpLoad, yH, 0, jit.Mem{Base: regH, Disp: int32(32 * grp)}) // vmovupd
+}
+
+// normChunks emits norm's per-component part for the nd values from
+// base.
+func (g *stageGen) normChunks(base, nd int, e3 bool) {
+	a := &g.a
 	const (
 		yM  = 1 // max(|y|, |y1|), then the scale
 		yR  = 2 // |y1|, then r for ev
 		yR3 = 3 // loads, then r for ev3
 	)
-	chunks(nd, func(d int, pp byte, wide bool) {
+	chunks(nd, func(d0 int, pp byte, wide bool) {
+		d := base + d0
 		at := func(base byte) jit.Mem { return jit.Mem{Base: base, Disp: int32(8 * d)} }
 		a.VRM(pp, jit.Map0F, wide, jit.OpLoad, yM, 0, at(regY))
 		a.VRR(jit.VexPP66, jit.Map0F, wide, jit.OpAnd, yM, yM, yExtra) // |y|
@@ -381,7 +407,7 @@ func (g *stageGen) norm(nd int, e3 bool) {
 			// the sums in ascending order are vertical additions; the
 			// first term starts the sum (0 + r² = r², as Of's first
 			// addition gives).
-			if d == 0 {
+			if d0 == 0 {
 				a.VRR(pp, jit.Map0F, wide, jit.OpMov, v.acc, 0, v.reg)
 			} else {
 				a.VRR(pp, jit.Map0F, wide, jit.OpAdd, v.acc, v.acc, v.reg)
@@ -408,15 +434,17 @@ const (
 // norms, which normLanes writes.
 const argErr = 10
 
-// normLanes finishes the error norm of four lanes in machine code
-// after norm has summed their squared terms (lane-major code only): it
-// writes each lane's norm into the four values at argErr, or +Inf where
-// control.Norm.Of says the attempt is not usable (the norm or any of
-// the dim components of the lane's y1 not finite), with Of's operations
-// in Of's order: sqrt(Σr²/n), or Hairer's DOP853 form, and the test
-// fin + (err − err) == 0 with fin = Σ (y1_d − y1_d). dim and nd count
-// values (components × 4).
-func (g *stageGen) normLanes(dim, nd int, e3 bool) {
+// normLanes finishes the error norm of the four lanes of group grp in
+// machine code after norm has summed their squared terms (lane-major
+// code only): it writes each lane's norm into the group's four values
+// at argErr, or +Inf where control.Norm.Of says the attempt is not
+// usable (the norm or any of the components of the lane's y1 not
+// finite), with Of's operations in Of's order: sqrt(Σr²/n), or
+// Hairer's DOP853 form, and the test fin + (err − err) == 0 with
+// fin = Σ (y1_d − y1_d). nd counts a group's values of the norm
+// (components × 4).
+func (g *stageGen) normLanes(grp, nd int, e3 bool) {
+	dim, base := g.gdim, grp*g.gdim
 	a := &g.a
 	pp, m0 := byte(jit.VexPP66), byte(jit.Map0F)
 	coef := func(v float64) jit.Mem {
@@ -425,7 +453,7 @@ func (g *stageGen) normLanes(dim, nd int, e3 bool) {
 	}
 	broadcast := func(dst byte, v float64) { a.VRM(pp, jit.Map0F38, true, 0x19, dst, 0, coef(v)) }
 	for d := 0; d < dim; d += 4 {
-		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: regY1, Disp: int32(8 * d)})
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: regY1, Disp: int32(8 * (base + d))})
 		a.VRR(pp, m0, true, jit.OpSub, yT0, yT0, yT0) // 0 if finite, NaN otherwise
 		if d == 0 {
 			a.VRR(pp, m0, true, jit.OpMov, yFin, 0, yT0)
@@ -460,7 +488,8 @@ func (g *stageGen) normLanes(dim, nd int, e3 bool) {
 	a.VRR(pp, m0, true, jit.OpAnd, yErr, yErr, yMask)
 	a.VRR(pp, m0, true, jit.OpOr, yErr, yErr, yT2)
 	a.Load64(jit.R12, jit.Mem{Base: jit.R13, Disp: 8 * argErr})
-	a.VRM(pp, m0, true, jit.OpSt, yErr, 0, jit.Mem{Base: jit.R12})
+	a.VRM(pp, m0, true, jit.OpSt, yErr, 0, jit.Mem{Base: jit.R12, Disp: int32(32 * grp)})
+	a.Load64(jit.R12, jit.Mem{Base: jit.R13, Disp: 8 * argRTol}) // norm's, for the next group
 }
 
 // The predicates of vcmppd used: ordered equal, ordered greater than
@@ -499,8 +528,11 @@ type stageGen struct {
 	slot  []int // where stage j lies in the block, in units of dim
 	coefs []float64
 	// hLanes: h is four values, one per lane (lane-major arrays), not
-	// one value for every component.
-	hLanes bool
+	// one value for every component; the arrays then hold groups of
+	// four lanes (groups of them, gdim values each), each group with
+	// its own four step sizes.
+	hLanes       bool
+	groups, gdim int
 }
 
 // begin starts a function: h into every lane of its register, or the
@@ -534,7 +566,24 @@ func (g *stageGen) sum(dst byte, row []coef, n int, input bool) {
 	for t := range min(len(row), numCoefRegs) {
 		a.VRM(jit.VexPP66, jit.Map0F38, true, 0x19, byte(yCoef0+t), 0, coefMem(t))
 	}
-	chunks(n, func(d int, pp byte, wide bool) {
+	if !g.hLanes {
+		g.sumChunks(dst, row, 0, n, input, coefMem)
+		return
+	}
+	// Lanes: n is a group's count; each group with its step sizes.
+	for grp := range g.groups {
+		if input {
+			g.laneH(grp)
+		}
+		g.sumChunks(dst, row, grp*g.gdim, n, input, coefMem)
+	}
+}
+
+// sumChunks emits sum's chunks for the n values from from.
+func (g *stageGen) sumChunks(dst byte, row []coef, from, n int, input bool, coefMem func(int) jit.Mem) {
+	a := &g.a
+	chunks(n, func(d0 int, pp byte, wide bool) {
+		d := from + d0
 		off := int32(8 * d)
 		for t, c := range row {
 			cr := byte(yCoef0 + t)

@@ -34,6 +34,11 @@ import (
 type LaneSolver struct {
 	sv     *Solver // the configuration, the coefficients, and the per-lane work of save times
 	L, dim int
+	// W is the width of a group of lanes (laneGroup), m the number of
+	// parameters; base[l] is where lane l's first state component lies
+	// (at(dim, 0, l)).
+	W, m   int
+	base   []int
 	flanes ode.LaneFunc // f for every lane at once, or nil (f lane by lane)
 
 	k              [][]float64 // stages, lane-major, contiguous: k_j at j·dim·L
@@ -58,7 +63,8 @@ type LaneSolver struct {
 	// file, kptrs the stages' addresses and tIn the lanes' times.
 	fused *fusedLanes
 	fargs [16]unsafe.Pointer
-	fregs []float64
+	fregs [][]float64 // one register file per group of four lanes
+	fregp []unsafe.Pointer
 	kptrs []unsafe.Pointer
 	tIn   []float64
 	moved []uint64 // all-ones in the lanes completing a step (the fused code's mask)
@@ -81,11 +87,15 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel)
 	if err != nil {
 		return nil, err
 	}
-	if L != ode.LaneWidth {
+	W := laneGroup(L)
+	if W != ode.LaneWidth {
 		flanes = nil
 	}
 	dim, s := sv.dim, sv.s
-	ls := &LaneSolver{sv: sv, L: L, dim: dim, flanes: flanes}
+	ls := &LaneSolver{sv: sv, L: L, dim: dim, W: W, m: m, flanes: flanes, base: make([]int, L)}
+	for l := range L {
+		ls.base[l] = ls.at(dim, 0, l)
+	}
 	n := dim * L
 	flat := make([]float64, s*n+6*n+m*L+3*L+2*dim)
 	ls.k, flat = split(flat, s, n)
@@ -101,18 +111,19 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel)
 	}
 	ls.moving = make([]bool, L)
 	nd := sv.cfg.NormDim
-	ls.norm = control.LaneNorm{E: ls.ev[:nd*L], ATol: sv.cfg.ATol, RTol: sv.cfg.RTol, N: nd, L: L}
+	ls.norm = control.LaneNorm{E: ls.ev, ATol: sv.cfg.ATol, RTol: sv.cfg.RTol, N: nd, L: L, W: W}
 	if sv.e3 != nil {
-		ls.norm.E3 = ls.ev3[:nd*L]
+		ls.norm.E3 = ls.ev3
 	}
-	if L == ode.LaneWidth && jit.HasAVX() && !sv.generic && jitCodeEstimate(sv)*L <= jitMaxCode {
+	if W == ode.LaneWidth && jit.HasAVX() && !sv.generic && jitCodeEstimate(sv)*L <= jitMaxCode {
 		ls.jit = buildJITStages(sv, cfg.Tableau, L)
 	}
 	if ls.jit != nil {
 		ls.rtolL, ls.atolL = make([]float64, n), make([]float64, n)
 		for d := range dim {
 			for l := range L {
-				ls.rtolL[d*L+l], ls.atolL[d*L+l] = sv.cfg.RTol[d], sv.cfg.ATol[d]
+				i := ls.at(dim, d, l)
+				ls.rtolL[i], ls.atolL[i] = sv.cfg.RTol[d], sv.cfg.ATol[d]
 			}
 		}
 		ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
@@ -123,9 +134,9 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel)
 		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
 	}
 	if k := kernel; k != nil && ls.jit != nil && flanes != nil && jit.HasAVX2() {
-		if ls.fused = buildFusedLanes(sv, k); ls.fused != nil {
+		if ls.fused = buildFusedLanes(sv, k, L, m); ls.fused != nil {
 			ls.tIn = make([]float64, L)
-			ls.setFused(k.Registers())
+			ls.setFused(k.Registers)
 		}
 	}
 	ls.driver = ivp.NewLaneDriver(ls, &sv.loop)
@@ -152,26 +163,47 @@ func (ls *LaneSolver) Size() int { return ls.dim }
 func (ls *LaneSolver) Load(l int, y, f0, p []float64) {
 	ls.scatter(ls.y, y, l)
 	ls.scatter(ls.k[0], f0, l)
-	L := ls.L
 	for j, v := range p {
-		ls.p[j*L+l] = v
+		ls.p[ls.at(ls.m, j, l)] = v
 	}
 	ls.pl[l] = p
 }
 
-// scatter copies the scalar v into lane l of the lane-major dst.
+// laneGroup returns the width of the groups in which L lanes lie in the
+// arrays: four (the lanes of a 256-bit register) where L is a multiple
+// of four, else L, one group. Eight lanes are then two groups of four,
+// each laid out as four lanes are, so that f's lane code serves each
+// and the machine code interleaves the two.
+func laneGroup(L int) int {
+	if L%ode.LaneWidth == 0 {
+		return ode.LaneWidth
+	}
+	return L
+}
+
+// at returns the index of value d of lane l in an array of n values per
+// lane: lane-major within each group of W lanes, the groups one after
+// another ((l/W)·n·W + d·W + l mod W; d·L + l for one group).
+func (ls *LaneSolver) at(n, d, l int) int {
+	W := ls.W
+	return (l/W)*n*W + d*W + l%W
+}
+
+// scatter copies the scalar state-sized v into lane l of the lane-major
+// dst.
 func (ls *LaneSolver) scatter(dst, v []float64, l int) {
-	L := ls.L
+	base, W := ls.base[l], ls.W
 	for d, x := range v {
-		dst[d*L+l] = x
+		dst[base+d*W] = x
 	}
 }
 
-// gather copies lane l of the lane-major src into the scalar dst.
+// gather copies lane l of the lane-major src into the scalar
+// state-sized dst.
 func (ls *LaneSolver) gather(dst, src []float64, l int) {
-	L := ls.L
+	base, W := ls.base[l], ls.W
 	for d := range dst {
-		dst[d] = src[d*L+l]
+		dst[d] = src[base+d*W]
 	}
 }
 
@@ -182,12 +214,7 @@ func (ls *LaneSolver) Proposal(l int, dst []float64) { ls.gather(dst, ls.y1, l) 
 func (ls *LaneSolver) State(l int, dst []float64) { ls.gather(dst, ls.y, l) }
 
 // Accept makes lane l's proposal its state.
-func (ls *LaneSolver) Accept(l int) {
-	L := ls.L
-	for i := l; i < len(ls.y); i += L {
-		ls.y[i] = ls.y1[i]
-	}
-}
+func (ls *LaneSolver) Accept(l int) { ls.copyLane(ls.y, ls.y1, l) }
 
 // Keep returns lane l's stages k_0…k_lastB, as the scalar solver's mesh
 // keeps them.
@@ -226,8 +253,10 @@ func (ls *LaneSolver) Advance(l int, tEnd float64, p []float64, next bool, st *o
 
 // copyLane copies lane l of src into dst (lane-major, Dim values).
 func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
-	L := ls.L
-	for i := l; i < len(dst); i += L {
+	W := ls.W
+	n := ls.base[l] + (ls.dim-1)*W + 1 // past the lane's last value
+	dst, src = dst[:n], src[:n]
+	for i := ls.base[l]; i < n; i += W {
 		dst[i] = src[i]
 	}
 }
@@ -318,7 +347,11 @@ func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
 // lane at once (flanes) or for the lanes in which lane by lane.
 func (ls *LaneSolver) eval(t, y, out []float64, which []bool) {
 	if ls.flanes != nil {
-		ls.flanes(t, y, ls.p, out)
+		const W = ode.LaneWidth
+		n, np := ls.dim*W, ls.m*W
+		for g := range ls.L / W {
+			ls.flanes(t[g*W:(g+1)*W], y[g*n:(g+1)*n], ls.p[g*np:(g+1)*np], out[g*n:(g+1)*n])
+		}
 		return
 	}
 	f := ls.sv.cfg.F
@@ -363,10 +396,11 @@ func (ls *LaneSolver) stages(t []float64) {
 	} else {
 		ls.input(ls.y1, sv.b)
 	}
-	nd := sv.cfg.NormDim * ls.L
-	combine(ls.ev[:nd], sv.e, k)
+	// The error vectors of every component: in groups, the norm's
+	// components are not the first of the arrays.
+	combine(ls.ev, sv.e, k)
 	if sv.e3 != nil {
-		combine(ls.ev3[:nd], sv.e3, k)
+		combine(ls.ev3, sv.e3, k)
 	}
 }
 
@@ -374,10 +408,14 @@ func (ls *LaneSolver) stages(t []float64) {
 // lane's h).
 func (ls *LaneSolver) input(dst []float64, row []coef) {
 	combine(dst, row, ls.k)
-	L, y, h := ls.L, ls.y[:len(dst)], ls.hv
-	for i := 0; i < len(dst); i += L {
-		for l := range L {
-			dst[i+l] = y[i+l] + float64(h[l]*dst[i+l])
+	W, y, h := ls.W, ls.y[:len(dst)], ls.hv
+	n := ls.dim * W
+	for g := range ls.L / W {
+		hg, lo := h[g*W:(g+1)*W], g*n
+		for i := lo; i < lo+n; i += W {
+			for w := range W {
+				dst[i+w] = y[i+w] + float64(hg[w]*dst[i+w])
+			}
 		}
 	}
 }

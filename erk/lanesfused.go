@@ -35,21 +35,26 @@ type fusedLanes struct {
 	size  int
 }
 
-// buildFusedLanes returns the fused attempt of sv's tableau for
-// ode.LaneWidth lanes with f's body k, or nil where the code would pass
-// jitMaxCode or cannot be made executable.
-func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
-	const L = ode.LaneWidth
+// buildFusedLanes returns the fused attempt of sv's tableau for L lanes
+// (a multiple of ode.LaneWidth: groups of four, each laid out as four
+// lanes are) of trajectories with m parameters, with f's body k, or nil
+// where the code would pass jitMaxCode or cannot be made executable.
+// Each stage's sums run for every group, then f for each group in turn:
+// the groups' chains are independent, so the processor overlaps them.
+func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
+	const W = ode.LaneWidth
 	s := sv.s
 	end := s
 	if sv.fsal {
 		end = s - 1
 	}
-	if jitCodeEstimate(sv)*L+s*(len(k.Body)+128) > jitMaxCode {
+	G := L / W
+	if jitCodeEstimate(sv)*L+G*(s+1)*(len(k.Body)+160) > jitMaxCode {
 		return nil
 	}
-	dim, nd := sv.dim*L, sv.cfg.NormDim*L
-	g := &stageGen{dim: dim, slot: make([]int, s), hLanes: true}
+	gdim := sv.dim * W // a group's values of an array of states
+	dim, nd := gdim, sv.cfg.NormDim*W
+	g := &stageGen{dim: gdim * G, slot: make([]int, s), hLanes: true, groups: G, gdim: gdim}
 	for j := range g.slot {
 		g.slot[j] = j
 	}
@@ -61,26 +66,35 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 			a.Load64(r, arg(i))
 		}
 	}
-	// f at the stage time t + c·h (t + h where unit: the scalar code's
-	// t + h) of the input at argument in, into stage j.
+	// f for group grp at the stage time t + c·h (t + h where unit: the
+	// scalar code's t + h; t itself where at), of the input at argument
+	// in, into stage j (index s: the spare stage).
 	const pp, m0 = jit.VexPP66, jit.Map0F
-	f := func(in, j int, c float64, unit bool) {
+	f := func(grp, in, j int, c float64, unit, at bool) {
 		a.Load64(jit.R12, arg(argT))
-		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.R12})
-		if unit {
+		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.R12, Disp: int32(32 * grp)})
+		switch {
+		case at:
+		case unit:
+			g.laneH(grp)
 			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yH)
-		} else {
+		default:
+			g.laneH(grp)
 			g.coefs = append(g.coefs, c)
 			a.VRM(pp, jit.Map0F38, true, 0x19, yT1, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * (len(g.coefs) - 1))})
 			a.VRR(pp, m0, true, jit.OpMul, yT1, yT1, yH)  // c·h
 			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yT1) // t + c·h
 		}
 		a.Load64(jit.DI, arg(argFRegs))
+		a.Load64(jit.DI, jit.Mem{Base: jit.DI, Disp: int32(8 * grp)}) // the group's register file
 		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
 		a.Load64(jit.SI, arg(in))
+		a.Lea(jit.SI, jit.Mem{Base: jit.SI, Disp: int32(8 * grp * gdim)})
 		a.Load64(jit.DX, arg(argP))
+		a.Lea(jit.DX, jit.Mem{Base: jit.DX, Disp: int32(8 * grp * m * W)})
 		a.Load64(jit.R11, arg(argKs))
 		a.Load64(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * j)})
+		a.Lea(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * grp * gdim)})
 		a.MovRR(jit.CX, jit.R11)
 		a.B = append(a.B, k.Body...)
 		reload()
@@ -93,41 +107,36 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 	from := s - 1
 	if !sv.fsal || sv.defer_ {
 		from = s
-		a.Load64(jit.R12, arg(argT))
-		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.R12})
-		a.Load64(jit.DI, arg(argFRegs))
-		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
-		a.Load64(jit.SI, arg(1))
-		a.Load64(jit.DX, arg(argP))
-		a.Load64(jit.R11, arg(argKs))
-		a.Load64(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * s)})
-		a.MovRR(jit.CX, jit.R11)
-		a.B = append(a.B, k.Body...)
-		reload()
+		for grp := range G {
+			f(grp, 1, s, 0, false, true)
+		}
 	}
-	a.Load64(jit.R12, arg(argMoved))
-	a.VRM(pp, m0, true, jit.OpLoad, yMask, 0, jit.Mem{Base: jit.R12})
 	a.Load64(jit.AX, arg(argKs))
 	a.Load64(jit.AX, jit.Mem{Base: jit.AX, Disp: int32(8 * from)})
-	for d := 0; d < dim; d += 4 {
-		k0 := jit.Mem{Base: regK, Disp: int32(8 * d)}
-		a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.AX, Disp: int32(8 * d)})
-		a.VRR(pp, m0, true, jit.OpAnd, yT0, yT0, yMask) // the new k_0 where moved
-		a.VRM(pp, m0, true, jit.OpAndN, yT1, yMask, k0) // the old one elsewhere
-		a.VRR(pp, m0, true, jit.OpOr, yT0, yT0, yT1)
-		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, k0)
+	for grp := range G {
+		a.Load64(jit.R12, arg(argMoved))
+		a.VRM(pp, m0, true, jit.OpLoad, yMask, 0, jit.Mem{Base: jit.R12, Disp: int32(32 * grp)})
+		for d := grp * gdim; d < (grp+1)*gdim; d += 4 {
+			k0 := jit.Mem{Base: regK, Disp: int32(8 * d)}
+			a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: jit.AX, Disp: int32(8 * d)})
+			a.VRR(pp, m0, true, jit.OpAnd, yT0, yT0, yMask) // the new k_0 where moved
+			a.VRM(pp, m0, true, jit.OpAndN, yT1, yMask, k0) // the old one elsewhere
+			a.VRR(pp, m0, true, jit.OpOr, yT0, yT0, yT1)
+			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, k0)
+		}
 	}
 	for i := 1; i < end; i++ {
-		g.begin()
 		g.sum(regYT, sv.rows[i], dim, true)
-		f(2, i, sv.c[i], false)
+		for grp := range G {
+			f(grp, 2, i, sv.c[i], false, false)
+		}
 	}
-	g.begin()
 	if sv.fsal {
 		g.sum(regY1, sv.rows[s-1], dim, true)
 		if !sv.defer_ {
-			f(3, s-1, 1, true)
-			g.begin()
+			for grp := range G {
+				f(grp, 3, s-1, 1, true, false)
+			}
 		}
 	} else {
 		g.sum(regY1, sv.b, dim, true)
@@ -137,7 +146,6 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 		g.sum(regEV3, sv.e3, nd, false)
 	}
 	g.norm(nd, sv.e3 != nil)
-	g.normLanes(dim, nd, sv.e3 != nil)
 	g.finish()
 	code, err := jit.NewCode(a.B)
 	if err != nil {
@@ -146,10 +154,17 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel) *fusedLanes {
 	return &fusedLanes{code: code, entry: code.Addr(0), coefs: g.coefs, size: len(a.B)}
 }
 
-// setFused points the fused code's arguments at ls's arrays.
-func (ls *LaneSolver) setFused(regs []float64) {
+// setFused points the fused code's arguments at ls's arrays; regs
+// makes a register file of f's lane code, one per group of lanes.
+func (ls *LaneSolver) setFused(regs func() []float64) {
 	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
-	ls.fregs = regs
+	G := ls.L / ode.LaneWidth
+	ls.fregs = make([][]float64, G)
+	ls.fregp = make([]unsafe.Pointer, G)
+	for grp := range G {
+		ls.fregs[grp] = regs()
+		ls.fregp[grp] = ptr(ls.fregs[grp])
+	}
 	ls.kptrs = make([]unsafe.Pointer, len(ls.k)+1)
 	for j, kj := range ls.k {
 		ls.kptrs[j] = ptr(kj)
@@ -158,7 +173,8 @@ func (ls *LaneSolver) setFused(regs []float64) {
 	ls.moved = make([]uint64, ls.L)
 	ls.fargs = ls.jargs
 	ls.fargs[7] = ptr(ls.fused.coefs)
-	ls.fargs[argT], ls.fargs[argFRegs], ls.fargs[argP] = ptr(ls.tIn), ptr(regs), ptr(ls.p)
+	ls.fargs[argT], ls.fargs[argP] = ptr(ls.tIn), ptr(ls.p)
+	ls.fargs[argFRegs] = unsafe.Pointer(unsafe.SliceData(ls.fregp))
 	ls.fargs[argKs] = unsafe.Pointer(unsafe.SliceData(ls.kptrs))
 	ls.fargs[argMoved] = unsafe.Pointer(unsafe.SliceData(ls.moved))
 }

@@ -132,6 +132,13 @@ func (a *Asm) VMovqToX(x, r byte) {
 	a.B = append(a.B, 0xC4, b1, 0x80|0x78|VexPP66, 0x6E, 0xC0|(x&7)<<3|r&7) // W1, vvvv unused, L0
 }
 
+// Lea emits lea r, [m] (64-bit).
+func (a *Asm) Lea(r byte, m Mem) {
+	a.rex(true, r, m.Base)
+	a.B = append(a.B, 0x8D)
+	a.modrmMem(r, m)
+}
+
 // Load64 emits mov r, [m].
 func (a *Asm) Load64(r byte, m Mem) {
 	a.rex(true, r, m.Base)

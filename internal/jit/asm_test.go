@@ -24,6 +24,8 @@ func TestEncodings(t *testing.T) {
 		{"movabs $0x8000000000000000,%r12", func(a *Asm) { a.MovImm64(R12, 1<<63) }, []byte{0x49, 0xbc, 0, 0, 0, 0, 0, 0, 0, 0x80}},
 		{"movq %r12,%xmm14", func(a *Asm) { a.MovqToX(14, R12) }, []byte{0x66, 0x4d, 0x0f, 0x6e, 0xf4}},
 		{"vmovq %r12,%xmm13", func(a *Asm) { a.VMovqToX(13, R12) }, []byte{0xc4, 0x41, 0xf9, 0x6e, 0xec}},
+		{"lea 0x60(%rsi),%rsi", func(a *Asm) { a.Lea(SI, Mem{SI, 0x60}) }, []byte{0x48, 0x8d, 0x76, 0x60}},
+		{"lea 0x1000(%r11),%r11", func(a *Asm) { a.Lea(R11, Mem{R11, 0x1000}) }, []byte{0x4d, 0x8d, 0x9b, 0x00, 0x10, 0x00, 0x00}},
 		{"vmovq %rax,%xmm1", func(a *Asm) { a.VMovqToX(1, AX) }, []byte{0xc4, 0xe1, 0xf9, 0x6e, 0xc8}},
 		{"{vex3} vmovq %r12,%xmm1", func(a *Asm) { a.VMovqToX(1, R12) }, []byte{0xc4, 0xc1, 0xf9, 0x6e, 0xcc}},
 		{"mov 0x8(%rdx),%rax", func(a *Asm) { a.Load64(AX, Mem{DX, 8}) }, []byte{0x48, 0x8b, 0x42, 0x08}},

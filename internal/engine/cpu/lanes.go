@@ -13,10 +13,10 @@ import (
 	"github.com/gradsolve/gradsolve/ode"
 )
 
-// Lanes is the engine cpu-lanes: cpu-erk's arithmetic on ode.LaneWidth
+// Lanes is the engine cpu-lanes: cpu-erk's arithmetic on several
 // trajectories per worker side by side in SIMD lanes (erk.LaneSolver,
-// ivp.SolveLanes), each with its own step, bit for bit cpu-erk's
-// results. It needs AVX2 and machine code (and is off with
+// ivp.LaneDriver; eight as registered, two groups of four), each with
+// its own step, bit for bit cpu-erk's results. It needs AVX2 and machine code (and is off with
 // GRADSOLVE_LANES=off); the router prefers it for ensembles of at least
 // a lane's width whose problem has a lane right-hand side
 // (ode.Programs.FLanes, which problems compiled from formulas have).
