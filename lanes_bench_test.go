@@ -1,6 +1,8 @@
 package gradsolve_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
@@ -79,4 +81,77 @@ func BenchmarkLanesSens(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLanesWorkers measures the lane engine's throughput on one and
+// on two workers: 10⁵ Lorenz trajectories of BenchmarkLanes's ensemble
+// (ρ from 10 to 24, t ∈ [0, 10], rtol = atol = 1e-6), Tsit5. Compare the
+// ns/op of the two in one run (interleaved pairs: -count).
+func BenchmarkLanesWorkers(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	lorenz := exampleProblem(b, "lorenz")
+	const n = 100000
+	p := make([]float64, 0, 3*n)
+	for _, rho := range linspace(10, 24, n) {
+		p = append(p, rho, 10, 8.0/3)
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: []float64{10}}
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			o := &gradsolve.Options{Method: method.Tsit5, RTol: 1e-6, ATol: 1e-6, Engine: "cpu-lanes", Workers: w}
+			for b.Loop() {
+				if _, err := gradsolve.Solve(context.Background(), lorenz, ens, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLanesGradient measures the reverse gradient of ½Σ‖y(t1)‖²
+// over 10⁴ halo orbits (q from 0.6 to 1, t ∈ [0, 20], DP8 at rtol =
+// atol = 1e-8) against the lane engine's forward solve: the forward
+// solve, the recording (in lanes), and the gradient from the recording
+// (the record excluded).
+func BenchmarkLanesGradient(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	halo := exampleProblem(b, "halo")
+	const n = 10000
+	p := make([]float64, 0, 3*n)
+	for _, q := range linspace(0.6, 1, n) {
+		p = append(p, 1, q, 0.2)
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p}
+	o := &gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8, Engine: "cpu-lanes", Workers: 1}
+	ctx := context.Background()
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := gradsolve.Solve(ctx, halo, ens, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("record", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := gradsolve.Record(ctx, halo, ens, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	rec, err := gradsolve.Record(ctx, halo, ens, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cot := gradsolve.Cotangents{Y: rec.Result.Y} // ∂(½Σ‖y‖²)/∂y = y
+	b.Run("gradient", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := rec.Gradient(ctx, cot); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

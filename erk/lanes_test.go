@@ -347,3 +347,103 @@ func BenchmarkLanesWidth(b *testing.B) {
 		}
 	}
 }
+
+// revQueue hands out reverse jobs in order.
+type revQueue struct {
+	jobs []ivp.ReverseJob
+	next int
+	lane []int
+	done []int
+}
+
+func (q *revQueue) Next(l int) (*ivp.ReverseJob, bool) {
+	if q.next == len(q.jobs) {
+		return nil, false
+	}
+	q.lane[l] = q.next
+	q.next++
+	return &q.jobs[q.lane[l]], true
+}
+
+func (q *revQueue) Done(l int) { q.done[q.lane[l]]++ }
+
+// The reverse replay in lanes gives every trajectory the scalar
+// replayer's gradient bit for bit — with the mesh's stages or without,
+// with cotangents of save times (at step ends, inside steps, at t0) or
+// without, for every method and lane count, with f and the cotangent
+// program in lanes or lane by lane.
+func TestLaneReverseMatchesScalar(t *testing.T) {
+	for _, c := range laneCases(t)[:2] { // lorenz and halo: every trajectory succeeds or stops on the budget
+		pr := c.pr
+		pg := pr.Programs()
+		for _, tb := range method.All() {
+			for _, keep := range []bool{false, true} {
+				cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+					MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := newLaneQueue(c.trs, pr.Dim, 1, true)
+				var jobs []ivp.ReverseJob
+				for i := range c.trs {
+					rec.meshes[i].KeepStages = keep
+					sv.Solve(&rec.trs[i], &rec.outs[i], nil)
+					if rec.outs[i].Status != ode.Success {
+						continue
+					}
+					tr := &rec.trs[i]
+					job := ivp.ReverseJob{Mesh: rec.outs[i].Mesh, P: tr.P, Save: tr.Save, CotY: rec.outs[i].Y,
+						GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)}
+					if i%2 == 0 && len(tr.Save) > 0 {
+						job.CotSaved = rec.outs[i].Saved
+					}
+					jobs = append(jobs, job)
+				}
+				rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([][2][]float64, len(jobs))
+				for i, j := range jobs {
+					want[i] = [2][]float64{make([]float64, pr.Dim), make([]float64, pr.NumParams)}
+					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
+				}
+				for _, L := range []int{1, 3, 4, 8} {
+					for _, inLanes := range []bool{true, false} {
+						var fl ode.LaneFunc
+						var vl func(t, y, p, u, gy, gp []float64)
+						if inLanes {
+							fl, vl = pg.FLanes, pg.VJPLanes
+						}
+						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, fl, vl)
+						if err != nil {
+							t.Fatal(err)
+						}
+						q := &revQueue{jobs: append([]ivp.ReverseJob(nil), jobs...), lane: make([]int, L), done: make([]int, len(jobs))}
+						for i := range q.jobs {
+							q.jobs[i].GY0, q.jobs[i].GP = make([]float64, pr.Dim), make([]float64, pr.NumParams)
+						}
+						lr.ReverseLanes(q, nil)
+						name := fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes)
+						for i, j := range q.jobs {
+							if q.done[i] != 1 {
+								t.Fatalf("%s: job %d done %d times", name, i, q.done[i])
+							}
+							for k, v := range [][2][]float64{{j.GY0, want[i][0]}, {j.GP, want[i][1]}} {
+								for e := range v[0] {
+									if math.Float64bits(v[0][e]) != math.Float64bits(v[1][e]) {
+										t.Fatalf("%s: job %d: %s[%d] = %v, want %v", name, i, []string{"gy0", "gp"}[k], e, v[0][e], v[1][e])
+									}
+								}
+							}
+						}
+					}
+				}
+				if len(jobs) < 4 {
+					t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(jobs))
+				}
+			}
+		}
+	}
+}

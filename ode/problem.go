@@ -158,6 +158,12 @@ type Programs struct {
 	// LaneFunc), as packed vector code where the processor has it; the
 	// lane engine calls F lane by lane where it is nil.
 	FLanes LaneFunc
+	// VJPLanes, when set, is VJP for LaneWidth trajectories at once,
+	// every block lane-major (see LaneFunc): y, u and gy of Dim values,
+	// p and gp of NumParams values per lane. It must give VJP's bits
+	// lane by lane; the lane engine's reverse replay calls VJP lane by
+	// lane where it is nil.
+	VJPLanes func(t, y, p, u, gy, gp []float64)
 	// Kernel, when not nil, is FLanes as machine code the lane engine
 	// copies into its own (see LaneKernel). It must compute FLanes's
 	// bits.

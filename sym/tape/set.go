@@ -330,19 +330,35 @@ func (s *Set) WithGraph(fn func(g *sym.Graph)) {
 // which evaluators it has, builds nothing. Every evaluator is set.
 func (s *Set) Programs() *ode.Programs {
 	pg := &ode.Programs{
-		F:       s.f.NewFunc(),
-		JVP:     s.jvpFunc(lazyJVP),
-		VJP:     s.vjpFunc(lazyVJP),
-		JacY:    s.func4(lazyJacY),
-		DfDt:    s.func4(lazyDfDt),
-		JVPJacY: s.jvpFunc(lazyJVPJacY),
-		JVPDfDt: s.jvpFunc(lazyJVPDfDt),
-		JVPVJP:  s.jvpvjpFunc(lazyJVPVJP),
-		DfDtVJP: s.vjpFunc(lazyDfDtVJP),
-		FLanes:  s.f.NewLaneFunc(),
+		F:        s.f.NewFunc(),
+		JVP:      s.jvpFunc(lazyJVP),
+		VJP:      s.vjpFunc(lazyVJP),
+		JacY:     s.func4(lazyJacY),
+		DfDt:     s.func4(lazyDfDt),
+		JVPJacY:  s.jvpFunc(lazyJVPJacY),
+		JVPDfDt:  s.jvpFunc(lazyJVPDfDt),
+		JVPVJP:   s.jvpvjpFunc(lazyJVPVJP),
+		DfDtVJP:  s.vjpFunc(lazyDfDtVJP),
+		FLanes:   s.f.NewLaneFunc(),
+		VJPLanes: s.vjpLanesFunc(),
 	}
 	pg.Kernel = s.f.LaneKernel()
 	return pg
+}
+
+// vjpLanesFunc returns the lane evaluator of the cotangent program
+// (EvalVJPLanes), built on its first call if need be, with its own lane
+// registers.
+func (s *Set) vjpLanesFunc() func(t, y, p, u, gy, gp []float64) {
+	var pg *Program
+	var r []float64
+	return func(t, y, p, u, gy, gp []float64) {
+		if pg == nil {
+			pg = s.mustProgram(lazyVJP)
+			r = pg.NewLaneRegisters()
+		}
+		pg.EvalVJPLanes(r, t, y, p, u, gy, gp)
+	}
 }
 
 // func4 returns an evaluator of program k, of f's signature: the
