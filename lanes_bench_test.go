@@ -114,7 +114,7 @@ func BenchmarkLanesWorkers(b *testing.B) {
 // over 10⁴ halo orbits (q from 0.6 to 1, t ∈ [0, 20], DP8 at rtol =
 // atol = 1e-8) against the lane engine's forward solve: the forward
 // solve, the recording (in lanes), and the gradient from the recording
-// (the record excluded).
+// (the record excluded), on the scalar engine and in lanes.
 func BenchmarkLanesGradient(b *testing.B) {
 	if err := cpu.LanesAvailable(); err != nil {
 		b.Skipf("cpu-lanes cannot run here: %v", err)
@@ -126,32 +126,34 @@ func BenchmarkLanesGradient(b *testing.B) {
 		p = append(p, 1, q, 0.2)
 	}
 	ens := &gradsolve.Ensemble{N: n, P: p}
-	o := &gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8, Engine: "cpu-lanes", Workers: 1}
 	ctx := context.Background()
-	b.Run("forward", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := gradsolve.Solve(ctx, halo, ens, o); err != nil {
-				b.Fatal(err)
+	for _, e := range []string{"cpu-erk", "cpu-lanes"} {
+		o := &gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8, Engine: e, Workers: 1}
+		b.Run(e+"/forward", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Solve(ctx, halo, ens, o); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("record", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := gradsolve.Record(ctx, halo, ens, o); err != nil {
-				b.Fatal(err)
+		})
+		b.Run(e+"/record", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Record(ctx, halo, ens, o); err != nil {
+					b.Fatal(err)
+				}
 			}
+		})
+		rec, err := gradsolve.Record(ctx, halo, ens, o)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	rec, err := gradsolve.Record(ctx, halo, ens, o)
-	if err != nil {
-		b.Fatal(err)
+		cot := gradsolve.Cotangents{Y: rec.Result.Y} // ∂(½Σ‖y‖²)/∂y = y
+		b.Run(e+"/gradient", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rec.Gradient(ctx, cot); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
-	cot := gradsolve.Cotangents{Y: rec.Result.Y} // ∂(½Σ‖y‖²)/∂y = y
-	b.Run("gradient", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := rec.Gradient(ctx, cot); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }

@@ -250,7 +250,7 @@ func (rec *Recording) forward(ctx context.Context, y0, p []float64, res *Result,
 	return rec.run(ctx, func(rp engine.Replayer, i int) {
 		rp.Forward(rec.meshes[i], y0[i*dim:(i+1)*dim], p[i*m:(i+1)*m], pick(rec.in.save, i, K),
 			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
-	}, func(i int) {
+	}, nil, func(i int) {
 		fillNaN(res.Y[i*dim : (i+1)*dim])
 		fillNaN(res.Saved[i*K*dim : (i+1)*K*dim])
 	}, workers)
@@ -312,6 +312,14 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 	}
 	g := &Gradient{P: make([]float64, n*m), Y0: make([]float64, n*dim), Status: rec.Result.Status, Shift: rec.Shift()}
 	start := time.Now()
+	job := func(i int, j *ivp.ReverseJob) {
+		var cs []float64
+		if cot.Saved != nil {
+			cs = cot.Saved[i*K*dim : (i+1)*K*dim]
+		}
+		*j = ivp.ReverseJob{Mesh: rec.meshes[i], P: rec.p[i*m : (i+1)*m], Save: pick(rec.in.save, i, K),
+			CotY: cot.Y[i*dim : (i+1)*dim], CotSaved: cs, GY0: g.Y0[i*dim : (i+1)*dim], GP: g.P[i*m : (i+1)*m]}
+	}
 	err := rec.run(ctx, func(rp engine.Replayer, i int) {
 		var cs []float64
 		if cot.Saved != nil {
@@ -319,7 +327,7 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 		}
 		rp.Reverse(rec.meshes[i], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K), cot.Y[i*dim:(i+1)*dim], cs,
 			g.Y0[i*dim:(i+1)*dim], g.P[i*m:(i+1)*m])
-	}, func(i int) {
+	}, job, func(i int) {
 		fillNaN(g.Y0[i*dim : (i+1)*dim])
 		fillNaN(g.P[i*m : (i+1)*m])
 	}, &g.Workers)
@@ -357,8 +365,10 @@ func checkCotangents(cot Cotangents, n, dim, K int) error {
 
 // run calls job for every trajectory whose recording succeeded and
 // failed for the others, on the ensemble's workers, each with its own
-// Replayer.
-func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i int), failed func(i int), workers *int) error {
+// Replayer. Where the replayer runs reverse jobs in lanes
+// (engine.LaneReplayer) and revJob is given, the workers hand it the
+// jobs revJob describes instead of calling job.
+func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i int), revJob func(i int, j *ivp.ReverseJob), failed func(i int), workers *int) error {
 	n := rec.Result.N
 	ecfg := ensemble.Config{Workers: rec.opts.Workers, Chunk: rec.opts.Chunk}
 	nw := ensemble.Workers(n, ecfg)
@@ -370,12 +380,21 @@ func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i in
 		}
 	}
 	*workers = nw
-	err := ensemble.Run(ctx, n, ecfg, func(w, i int, _ *atomic.Bool) {
-		if rec.Result.Status[i] != ode.Success {
-			failed(i)
+	err := ensemble.RunQueue(ctx, n, ecfg, func(w int, q *ensemble.Queue, stop *atomic.Bool) {
+		if lr, ok := rps[w].(engine.LaneReplayer); ok && revJob != nil {
+			src := &reverseSource{rec: rec, q: q, index: make([]int, lr.Lanes()), jobs: make([]ivp.ReverseJob, lr.Lanes()),
+				job: revJob, failed: failed}
+			lr.ReverseLanes(src, stop)
 			return
 		}
-		job(rps[w], i)
+		for i, ok := q.Next(); ok; i, ok = q.Next() {
+			if rec.Result.Status[i] != ode.Success {
+				failed(i)
+			} else {
+				job(rps[w], i)
+			}
+			q.Done()
+		}
 	})
 	var pe *ensemble.PanicError
 	if errors.As(err, &pe) {
@@ -383,6 +402,36 @@ func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i in
 	}
 	return err
 }
+
+// reverseSource hands a lane replayer's worker the reverse jobs of its
+// queue: the successful recordings (the others are failed at once).
+type reverseSource struct {
+	rec    *Recording
+	q      *ensemble.Queue
+	index  []int
+	jobs   []ivp.ReverseJob
+	job    func(i int, j *ivp.ReverseJob)
+	failed func(i int)
+}
+
+func (s *reverseSource) Next(l int) (*ivp.ReverseJob, bool) {
+	for {
+		i, ok := s.q.Next()
+		if !ok {
+			return nil, false
+		}
+		if s.rec.Result.Status[i] != ode.Success {
+			s.failed(i)
+			s.q.Done()
+			continue
+		}
+		s.index[l] = i
+		s.job(i, &s.jobs[l])
+		return &s.jobs[l], true
+	}
+}
+
+func (s *reverseSource) Done(int) { s.q.Done() }
 
 func fillNaN(v []float64) {
 	for i := range v {

@@ -205,6 +205,17 @@ type LaneSolver interface {
 	SolveLanes(src ivp.LaneSource, stop *atomic.Bool)
 }
 
+// LaneReplayer is a Replayer that also reverses several recordings at
+// once on one worker (the lane engine's reverse replay): the front end
+// hands it a source of jobs, and each job's gradients are Reverse's.
+type LaneReplayer interface {
+	Replayer
+	// Lanes is the number of jobs it holds at once.
+	Lanes() int
+	// ReverseLanes runs every job src hands out (ivp.LaneWalk.Reverse).
+	ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool)
+}
+
 // Preferrer is an Engine that serves some requests it should not be
 // picked for by default (they run, but slower than on another engine):
 // Prefers returns nil where the router may pick it, else why not. An

@@ -23,7 +23,8 @@ import (
 //
 // Forward sensitivities run in the lanes on the fused sensitivity
 // system where the problem has its lane form (Problem.SensLanes), else
-// lane by lane; the replay of a recording runs on cpu-erk's replayer.
+// lane by lane; the reverse replay of a recording runs in lanes too
+// (erk.LaneReplayer), its forward replay on cpu-erk's replayer.
 type Lanes struct {
 	name     string
 	lanes    int
@@ -151,6 +152,23 @@ func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
 		return nil, err
 	}
 	return &laneSolver{LaneSolver: ls}, nil
+}
+
+// NewReplayer returns one worker's lane replayer: the reverse replay in
+// lanes, on the worker's own programs (f, the cotangent program and
+// their lane forms).
+func (pl *lanesPlan) NewReplayer() (engine.Replayer, error) {
+	pg, err := programs(pl.spec.Problem, ode.HasVJP)
+	if err != nil {
+		return nil, err
+	}
+	c := pl.cfg
+	c.F = pg.F
+	rp, err := erk.NewLaneReplayer(c, pl.lanes, pl.spec.Problem.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes)
+	if err != nil {
+		return nil, err
+	}
+	return rp, nil
 }
 
 // laneSolver is an erk.LaneSolver as an engine.LaneSolver: its Solve
