@@ -1,8 +1,11 @@
 package erk
 
 import (
+	"runtime"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -33,6 +36,11 @@ type LaneReplayer struct {
 	gp, gpTmp        []float64   // lane-major parameters' cotangents
 	uS, gyS, gpS, yS []float64   // one lane's, for the cotangent program lane by lane
 	t                []float64   // the lanes' step start times
+	// rev is the cotangent sums as machine code, or nil; rargs its
+	// arguments (k̄, v, h, coefficients), sargs the stage code's with
+	// its output pointed at each stage input in turn.
+	rev          *revSums
+	rargs, sargs [16]unsafe.Pointer
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer) for L
@@ -60,6 +68,13 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 	d := ls.dim
 	lr.uS, lr.gyS, lr.yS, lr.gpS = flat[:d], flat[d:2*d], flat[2*d:3*d], flat[3*d:3*d+m]
 	lr.walk = ivp.NewLaneWalk(lr, ls.dim)
+	if ls.jit != nil {
+		if lr.rev = buildRevSums(ls.sv, L); lr.rev != nil {
+			ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+			lr.rargs[0], lr.rargs[6], lr.rargs[7] = ptr(lr.kbar[0]), ptr(ls.hv), ptr(lr.rev.coefs)
+			lr.sargs = ls.jargs
+		}
+	}
 	return lr, nil
 }
 
@@ -132,12 +147,12 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 			}
 		}
 		for i := 1; i <= sv.lastB; i++ {
-			ls.input(lr.ys[i], sv.rows[i])
+			lr.input(i)
 		}
 	} else {
 		ls.eval(t, ls.y, ls.k[0], r.Active)
 		for i := 1; i <= sv.lastB; i++ {
-			ls.input(lr.ys[i], sv.rows[i])
+			lr.input(i)
 			ls.stageTimes(t, sv.c[i])
 			ls.eval(ls.tt, lr.ys[i], ls.k[i], r.Active)
 		}
@@ -147,9 +162,7 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 	for i := 0; i <= last; i++ {
 		clear(lr.kbar[i])
 	}
-	for _, c := range sv.b {
-		lr.addScaled(lr.kbar[c.j], lr.ynew, c.a)
-	}
+	lr.sums(-1, lr.ynew)
 	clear(lr.ybar)
 	addTo(lr.ybar, lr.ynew)
 	for i := last; i >= 0; i-- {
@@ -157,9 +170,7 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		lr.cotangents(r.Active, lr.ys[i], lr.kbar[i])
 		addTo(lr.ybar, lr.gy)
 		addTo(lr.gp, lr.gpTmp)
-		for _, c := range sv.rows[i] {
-			lr.addScaled(lr.kbar[c.j], lr.gy, c.a)
-		}
+		lr.sums(i, lr.gy)
 	}
 	for l, on := range r.Active {
 		if on {
@@ -167,6 +178,45 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 			ls.gatherN(r.GP[l], lr.gp, m, l)
 		}
 	}
+}
+
+// input sets the input of stage i, y + h·Σ a_ij·k_j, lane by lane: the
+// stage code's (machine code, its output pointed at ys[i]) where there
+// is one.
+func (lr *LaneReplayer) input(i int) {
+	ls := lr.ls
+	if lr.rev == nil {
+		ls.input(lr.ys[i], ls.sv.rows[i])
+		return
+	}
+	lr.sargs[2] = unsafe.Pointer(unsafe.SliceData(lr.ys[i]))
+	jit.Call16(ls.jit.entries[0].inputs[i-1], &lr.sargs)
+	runtime.KeepAlive(ls.jit)
+}
+
+// sums adds (h·a_j)·v to k̄_j for the terms of row i of A (b for i < 0).
+func (lr *LaneReplayer) sums(i int, v []float64) {
+	sv := lr.ls.sv
+	if lr.rev == nil {
+		row := sv.b
+		if i >= 0 {
+			row = sv.rows[i]
+		}
+		for _, c := range row {
+			lr.addScaled(lr.kbar[c.j], v, c.a)
+		}
+		return
+	}
+	entry := lr.rev.b
+	if i >= 0 {
+		entry = lr.rev.rows[i]
+	}
+	if entry == 0 {
+		return
+	}
+	lr.rargs[1] = unsafe.Pointer(unsafe.SliceData(v))
+	jit.Call16(entry, &lr.rargs)
+	runtime.KeepAlive(lr.rev)
 }
 
 // addScaled adds (h_l·a)·v to dst lane by lane, as reverseStep adds
@@ -211,4 +261,72 @@ func (lr *LaneReplayer) cotangents(active []bool, y, u []float64) {
 		ls.scatter(lr.gy, lr.gyS, l)
 		ls.scatterN(lr.gpTmp, lr.gpS, m, l)
 	}
+}
+
+// revSums is the cotangent sums of the reverse sweep as machine code
+// for L lanes (a multiple of four): for b and for each row i of A, the
+// function that adds (h·a_j)·v to the cotangent k̄_j of every stage j
+// of the row, with v the array the code's second argument points at —
+// Replayer.reverseStep's sums, product by product, lane by lane.
+type revSums struct {
+	code  *jit.Code
+	coefs []float64
+	b     uintptr
+	rows  []uintptr // by stage i ≤ lastB; 0 for a row without terms
+}
+
+// buildRevSums returns the cotangent sums of sv for L lanes, or nil
+// where there is no machine code.
+func buildRevSums(sv *Solver, L int) *revSums {
+	const W = ode.LaneWidth
+	if !jit.HasAVX() || L%W != 0 {
+		return nil
+	}
+	G, gdim := L/W, sv.dim*W
+	g := &stageGen{dim: gdim * G, hLanes: true, groups: G, gdim: gdim}
+	a := &g.a
+	const pp, m0 = jit.VexPP66, jit.Map0F
+	emit := func(row []coef) int {
+		start := len(a.B)
+		base := len(g.coefs)
+		for _, c := range row {
+			g.coefs = append(g.coefs, c.a)
+		}
+		for grp := range G {
+			g.laneH(grp)
+			for d := grp * gdim; d < (grp+1)*gdim; d += 4 {
+				a.VRM(pp, m0, true, jit.OpLoad, yTmp, 0, jit.Mem{Base: regY, Disp: int32(8 * d)}) // v
+				for t, c := range row {
+					a.VRM(pp, jit.Map0F38, true, 0x19, yExtra, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * (base + t))})
+					a.VRR(pp, m0, true, jit.OpMul, yAcc, yH, yExtra) // h·a
+					a.VRR(pp, m0, true, jit.OpMul, yAcc, yAcc, yTmp) // (h·a)·v
+					kb := jit.Mem{Base: regK, Disp: int32(8 * (c.j*gdim*G + d))}
+					a.VRM(pp, m0, true, jit.OpLoad, yCoef0, 0, kb)
+					a.VRR(pp, m0, true, jit.OpAdd, yCoef0, yCoef0, yAcc) // k̄ + (h·a)·v
+					a.VRM(pp, m0, true, jit.OpSt, yCoef0, 0, kb)
+				}
+			}
+		}
+		g.finish()
+		return start
+	}
+	offB := emit(sv.b)
+	offs := make([]int, sv.lastB+1)
+	for i := range offs {
+		offs[i] = -1
+		if len(sv.rows[i]) > 0 {
+			offs[i] = emit(sv.rows[i])
+		}
+	}
+	code, err := jit.NewCode(a.B)
+	if err != nil {
+		return nil
+	}
+	rs := &revSums{code: code, coefs: g.coefs, b: code.Addr(offB), rows: make([]uintptr, len(offs))}
+	for i, o := range offs {
+		if o >= 0 {
+			rs.rows[i] = code.Addr(o)
+		}
+	}
+	return rs
 }

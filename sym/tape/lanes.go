@@ -155,6 +155,21 @@ func (pg *Program) EvalJVPLanes(r, t, y, p, v, w, out []float64) {
 // cotangent u (Dim) lane-major, the first Dim outputs into gy and the
 // rest into gp, each lane-major.
 func (pg *Program) EvalVJPLanes(r, t, y, p, u, gy, gp []float64) {
+	const L = LaneWidth
+	// The reverse replay's hot path, as EvalFLanes's: code of one
+	// piece, entered at once.
+	if j := pg.laneCode(); j != nil && pg.lane.entry != 0 && !pg.uses[3] && !pg.uses[4] {
+		lay, nOut := pg.layout, pg.split()
+		if len(r) >= pg.nregs*(L+1) && len(t) >= L && len(y) >= lay.Dim*L && len(p) >= lay.NumParams*L &&
+			len(u) >= lay.Dim*L && len(gy) >= nOut*L && len(gp) >= (len(pg.outs)-nOut)*L {
+			copy(r[:L], t[:L])
+			var a jitArgs
+			a[0], a[1], a[2], a[5], a[6], a[7] = data(r), data(y), data(p), data(u), data(gy), data(gp)
+			jit.Call(pg.lane.entry, &a)
+			runtime.KeepAlive(j) // it owns the machine code
+			return
+		}
+	}
 	pg.evalLanes("EvalVJPLanes", r, t, y, p, nil, nil, u, gy, gp)
 }
 
