@@ -151,8 +151,43 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 		ctl.NextLanes(a.Err, d.cst, a.Active, d.accepts, d.factors)
 		any = false
 		for l := range L {
+			// judge and prepare, with their common cases written out
+			// here: a rejection, or a step accepted inside the span with
+			// no save time in it and no mesh; then the checks before the
+			// next attempt when none fails.
+			ln := &d.lanes[l]
 			if a.Active[l] {
-				d.judge(l)
+				switch {
+				case !a.OK[l] || !d.accepts[l]:
+					d.judge(l)
+				case !ln.last && ln.out.Mesh == nil && (ln.isave == len(ln.tr.Save) || ln.dir*(ln.tr.Save[ln.isave]-(ln.t+ln.h)) > 0):
+					ln.stats.Accepted++
+					ln.nonFinite = false
+					s.Accept(l)
+					ln.t += ln.h
+					ln.moved = true
+					ln.h *= d.factors[l]
+					if math.Abs(ln.h) > ln.hmax {
+						ln.h = ln.dir * ln.hmax
+					}
+				default:
+					d.judge(l)
+				}
+			}
+			if ln.live {
+				t, h := ln.t, ln.h
+				if n := ln.stats.Accepted + ln.stats.Rejected; n < lp.MaxSteps && (stop == nil || n%stopEvery != 0) {
+					last := ln.dir*(t+1.01*h-ln.t1) >= 0
+					if last {
+						h = ln.t1 - t
+					}
+					if !(math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h)) {
+						ln.h, ln.last = h, last
+						a.Active[l], a.T[l], a.H[l], a.Moved[l], a.Stats[l] = true, t, h, ln.moved, &ln.stats
+						any = true
+						continue
+					}
+				}
 			}
 			any = d.prepare(l) || any
 		}
