@@ -8,6 +8,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
@@ -34,7 +35,7 @@ y' = c*y*y
 z' = sqrt(y) - z
 `
 
-func compiled(t *testing.T, path, src string) *ode.Problem {
+func compiled(t testing.TB, path, src string) *ode.Problem {
 	t.Helper()
 	if src == "" {
 		b, err := os.ReadFile(path)
@@ -58,7 +59,7 @@ func compiled(t *testing.T, path, src string) *ode.Problem {
 // different ways: forward and backward spans, spans far from t = 0,
 // save times at the ends and inside, a trajectory the step budget stops
 // and ones that blow up.
-func laneCases(t *testing.T) []laneCase {
+func laneCases(t testing.TB) []laneCase {
 	lor := compiled(t, "../examples/lorenz.ode", "")
 	halo := compiled(t, "../examples/halo.ode", "")
 	bl := compiled(t, "blowup.ode", blowup)
@@ -169,17 +170,7 @@ func (q *laneQueue) Done(l int) {
 
 // sameOutput reports how got differs from want, bit for bit.
 func sameOutput(got, want *ivp.Output) string {
-	bits := func(a, b []float64) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
-		return true
-	}
+	bits := testutil.IdenticalBits
 	switch {
 	case got.Status != want.Status:
 		return fmt.Sprintf("status %v, want %v", got.Status, want.Status)
@@ -273,17 +264,23 @@ func TestLanesMatchScalar(t *testing.T) {
 	}
 }
 
-// BenchmarkLanesLorenz measures Tsit5 on 1024 Lorenz trajectories (t to
-// 10, ρ from 10 to 24, the tape's f), one trajectory at a time and in
-// four lanes: ns per trajectory step.
-func BenchmarkLanesLorenz(b *testing.B) {
-	t := &testing.T{}
-	pr := compiled(t, "../examples/lorenz.ode", "")
+// lorenzLanesEnsemble is the Lorenz problem file and 1024 trajectories,
+// t to 10, ρ from 10 to 24.
+func lorenzLanesEnsemble(b *testing.B) (*ode.Problem, []ivp.Trajectory) {
+	pr := compiled(b, "../examples/lorenz.ode", "")
 	const n = 1024
 	trs := make([]ivp.Trajectory, n)
 	for i := range trs {
 		trs[i] = ivp.Trajectory{T0: 0, T1: 10, Y0: []float64{1, 0, 0}, P: []float64{10 + 14*float64(i)/n, 10, 8.0 / 3}}
 	}
+	return pr, trs
+}
+
+// BenchmarkLanesLorenz measures Tsit5 on 1024 Lorenz trajectories (t to
+// 10, ρ from 10 to 24, the tape's f), one trajectory at a time and in
+// four lanes: ns per trajectory step.
+func BenchmarkLanesLorenz(b *testing.B) {
+	pr, trs := lorenzLanesEnsemble(b)
 	tb := method.Tsit5
 	cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: 3, RTol: fill(1e-6, 3), ATol: fill(1e-6, 3),
 		MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
@@ -319,13 +316,7 @@ func BenchmarkLanesLorenz(b *testing.B) {
 // their chains interleaved) on the Lorenz ensemble of
 // BenchmarkLanesLorenz, for Tsit5 and DP8: ns per trajectory step.
 func BenchmarkLanesWidth(b *testing.B) {
-	t := &testing.T{}
-	pr := compiled(t, "../examples/lorenz.ode", "")
-	const n = 1024
-	trs := make([]ivp.Trajectory, n)
-	for i := range trs {
-		trs[i] = ivp.Trajectory{T0: 0, T1: 10, Y0: []float64{1, 0, 0}, P: []float64{10 + 14*float64(i)/n, 10, 8.0 / 3}}
-	}
+	pr, trs := lorenzLanesEnsemble(b)
 	for _, tb := range []*method.Tableau{method.Tsit5, method.DP8} {
 		cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: 3, RTol: fill(1e-6, 3), ATol: fill(1e-6, 3),
 			MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
@@ -413,12 +404,16 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					for _, inLanes := range []bool{true, false} {
 						var fl ode.LaneFunc
 						var vl func(t, y, p, u, gy, gp []float64)
+						var fk, vk *ode.LaneKernel
 						if inLanes {
-							fl, vl = pg.FLanes, pg.VJPLanes
+							fl, vl, fk, vk = pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel()
 						}
-						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, fl, vl)
+						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, fl, vl, fk, vk)
 						if err != nil {
 							t.Fatal(err)
+						}
+						if inLanes && L%ode.LaneWidth == 0 && jit.HasAVX2() && lr.fused == nil {
+							t.Fatalf("L=%d: no fused reversed step, where f and the cotangent program are lane code of one piece", L)
 						}
 						q := &revQueue{jobs: append([]ivp.ReverseJob(nil), jobs...), lane: make([]int, L), done: make([]int, len(jobs))}
 						for i := range q.jobs {

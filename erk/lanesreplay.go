@@ -41,12 +41,24 @@ type LaneReplayer struct {
 	// its output pointed at each stage input in turn.
 	rev          *revSums
 	rargs, sargs [16]unsafe.Pointer
+	// fused is the fused reversed step (lanesrevfused.go), or nil;
+	// fargs its arguments, with the tables they point at.
+	fused               *fusedReverse
+	fargs               [16]unsafe.Pointer
+	ysPtrs, fregs, vregs []unsafe.Pointer
+	regFiles             [][]float64
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer) for L
 // lanes of trajectories with m parameters; flanes and vjpLanes are the
 // lane forms of cfg.F and vjp (nil: lane by lane).
-func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjpLanes func(t, y, p, u, gy, gp []float64)) (*LaneReplayer, error) {
+//
+// fk and vk are the lane kernels of f and of the cotangent program (nil
+// for none): where both are set, the processor has AVX2 and L is a
+// multiple of four, a reversed step of every lane runs as one function
+// of machine code (buildFusedReverse).
+func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjpLanes func(t, y, p, u, gy, gp []float64),
+	fk, vk *ode.LaneKernel) (*LaneReplayer, error) {
 	rp, err := NewReplayer(cfg, m, vjp)
 	if err != nil {
 		return nil, err
@@ -75,7 +87,39 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 			lr.sargs = ls.jargs
 		}
 	}
+	if flanes != nil && vjpLanes != nil && ls.W == ode.LaneWidth {
+		if lr.fused = buildFusedReverse(ls.sv, fk, vk, L, m); lr.fused != nil {
+			lr.setFused(fk, vk)
+		}
+	}
 	return lr, nil
+}
+
+// setFused points the fused reverse code's arguments at lr's arrays,
+// with register files of f and of the cotangent program for each group
+// of lanes.
+func (lr *LaneReplayer) setFused(fk, vk *ode.LaneKernel) {
+	ls := lr.ls
+	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+	G := ls.L / ode.LaneWidth
+	lr.ysPtrs = make([]unsafe.Pointer, len(lr.ys))
+	lr.ysPtrs[0] = ptr(ls.y)
+	for i := 1; i < len(lr.ys); i++ {
+		lr.ysPtrs[i] = ptr(lr.ys[i])
+	}
+	lr.fregs, lr.vregs = make([]unsafe.Pointer, G), make([]unsafe.Pointer, G)
+	keep := make([][]float64, 0, 2*G) // the register files, kept alive by lr
+	for g := range G {
+		fr, vr := fk.Registers(), vk.Registers()
+		keep = append(keep, fr, vr)
+		lr.fregs[g], lr.vregs[g] = ptr(fr), ptr(vr)
+	}
+	lr.regFiles = keep
+	f := &lr.fargs
+	f[rvK], f[rvY], f[rvYS], f[rvKBar] = ptr(ls.k[0]), ptr(ls.y), unsafe.Pointer(unsafe.SliceData(lr.ysPtrs)), ptr(lr.kbar[0])
+	f[rvYNew], f[rvYBar], f[rvH], f[rvCoefs] = ptr(lr.ynew), ptr(lr.ybar), ptr(ls.hv), ptr(lr.fused.coefs)
+	f[rvGY], f[rvGP], f[rvGPTmp], f[rvT] = ptr(lr.gy), ptr(lr.gp), ptr(lr.gpTmp), ptr(lr.t)
+	f[rvFRegs], f[rvP], f[rvVRegs] = unsafe.Pointer(unsafe.SliceData(lr.fregs)), ptr(ls.p), unsafe.Pointer(unsafe.SliceData(lr.vregs))
 }
 
 // Lanes returns L.
@@ -116,7 +160,7 @@ func (ls *LaneSolver) gatherN(dst, src []float64, n, l int) {
 // arrays.
 func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 	ls := lr.ls
-	sv, dim, m := ls.sv, ls.dim, ls.m
+	sv, m := ls.sv, ls.m
 	keep := false
 	for l, on := range r.Active {
 		ls.hv[l] = 0 // an idle lane computes on what it holds, harmlessly
@@ -132,20 +176,22 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		keep = r.Mesh[l].KeepStages
 	}
 	t := lr.t
+	if lr.fused != nil {
+		entry := lr.fused.eval
+		if keep {
+			entry = lr.fused.stored
+			lr.storedStages(r)
+		}
+		jit.Call16(entry, &lr.fargs)
+		runtime.KeepAlive(lr.fused)
+		lr.results(r)
+		return
+	}
 	// The stages: from the mesh where it keeps them, else by evaluating
 	// f (Replayer.stages, storedStages).
 	copy(lr.ys[0], ls.y)
 	if keep {
-		n := (sv.lastB + 1) * dim
-		for l, on := range r.Active {
-			if !on {
-				continue
-			}
-			ks := r.Mesh[l].K[r.K[l]*n : (r.K[l]+1)*n]
-			for j := range sv.lastB + 1 {
-				ls.scatter(ls.k[j], ks[j*dim:(j+1)*dim], l)
-			}
-		}
+		lr.storedStages(r)
 		for i := 1; i <= sv.lastB; i++ {
 			lr.input(i)
 		}
@@ -172,10 +218,33 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		addTo(lr.gp, lr.gpTmp)
 		lr.sums(i, lr.gy)
 	}
+	lr.results(r)
+}
+
+// storedStages copies the stages each active lane's mesh keeps for its
+// step into the lane-major stages.
+func (lr *LaneReplayer) storedStages(r *ivp.LaneReverse) {
+	ls := lr.ls
+	dim, nb := ls.dim, ls.sv.lastB+1
+	for l, on := range r.Active {
+		if !on {
+			continue
+		}
+		ks := r.Mesh[l].K[r.K[l]*nb*dim : (r.K[l]+1)*nb*dim]
+		for j := range nb {
+			ls.scatter(ls.k[j], ks[j*dim:(j+1)*dim], l)
+		}
+	}
+}
+
+// results copies each active lane's cotangents of its start state and
+// of the parameters out of the lane-major arrays.
+func (lr *LaneReplayer) results(r *ivp.LaneReverse) {
+	ls := lr.ls
 	for l, on := range r.Active {
 		if on {
 			ls.gather(r.YBar[l], lr.ybar, l)
-			ls.gatherN(r.GP[l], lr.gp, m, l)
+			ls.gatherN(r.GP[l], lr.gp, ls.m, l)
 		}
 	}
 }

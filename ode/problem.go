@@ -31,12 +31,14 @@ type LaneFunc func(t, y, p, dy []float64)
 // x86-64 machine code that an engine copies into its own code, so that a
 // whole step attempt of the lane engine runs as one function without
 // calls in between. Problems compiled from formulas and the code
-// `gradsolve gen` writes provide it (Programs.Kernel); it is only run
-// where the processor has AVX2. Body:
+// `gradsolve gen` writes provide it (Programs.Kernel, VJPKernel); it is
+// only run where the processor has AVX2. Body:
 //
 //   - reads the addresses of its blocks from DI (the register file,
 //     whose first LaneWidth values hold the lanes' times), SI (y) and DX
-//     (p), and writes every output, lane-major, to [R11];
+//     (p) — and, for a program with seeds, R8 (v), R9 (w) and R10 (u) —
+//     and writes its outputs, lane-major, to [R11]: the first Dim, and
+//     for a cotangent program the parameters' part to [CX];
 //   - clobbers R12 and every vector register, and no other general
 //     register;
 //   - has no branches, no RIP-relative operands and no stack use, so
@@ -164,6 +166,11 @@ type Programs struct {
 	// lane by lane; the lane engine's reverse replay calls VJP lane by
 	// lane where it is nil.
 	VJPLanes func(t, y, p, u, gy, gp []float64)
+	// VJPKernel, when set, returns VJPLanes as machine code the lane
+	// engine's reverse replay copies into its own (see LaneKernel, with
+	// the seed u), or nil where there is none; it may build the
+	// cotangent program on its first call.
+	VJPKernel func() *LaneKernel
 	// Kernel, when not nil, is FLanes as machine code the lane engine
 	// copies into its own (see LaneKernel). It must compute FLanes's
 	// bits.

@@ -16,6 +16,20 @@ import (
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
+// tapeSet compiles examples/NAME.ode to the tape.
+func tapeSet(t *testing.T, name string) *tape.Set {
+	t.Helper()
+	m, err := parse.ParseFile("../" + name + ".ode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 // Each generated file is what gradsolve gen writes from its problem file
 // now.
 func TestUpToDate(t *testing.T) {
@@ -42,14 +56,7 @@ func TestLanesMatchTape(t *testing.T) {
 		{"halo", compiled.HaloProblem(), method.DP8},
 		{"robertson", compiled.RobertsonProblem(), method.Vern7},
 	} {
-		m, err := parse.ParseFile("../" + c.name + ".ode")
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := tape.Build(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set := tapeSet(t, c.name)
 		pg := c.pr.Programs()
 		body, _, _ := set.F().LaneCode()
 		if pg.FLanes == nil || pg.Kernel == nil || !bytes.Equal(pg.Kernel.Body, body) {
@@ -110,14 +117,7 @@ func TestSolvesMatchTape(t *testing.T) {
 		{"halo", compiled.HaloProblem(), gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8}},
 		{"robertson", compiled.RobertsonProblem(), gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10}},
 	} {
-		m, err := parse.ParseFile("../" + c.name + ".ode")
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := tape.Build(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set := tapeSet(t, c.name)
 		o := c.opts
 		o.Sens = &gradsolve.Sensitivity{}
 		for j := range c.pr.NumParams {

@@ -96,13 +96,7 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	fmt.Fprintf(&w, "\treturn r\n}\n\n")
 	fmt.Fprintf(&w, "// %sBody is the lane code as the body of an ode.LaneKernel (the\n// bytes of %s between its loads and its vzeroupper).\n", hook, fn)
 	fmt.Fprintf(&w, "var %sBody = []byte{\n", hook)
-	for i := 0; i < len(body); i += 16 {
-		var b []string
-		for _, x := range body[i:min(i+16, len(body))] {
-			b = append(b, fmt.Sprintf("0x%02x", x))
-		}
-		fmt.Fprintf(&w, "\t%s,\n", strings.Join(b, ", "))
-	}
+	byteLines(&w, body, 16, "0x%02x", ", ", ",")
 	w.WriteString("}\n")
 	goSrc, err = format.Source(w.Bytes())
 	if err != nil {
@@ -115,13 +109,19 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	a.WriteString("// through this ABI0 function (the block addresses in DI, SI, DX and\n// R11, as the code expects them; it clobbers R12 and the vector\n// registers).\n")
 	fmt.Fprintf(&a, "TEXT ·%s(SB), NOSPLIT, $0-32\n", fn)
 	a.WriteString("\tMOVQ r+0(FP), DI\n\tMOVQ y+8(FP), SI\n\tMOVQ p+16(FP), DX\n\tMOVQ dy+24(FP), R11\n\tMOVQ R11, CX\n")
-	for i := 0; i < len(body); i += 8 {
-		var b []string
-		for _, x := range body[i:min(i+8, len(body))] {
-			b = append(b, fmt.Sprintf("BYTE $0x%02x", x))
-		}
-		fmt.Fprintf(&a, "\t%s\n", strings.Join(b, "; "))
-	}
+	byteLines(&a, body, 8, "BYTE $0x%02x", "; ", "")
 	a.WriteString("\tVZEROUPPER\n\tRET\n")
 	return goSrc, a.Bytes(), true, nil
+}
+
+// byteLines writes b, per bytes to a line, each byte in format, joined
+// by sep, each line indented by a tab and ended by end.
+func byteLines(w *bytes.Buffer, b []byte, per int, format, sep, end string) {
+	for i := 0; i < len(b); i += per {
+		var f []string
+		for _, x := range b[i:min(i+per, len(b))] {
+			f = append(f, fmt.Sprintf(format, x))
+		}
+		fmt.Fprintf(w, "\t%s%s\n", strings.Join(f, sep), end)
+	}
 }

@@ -47,6 +47,10 @@ type laneState struct {
 	// once, on any machine.
 	bodyOnce sync.Once
 	body     []byte
+	// seeded is the body of any one-piece lane code, seeds and two
+	// output blocks allowed (SeededLaneKernel).
+	seededOnce sync.Once
+	seeded     []byte
 }
 
 // laneCode returns pg's lane code, compiling it the first time, or nil.
@@ -111,6 +115,25 @@ func (pg *Program) LaneCode() (body []byte, base int, consts []float64) {
 		}
 	})
 	return pg.lane.body, int(pg.layout.NumInputs()), pg.consts
+}
+
+// SeededLaneKernel returns the lane code of a program with seeds (the
+// cotangent program) as a body to inline, under ode.LaneKernel's
+// register contract for such programs, or nil where there is none (no
+// lane code here, or a program of several pieces).
+func (pg *Program) SeededLaneKernel() *ode.LaneKernel {
+	if pg.laneCode() == nil {
+		return nil
+	}
+	pg.lane.seededOnce.Do(func() {
+		if j, _, _, _ := genCode(pg, LaneWidth); j != nil {
+			pg.lane.seeded = j.body
+		}
+	})
+	if pg.lane.seeded == nil {
+		return nil
+	}
+	return &ode.LaneKernel{Body: pg.lane.seeded, Registers: pg.NewLaneRegisters}
 }
 
 // LaneRegisters is the size of the register file of the program's lane

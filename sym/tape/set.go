@@ -330,17 +330,18 @@ func (s *Set) WithGraph(fn func(g *sym.Graph)) {
 // which evaluators it has, builds nothing. Every evaluator is set.
 func (s *Set) Programs() *ode.Programs {
 	pg := &ode.Programs{
-		F:        s.f.NewFunc(),
-		JVP:      s.jvpFunc(lazyJVP),
-		VJP:      s.vjpFunc(lazyVJP),
-		JacY:     s.func4(lazyJacY),
-		DfDt:     s.func4(lazyDfDt),
-		JVPJacY:  s.jvpFunc(lazyJVPJacY),
-		JVPDfDt:  s.jvpFunc(lazyJVPDfDt),
-		JVPVJP:   s.jvpvjpFunc(lazyJVPVJP),
-		DfDtVJP:  s.vjpFunc(lazyDfDtVJP),
-		FLanes:   s.f.NewLaneFunc(),
-		VJPLanes: s.vjpLanesFunc(),
+		F:         s.f.NewFunc(),
+		JVP:       s.jvpFunc(lazyJVP),
+		VJP:       s.vjpFunc(lazyVJP),
+		JacY:      s.func4(lazyJacY),
+		DfDt:      s.func4(lazyDfDt),
+		JVPJacY:   s.jvpFunc(lazyJVPJacY),
+		JVPDfDt:   s.jvpFunc(lazyJVPDfDt),
+		JVPVJP:    s.jvpvjpFunc(lazyJVPVJP),
+		DfDtVJP:   s.vjpFunc(lazyDfDtVJP),
+		FLanes:    s.f.NewLaneFunc(),
+		VJPLanes:  s.vjpLanesFunc(),
+		VJPKernel: func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
 	}
 	pg.Kernel = s.f.LaneKernel()
 	return pg

@@ -164,7 +164,11 @@ func (pl *lanesPlan) NewReplayer() (engine.Replayer, error) {
 	}
 	c := pl.cfg
 	c.F = pg.F
-	rp, err := erk.NewLaneReplayer(c, pl.lanes, pl.spec.Problem.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes)
+	var vk *ode.LaneKernel
+	if pg.VJPKernel != nil {
+		vk = pg.VJPKernel()
+	}
+	rp, err := erk.NewLaneReplayer(c, pl.lanes, pl.spec.Problem.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, vk)
 	if err != nil {
 		return nil, err
 	}
