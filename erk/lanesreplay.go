@@ -43,8 +43,8 @@ type LaneReplayer struct {
 	rargs, sargs [16]unsafe.Pointer
 	// fused is the fused reversed step (lanesrevfused.go), or nil;
 	// fargs its arguments, with the tables they point at.
-	fused               *fusedReverse
-	fargs               [16]unsafe.Pointer
+	fused                *fusedReverse
+	fargs                [16]unsafe.Pointer
 	ysPtrs, fregs, vregs []unsafe.Pointer
 	regFiles             [][]float64
 }
