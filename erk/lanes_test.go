@@ -442,3 +442,47 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// A lane solve and a lane reverse walk allocate nothing once their
+// arrays have grown: no allocation per step or per trajectory.
+func TestLanesDoNotAllocate(t *testing.T) {
+	for _, c := range laneCases(t)[:2] {
+		pr := c.pr
+		pg := pr.Programs()
+		tb := method.Vern7
+		cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+			MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+		ls, err := NewLanes(cfg, 8, pr.NumParams, pg.FLanes, pg.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := newLaneQueue(c.trs, pr.Dim, 8, true)
+		ls.SolveLanes(q, nil) // the meshes grow to their size
+		if n := testing.AllocsPerRun(5, func() {
+			q.next = 0
+			clear(q.done)
+			ls.SolveLanes(q, nil)
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per lane solve of %d trajectories", c.name, n, len(c.trs))
+		}
+		var jobs []ivp.ReverseJob
+		for i := range q.outs {
+			if q.outs[i].Status == ode.Success {
+				jobs = append(jobs, ivp.ReverseJob{Mesh: q.outs[i].Mesh, P: q.trs[i].P, Save: q.trs[i].Save, CotY: q.outs[i].Y,
+					CotSaved: q.outs[i].Saved, GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)})
+			}
+		}
+		lr, err := NewLaneReplayer(cfg, 8, pr.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq := &revQueue{jobs: jobs, lane: make([]int, 8), done: make([]int, len(jobs))}
+		lr.ReverseLanes(rq, nil)
+		if n := testing.AllocsPerRun(5, func() {
+			rq.next = 0
+			lr.ReverseLanes(rq, nil)
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per lane reverse walk of %d jobs", c.name, n, len(jobs))
+		}
+	}
+}
