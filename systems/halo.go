@@ -47,8 +47,8 @@ func Halo() *ode.Problem {
 		P:          []float64{1, 0.7, 0.2},
 		T0:         0,
 		T1:         20,
-		Programs:   haloPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return haloLanes.add(haloPrograms()) },
+		Offers:     haloLanes.offers(),
 		SensF:      haloSensF,
 	}
 }

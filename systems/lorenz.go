@@ -34,8 +34,8 @@ func Lorenz() *ode.Problem {
 		P:          []float64{10, 28, 8.0 / 3.0},
 		T0:         0,
 		T1:         1,
-		Programs:   lorenzPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return lorenzLanes.add(lorenzPrograms()) },
+		Offers:     lorenzLanes.offers(),
 	}
 }
 

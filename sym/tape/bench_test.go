@@ -8,7 +8,6 @@ import (
 
 	"github.com/gradsolve/gradsolve/sym"
 	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/systems"
 )
 
 // lorenzModel builds the Lorenz system with the parameter order of
@@ -28,6 +27,17 @@ func lorenzModel() *sym.Model {
 // Go function, the tape as the engines call it (machine code where the
 // platform has it, see jit.go), the tape on the interpreter, and the
 // tape's lane code for LaneWidth trajectories a call (ns/traj).
+// handLorenzF is systems.Lorenz's hand-written f, copied here: package
+// systems builds its lane forms on this package, so these tests cannot
+// import it.
+func handLorenzF(_ float64, y, p, dy []float64) {
+	x, yy, z := y[0], y[1], y[2]
+	sigma, rho, beta := p[0], p[1], p[2]
+	dy[0] = sigma * (yy - x)
+	dy[1] = float64(x*(rho-z)) - yy
+	dy[2] = float64(x*yy) - float64(beta*z)
+}
+
 func BenchmarkLorenzF(b *testing.B) {
 	s, err := Build(lorenzModel())
 	if err != nil {
@@ -38,7 +48,7 @@ func BenchmarkLorenzF(b *testing.B) {
 		name string
 		f    func(t float64, y, p, dy []float64)
 	}{
-		{"handwritten", systems.Lorenz().F},
+		{"handwritten", handLorenzF},
 		{"tape", s.Programs().F},
 		{"interpreter", interpreted(s.F()).NewFunc()},
 	} {
