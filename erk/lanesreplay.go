@@ -354,28 +354,9 @@ func buildRevSums(sv *Solver, L int) *revSums {
 	G, gdim := L/W, sv.dim*W
 	g := &stageGen{dim: gdim * G, hLanes: true, groups: G, gdim: gdim}
 	a := &g.a
-	const pp, m0 = jit.VexPP66, jit.Map0F
 	emit := func(row []coef) int {
 		start := len(a.B)
-		base := len(g.coefs)
-		for _, c := range row {
-			g.coefs = append(g.coefs, c.a)
-		}
-		for grp := range G {
-			g.laneH(grp)
-			for d := grp * gdim; d < (grp+1)*gdim; d += 4 {
-				a.VRM(pp, m0, true, jit.OpLoad, yTmp, 0, jit.Mem{Base: regY, Disp: int32(8 * d)}) // v
-				for t, c := range row {
-					a.VRM(pp, jit.Map0F38, true, 0x19, yExtra, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * (base + t))})
-					a.VRR(pp, m0, true, jit.OpMul, yAcc, yH, yExtra) // h·a
-					a.VRR(pp, m0, true, jit.OpMul, yAcc, yAcc, yTmp) // (h·a)·v
-					kb := jit.Mem{Base: regK, Disp: int32(8 * (c.j*gdim*G + d))}
-					a.VRM(pp, m0, true, jit.OpLoad, yCoef0, 0, kb)
-					a.VRR(pp, m0, true, jit.OpAdd, yCoef0, yCoef0, yAcc) // k̄ + (h·a)·v
-					a.VRM(pp, m0, true, jit.OpSt, yCoef0, 0, kb)
-				}
-			}
-		}
+		g.revSum(row)
 		g.finish()
 		return start
 	}
