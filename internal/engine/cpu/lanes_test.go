@@ -1,0 +1,65 @@
+package cpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// cpu-lanes serves what cpu-erk serves where it can run, says why it
+// cannot where it cannot, and tells the router which requests to leave
+// to cpu-erk and why.
+func TestLanesServesAndPrefers(t *testing.T) {
+	f := func(float64, []float64, []float64, []float64) {}
+	withLanes := &ode.Problem{Name: "m", Dim: 2, F: f, SensF: func([]int) (func() ode.Func, error) { return nil, nil },
+		SensLanes: func([]int) (func() ode.LaneProgram, error) { return nil, nil }}
+	goOnly := &ode.Problem{Name: "g", Dim: 2, F: f}
+	for _, c := range []struct {
+		name      string
+		e         Lanes
+		req       engine.Request
+		serves    string // "" for served, else a part of the refusal
+		prefersOK bool
+		prefers   string
+	}{
+		{"forced, a lane f, 8 trajectories", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 8}, "", true, ""},
+		{"fewer trajectories than lanes", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 7}, "", false, "an ensemble of 7 trajectories leaves lanes of 8 idle"},
+		{"a Go problem without a lane f", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: goOnly, Method: method.Tsit5, Job: engine.Forward, N: 100}, "", false, "g has no lane right-hand side"},
+		{"sensitivities without a lane form", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: goOnly, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Sensitivities, N: 100}, "tangent program", false, "no lane form of its sensitivity system"},
+		{"continuous extension asked", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.DP5, Job: engine.Forward, DenseSave: true, N: 100}, "DenseSave", true, ""},
+	} {
+		err := c.e.Serves(&c.req)
+		switch {
+		case c.serves == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.serves != "" && (err == nil || !strings.Contains(err.Error(), c.serves)):
+			t.Errorf("%s: Serves %v, want a refusal naming %q", c.name, err, c.serves)
+		}
+		why := c.e.Prefers(&c.req)
+		if (why == nil) != c.prefersOK || why != nil && !strings.Contains(why.Error(), c.prefers) {
+			t.Errorf("%s: Prefers %v, want %q", c.name, why, c.prefers)
+		}
+	}
+	// Not forced, the registered engine is unavailable exactly where
+	// LanesAvailable says why, and Serves says it.
+	e := NewLanes("cpu-lanes", 8, 1, false)
+	req := &engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 8}
+	if why := LanesAvailable(); why != nil {
+		if err := e.Serves(req); err == nil || !strings.Contains(err.Error(), "cpu-lanes is unavailable here: "+why.Error()) {
+			t.Errorf("unavailable (%v), but Serves says %v", why, err)
+		}
+	} else if err := e.Serves(req); err != nil {
+		t.Errorf("available, but Serves says %v", err)
+	}
+	if e.Reference() != "cpu-erk" || !e.Runs(method.Vern7) || e.Runs(method.Rodas5P) {
+		t.Errorf("cpu-lanes: reference %q, runs Vern7 %v, Rodas5P %v", e.Reference(), e.Runs(method.Vern7), e.Runs(method.Rodas5P))
+	}
+}
