@@ -19,7 +19,7 @@ type LaneStates struct {
 	rejected             []uint64
 	// io is the machine code's exchange with Go: the active lanes as
 	// bits in, the accepted and the deferred lanes as bits out.
-	io [3]uint64
+	io [6]uint64 // two triples: four lanes each
 }
 
 // NewLaneStates returns the controller states of lanes lanes (lanes ≥
@@ -72,8 +72,12 @@ func (c *PI) NextLanes(err []float64, s *LaneStates, active, accept []bool, fact
 	err, active, accept, factor = err[:L], active[:L], accept[:L], factor[:L]
 	if L%4 == 0 && useLaneCode && c.laneCodeFits() {
 		if entry := laneEntry(); entry != 0 {
-			for l0 := 0; l0 < L; l0 += 4 {
-				c.next4(entry, err, s, active, accept, factor, l0)
+			l0 := 0
+			for ; l0+8 <= L; l0 += 8 { // eight lanes a call: the two fours' chains overlap
+				c.nextCode(laneCode.entry8, 2, err, s, active, accept, factor, l0)
+			}
+			if l0 < L {
+				c.nextCode(entry, 1, err, s, active, accept, factor, l0)
 			}
 			return
 		}
@@ -103,39 +107,46 @@ func (c *PI) laneCodeFits() bool {
 	return c.Safety > 0 && c.Safety <= top && c.QMin > 0 && c.QMin <= top && c.QMax > 0 && c.QMax <= top
 }
 
-// next4 judges lanes l0 … l0+3 with the machine code: the code writes
-// the state and factor of each active lane it completes, and reports
-// which lanes were accepted and which it deferred (which it left
-// untouched); the deferred lanes then run Next here.
-func (c *PI) next4(entry uintptr, err []float64, s *LaneStates, active, accept []bool, factor []float64, l0 int) {
-	act := active[l0 : l0+4]
-	var on uint64
-	for i, a := range act {
-		if a {
-			on |= 1 << i
+// nextCode judges lanes l0 … l0+4·groups−1 with the machine code of
+// that many groups of four: the code writes the state and factor of each
+// active lane it completes, and reports which lanes were accepted and
+// which it deferred (which it left untouched); the deferred lanes then
+// run Next here.
+func (c *PI) nextCode(entry uintptr, groups int, err []float64, s *LaneStates, active, accept []bool, factor []float64, l0 int) {
+	any := false
+	for grp := range groups {
+		var on uint64
+		for i, a := range active[l0+4*grp : l0+4*grp+4] {
+			if a {
+				on |= 1 << i
+			}
 		}
+		s.io[3*grp] = on
+		any = any || on != 0
 	}
-	if on == 0 {
+	if !any {
 		return
 	}
-	s.io[0] = on
 	args := [8]unsafe.Pointer{
 		unsafe.Pointer(&err[l0]), unsafe.Pointer(&s.log2ErrOld[l0]), unsafe.Pointer(&s.log2QOld[l0]),
 		unsafe.Pointer(&s.rejected[l0]), unsafe.Pointer(&factor[l0]), unsafe.Pointer(&s.io[0]),
 		unsafe.Pointer(c), unsafe.Pointer(&laneConsts[0]),
 	}
 	jit.Call(entry, &args)
-	acc, slow := s.io[1], s.io[2]
-	done := on &^ slow
-	acpt := accept[l0 : l0+4]
-	for i := range acpt {
-		if done>>i&1 != 0 {
-			acpt[i] = acc>>i&1 != 0
+	for grp := range groups {
+		g0 := l0 + 4*grp
+		on, acc, slow := s.io[3*grp], s.io[3*grp+1], s.io[3*grp+2]
+		done := on &^ slow
+		acpt := accept[g0 : g0+4]
+		for i := range acpt {
+			if done>>i&1 != 0 {
+				acpt[i] = acc>>i&1 != 0
+			}
 		}
-	}
-	for slow != 0 {
-		i := bits.TrailingZeros64(slow)
-		slow &= slow - 1
-		c.nextLane(err, s, l0+i, accept, factor)
+		for slow != 0 {
+			i := bits.TrailingZeros64(slow)
+			slow &= slow - 1
+			c.nextLane(err, s, g0+i, accept, factor)
+		}
 	}
 }

@@ -49,30 +49,37 @@ import (
 // normal or +Inf; the controller's y stays within ±1022 unless err is
 // below about 2^(−1022/β1); so deferred lanes are rare.
 //
-// The code is entered by jit.Call with (see next4): DI err, SI
+// The code is entered by jit.Call with (see nextCode): DI err, SI
 // log2ErrOld, DX log2QOld, R8 rejected, R9 factor (four lanes each from
-// the first), R10 LaneStates.io, R11 the *PI, CX laneConsts.
+// the first), R10 LaneStates.io, R11 the *PI, CX laneConsts. The code of
+// eight lanes judges the next four after the first, every block 32 bytes
+// on and io's second triple.
 
 // useLaneCode says NextLanes may run the machine code (tests take the
 // Go route by clearing it).
 var useLaneCode = jit.HasAVX2()
 
 var laneCode struct {
-	once  sync.Once
-	code  *jit.Code
-	entry uintptr
+	once          sync.Once
+	code, code8   *jit.Code
+	entry, entry8 uintptr
 }
 
-// laneEntry returns the address of the machine code, built on first
-// use, or 0 where it could not be made executable (NextLanes then runs
-// in Go).
+// laneEntry returns the address of the machine code for four lanes,
+// built on first use, or 0 where it could not be made executable
+// (NextLanes then runs in Go).
 func laneEntry() uintptr {
 	laneCode.once.Do(func() {
-		code, err := jit.NewCode(emitLaneCode())
+		code, err := jit.NewCode(emitLaneCode(1))
+		if err != nil {
+			return
+		}
+		code8, err := jit.NewCode(emitLaneCode(2))
 		if err != nil {
 			return
 		}
 		laneCode.code, laneCode.entry = code, code.Addr(0)
+		laneCode.code8, laneCode.entry8 = code8, code8.Addr(0)
 	})
 	return laneCode.entry
 }
@@ -222,8 +229,26 @@ func (g *laneGen) poly(d, t byte, k0, k1 int) {
 
 // emitLaneCode returns the machine code described above. The comments
 // give each register's value in terms of Next's variables.
-func emitLaneCode() []byte {
+func emitLaneCode(groups int) []byte {
 	var g laneGen
+	for grp := range groups {
+		if grp > 0 {
+			// The next four lanes: every block 32 bytes on, io's
+			// triple 24.
+			for _, r := range []byte{jit.DI, jit.SI, jit.DX, jit.R8, jit.R9} {
+				g.a.Lea(r, jit.Mem{Base: r, Disp: 32})
+			}
+			g.a.Lea(jit.R10, jit.Mem{Base: jit.R10, Disp: 24})
+		}
+		g.body()
+	}
+	g.a.Vzeroupper()
+	g.a.Ret()
+	return g.a.B
+}
+
+// body emits the judgement of four lanes (emitLaneCode).
+func (g *laneGen) body() {
 	a := &g.a
 	const (
 		err, act, l, acc = 0, 1, 2, 6 // kept throughout
@@ -380,7 +405,4 @@ func emitLaneCode() []byte {
 	a.Store64(jit.Mem{Base: jit.R10, Disp: 8}, jit.AX)
 	a.VRR(pp, m0F, true, jit.OpMovmsk, jit.AX, 0, slow)
 	a.Store64(jit.Mem{Base: jit.R10, Disp: 16}, jit.AX)
-	a.Vzeroupper()
-	a.Ret()
-	return a.B
 }
