@@ -510,3 +510,47 @@ func TestLanesDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// A lane form that does not give f's bits (hand-written wrongly, say) is
+// not used: the lanes run f lane by lane, without the kernel, and still
+// give the scalar solver's bits; the same for the cotangent program.
+func TestLaneFormsChecked(t *testing.T) {
+	c := laneCases(t)[0] // lorenz
+	pr := c.pr
+	pg := pr.Programs()
+	off := func(t, y, p, dy []float64) {
+		pg.FLanes(t, y, p, dy)
+		dy[0] = math.Nextafter(dy[0], math.Inf(1)) // one lane's one value, one ulp
+	}
+	cfg := Config{Tableau: method.Tsit5, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+		MaxSteps: 400, Controller: control.DefaultPI(5, 0, 0)}
+	ls, err := NewLanes(cfg, 8, pr.NumParams, off, pg.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls.flanes != nil || ls.fused != nil {
+		t.Fatal("a lane form with other bits than f's was used")
+	}
+	sv, _ := New(cfg)
+	want := newLaneQueue(c.trs, pr.Dim, 1, false)
+	for i := range c.trs {
+		sv.Solve(&want.trs[i], &want.outs[i], nil)
+	}
+	got := newLaneQueue(c.trs, pr.Dim, 8, false)
+	ls.SolveLanes(got, nil)
+	for i := range c.trs {
+		if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
+			t.Fatalf("trajectory %d: %s", i, d)
+		}
+	}
+	if !laneFuncAgrees(pg.F, pg.FLanes, pr.Dim, pr.NumParams) || !laneVJPAgrees(pg.VJP, pg.VJPLanes, pr.Dim, pr.NumParams) {
+		t.Error("the tape's lane forms do not pass the check")
+	}
+	badVJP := func(t, y, p, u, gy, gp []float64) {
+		pg.VJPLanes(t, y, p, u, gy, gp)
+		gp[len(gp)-1] = 0
+	}
+	if laneVJPAgrees(pg.VJP, badVJP, pr.Dim, pr.NumParams) {
+		t.Error("a cotangent lane form with other bits passes the check")
+	}
+}

@@ -51,7 +51,8 @@ type LaneReplayer struct {
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer) for L
 // lanes of trajectories with m parameters; flanes and vjpLanes are the
-// lane forms of cfg.F and vjp (nil: lane by lane).
+// lane forms of cfg.F and vjp (nil: lane by lane), used where they give
+// those functions' bits (checked on a few inputs).
 //
 // fk and vk are the lane kernels of f and of the cotangent program (nil
 // for none): where both are set, the processor has AVX2 and L is a
@@ -67,7 +68,7 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 	if err != nil {
 		return nil, err
 	}
-	if ls.W != ode.LaneWidth {
+	if ls.W != ode.LaneWidth || vjpLanes != nil && !laneVJPAgrees(vjp, vjpLanes, ls.dim, m) {
 		vjpLanes = nil
 	}
 	lr := &LaneReplayer{Replayer: rp, ls: ls, vjpLanes: vjpLanes, t: make([]float64, L)}
@@ -87,7 +88,7 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 			lr.sargs = ls.jargs
 		}
 	}
-	if flanes != nil && vjpLanes != nil && ls.W == ode.LaneWidth {
+	if ls.flanes != nil && vjpLanes != nil && ls.W == ode.LaneWidth {
 		if lr.fused = buildFusedReverse(ls.sv, fk, vk, L, m); lr.fused != nil {
 			lr.setFused(fk, vk)
 		}

@@ -173,7 +173,10 @@ type Programs struct {
 	VJPKernel func() *LaneKernel
 	// Kernel, when not nil, is FLanes as machine code the lane engine
 	// copies into its own (see LaneKernel). It must compute FLanes's
-	// bits.
+	// bits. It is run as it is: set it only from sym/tape or the code
+	// gradsolve gen writes. (The engine checks FLanes against F on a
+	// few inputs and uses neither FLanes nor Kernel where they differ;
+	// it cannot check the machine code itself.)
 	Kernel *LaneKernel
 	// JVPJacY writes ∂(J_y·v + J_p·w)/∂y row-major (Dim×Dim) into jac,
 	// and JVPDfDt its ∂/∂t: the second derivatives that forward
