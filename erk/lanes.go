@@ -144,10 +144,6 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel)
 	return ls, nil
 }
 
-// Loop returns the driver's part of the configuration, for
-// ivp.SolveLanes.
-func (ls *LaneSolver) Loop() *ivp.Loop { return &ls.sv.loop }
-
 // SolveLanes integrates the trajectories src hands out (ivp.SolveLanes).
 func (ls *LaneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
 	ls.driver.Solve(src, stop)
