@@ -50,6 +50,7 @@ func Halo() *ode.Problem {
 		Programs:   func() *ode.Programs { return haloLanes.add(haloPrograms()) },
 		Offers:     haloLanes.offers(),
 		SensF:      haloSensF,
+		SensLanes:  haloSensLanes,
 	}
 }
 
@@ -64,15 +65,9 @@ func haloPrograms() *ode.Programs {
 // once. Each column is exactly haloJVP's arithmetic, so the results equal
 // F and one JVP per column bit for bit.
 func haloSensF(paramCols []int) (func() ode.Func, error) {
-	w := make([][]float64, len(paramCols))
-	for c, j := range paramCols {
-		if j >= 3 {
-			return nil, fmt.Errorf("halo: sensitivity column of parameter %d, but it has 3", j)
-		}
-		w[c] = make([]float64, 3)
-		if j >= 0 {
-			w[c][j] = 1
-		}
+	w, err := haloSensWeights(paramCols)
+	if err != nil {
+		return nil, err
 	}
 	f := func(_ float64, y, p, dy []float64) {
 		haloF(0, y[:6], p, dy[:6])
@@ -84,6 +79,22 @@ func haloSensF(paramCols []int) (func() ode.Func, error) {
 		}
 	}
 	return func() ode.Func { return f }, nil
+}
+
+// haloSensWeights returns the direction w of each sensitivity column:
+// the unit vector of its parameter, zero for an initial value.
+func haloSensWeights(paramCols []int) ([][]float64, error) {
+	w := make([][]float64, len(paramCols))
+	for c, j := range paramCols {
+		if j >= 3 {
+			return nil, fmt.Errorf("halo: sensitivity column of parameter %d, but it has 3", j)
+		}
+		w[c] = make([]float64, 3)
+		if j >= 0 {
+			w[c][j] = 1
+		}
+	}
+	return w, nil
 }
 
 func haloF(_ float64, y, p, dy []float64) {

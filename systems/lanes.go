@@ -79,3 +79,85 @@ var haloLanes = &laneForm{model: func() *sym.Model {
 	m.Deriv(vz, k.Mul(zq))
 	return m
 }}
+
+// haloSensLanes is the halo's sensitivity system (haloSensF: f, then
+// haloTerms.jvp for each column) in lane form: f's lane code, and the
+// lane code of a program that computes one column's J_y·v + J_p·w as
+// haloTerms.jvp does — every operation in its order, v and w seed inputs
+// (so nothing is folded away as a constant) — called once per column.
+func haloSensLanes(paramCols []int) (func() ode.LaneProgram, error) {
+	w, err := haloSensWeights(paramCols)
+	if err != nil {
+		return nil, err
+	}
+	jvp := haloJVPLanes.program()
+	if jvp == nil || !tape.HasLaneCode() {
+		return func() ode.LaneProgram { return ode.LaneProgram{} }, nil
+	}
+	return func() ode.LaneProgram {
+		const L = ode.LaneWidth
+		fl := haloLanes.program().NewLaneFunc()
+		r := jvp.NewLaneRegisters()
+		ns := len(w)
+		wl := make([]float64, ns*3*L) // each column's w in every lane
+		for c, wc := range w {
+			for j, x := range wc {
+				for l := range L {
+					wl[(c*3+j)*L+l] = x
+				}
+			}
+		}
+		f := func(t, y, p, dy []float64) {
+			fl(t, y[:6*L], p, dy[:6*L])
+			for c := range ns {
+				o := 6 * (1 + c) * L
+				jvp.EvalJVPLanes(r, t, y[:6*L], p, y[o:o+6*L], wl[c*3*L:(c+1)*3*L], dy[o:o+6*L])
+			}
+		}
+		return ode.LaneProgram{F: f}
+	}, nil
+}
+
+// haloJVPLanes is the program of one column of haloSensF.
+var haloJVPLanes = &jvpForm{build: func() (*tape.Program, error) {
+	g := sym.NewGraph()
+	x, y, z := g.State(0), g.State(1), g.State(2)
+	vc, q, rc := g.Param(0), g.Param(1), g.Param(2)
+	v := func(i int) sym.Expr { return g.Seed(sym.SeedV, i) }
+	w := func(j int) sym.Expr { return g.Seed(sym.SeedW, j) }
+	two := g.Const(2)
+	// haloTerms.set
+	q2 := q.Mul(q)
+	zq := z.Div(q2)
+	s := rc.Mul(rc).Add(x.Mul(x)).Add(y.Mul(y))
+	d := s.Add(z.Mul(zq))
+	vc2 := vc.Mul(vc)
+	c := vc2.Div(d)
+	e := two.Mul(vc2).Div(d.Mul(d))
+	// haloTerms.jvp
+	gd := x.Mul(v(0)).Add(y.Mul(v(1))).Add(zq.Mul(v(2)))
+	tau := e.Mul(gd).Sub(two.Mul(vc).Div(d).Mul(w(0))).Add(e.Mul(rc).Mul(w(2)))
+	kap := e.Div(q2.Mul(q)).Mul(z).Mul(w(1))
+	txy := tau.Sub(kap.Mul(z))
+	outs := []sym.Expr{v(3), v(4), v(5),
+		x.Mul(txy).Sub(c.Mul(v(0))),
+		y.Mul(txy).Sub(c.Mul(v(1))),
+		zq.Mul(tau).Add(kap.Mul(s)).Sub(c.Mul(v(2)).Div(q2))}
+	return tape.Compile("halo_jvp", g, outs, 6, 3)
+}}
+
+// jvpForm is a program built once on first use.
+type jvpForm struct {
+	build func() (*tape.Program, error)
+	once  sync.Once
+	pg    *tape.Program
+}
+
+func (jf *jvpForm) program() *tape.Program {
+	jf.once.Do(func() {
+		if pg, err := jf.build(); err == nil {
+			jf.pg = pg
+		}
+	})
+	return jf.pg
+}

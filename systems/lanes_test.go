@@ -56,3 +56,54 @@ func TestLaneForms(t *testing.T) {
 		}
 	}
 }
+
+// The halo's sensitivity system in lanes gives, lane by lane, the bits
+// of haloSensF, for parameter columns and initial-value columns.
+func TestHaloSensLanes(t *testing.T) {
+	if !tape.HasLaneCode() {
+		t.Skip("no lane code here")
+	}
+	const L = ode.LaneWidth
+	pr := systems.Halo()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, cols := range [][]int{{0, 1}, {2}, {0, 1, 2, -1, -1}} {
+		sf, err := pr.SensF(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sl, err := pr.SensLanes(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, lp := sf(), sl()
+		if lp.F == nil {
+			t.Fatal("no lane form")
+		}
+		n := 6 * (1 + len(cols))
+		ts, y, p, out := make([]float64, L), make([]float64, n*L), make([]float64, 3*L), make([]float64, n*L)
+		ys, ps, want := make([]float64, n), make([]float64, 3), make([]float64, n)
+		for range 300 {
+			for i := range y {
+				y[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(5)-2))
+			}
+			for i := range p {
+				p[i] = 0.1 + r.Float64()
+			}
+			lp.F(ts, y, p, out)
+			for l := range L {
+				for d := range n {
+					ys[d] = y[d*L+l]
+				}
+				for j := range 3 {
+					ps[j] = p[j*L+l]
+				}
+				f(ts[l], ys, ps, want)
+				for d := range n {
+					if g := out[d*L+l]; math.Float64bits(g) != math.Float64bits(want[d]) && !(math.IsNaN(g) && math.IsNaN(want[d])) {
+						t.Fatalf("columns %v: lane %d, value %d = %v, haloSensF gives %v", cols, l, d, g, want[d])
+					}
+				}
+			}
+		}
+	}
+}

@@ -171,6 +171,22 @@ func (pg *Program) EvalFLanes(r, t, y, p, out []float64) {
 // EvalJVPLanes is EvalJVP for LaneWidth trajectories at once, with the
 // tangents v (Dim) and w (NumParams) lane-major like y and p.
 func (pg *Program) EvalJVPLanes(r, t, y, p, v, w, out []float64) {
+	const L = LaneWidth
+	// The hot path of a sensitivity system in lanes: code of one piece,
+	// entered at once (as EvalFLanes's).
+	if j := pg.laneCode(); j != nil && pg.lane.entry != 0 && !pg.uses[5] {
+		lay := pg.layout
+		if len(r) >= pg.nregs*(L+1) && len(t) >= L && len(y) >= lay.Dim*L && len(p) >= lay.NumParams*L &&
+			len(v) >= lay.Dim*L && len(w) >= lay.NumParams*L && len(out) >= len(pg.outs)*L {
+			copy(r[:L], t[:L])
+			var a jitArgs
+			a[0], a[1], a[2], a[3], a[4] = data(r), data(y), data(p), data(v), data(w)
+			a[6], a[7] = data(out), data(out[j.split*L:])
+			jit.Call(pg.lane.entry, &a)
+			runtime.KeepAlive(j) // it owns the machine code
+			return
+		}
+	}
 	pg.evalLanes("EvalJVPLanes", r, t, y, p, v, w, nil, out, nil)
 }
 
