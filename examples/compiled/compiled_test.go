@@ -101,6 +101,35 @@ func TestLanesMatchTape(t *testing.T) {
 				t.Fatalf("%s: trajectory %d: stats %+v in lanes, %+v on the tape", c.name, i, a.Stats[i], b.Stats[i])
 			}
 		}
+		// With sensitivities to every parameter and an initial value:
+		// the generated sensitivity system in lanes (SensLanes).
+		if c.pr.SensLanes == nil {
+			t.Fatalf("%s: no lane form of the sensitivity system", c.name)
+		}
+		so, sr := *o, ref
+		sens := &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.InitialValue(0)}}
+		for j := range c.pr.NumParams {
+			sens.Wrt = append(sens.Wrt, gradsolve.Param(j))
+		}
+		so.Sens, sr.Sens = sens, sens
+		as, err := gradsolve.Solve(context.Background(), c.pr, ens, &so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := gradsolve.Solve(context.Background(), set.Problem(), ens, &sr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if as.Engine != "cpu-lanes" || as.Errs() != nil || bs.Errs() != nil {
+			t.Fatalf("%s: sensitivities on %s: %v / %v", c.name, as.Engine, as.Errs(), bs.Errs())
+		}
+		for _, v := range [][2][]float64{{as.Y, bs.Y}, {as.S, bs.S}, {as.SavedS, bs.SavedS}} {
+			for i := range v[0] {
+				if math.Float64bits(v[0][i]) != math.Float64bits(v[1][i]) {
+					t.Fatalf("%s: sensitivities: generated in lanes %v, tape %v at %d", c.name, v[0][i], v[1][i], i)
+				}
+			}
+		}
 	}
 }
 

@@ -779,10 +779,13 @@ func HaloSensF(paramCols []int) (func() ode.Func, error) {
 // Kernel of the Programs HaloProblem returns.
 var lanesHalo func(*ode.Programs)
 
+// lanesHaloSens, where the lane form is linked in, is the Problem's SensLanes.
+var lanesHaloSens func(paramCols []int) (func() ode.LaneProgram, error)
+
 // HaloProblem returns the model "halo" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func HaloProblem() *ode.Problem {
-	return &ode.Problem{
+	pr := &ode.Problem{
 		Name:       "halo",
 		Dim:        6,
 		NumParams:  3,
@@ -804,4 +807,8 @@ func HaloProblem() *ode.Problem {
 		},
 		SensF: HaloSensF,
 	}
+	if lanesHaloSens != nil {
+		pr.SensLanes = lanesHaloSens
+	}
+	return pr
 }

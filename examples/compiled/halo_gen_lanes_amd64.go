@@ -16,7 +16,10 @@ import (
 // (lanesHaloF, in the .s file beside this one) and as the body the lane
 // engine inlines (ode.LaneKernel). It gives the bits of HaloF lane by
 // lane, and runs only where the processor has AVX2.
-func init() { lanesHalo = lanesHaloPrograms }
+func init() {
+	lanesHalo = lanesHaloPrograms
+	lanesHaloSens = lanesHaloSensLanes
+}
 
 // lanesHaloPrograms sets pg's FLanes and Kernel where the processor has AVX2.
 func lanesHaloPrograms(pg *ode.Programs) {
@@ -64,4 +67,60 @@ var lanesHaloBody = []byte{
 	0x63, 0x20, 0xc4, 0x61, 0x7d, 0x10, 0xa6, 0xa0, 0x00, 0x00, 0x00, 0xc4, 0x41, 0x7d, 0x11, 0x63,
 	0x40, 0xc4, 0xc1, 0x7d, 0x11, 0x5b, 0x60, 0xc4, 0xc1, 0x7d, 0x11, 0xa3, 0x80, 0x00, 0x00, 0x00,
 	0xc4, 0xc1, 0x7d, 0x11, 0x93, 0xa0, 0x00, 0x00, 0x00,
+}
+
+// lanesHaloSensLanes is HaloSensF in lane form (ode.Problem.SensLanes):
+// f's lane code, then for each column the lane code of f and
+// J_y·v + J_p·w (lanesHaloFJVP), whose instructions HaloSens runs for a column.
+func lanesHaloSensLanes(paramCols []int) (func() ode.LaneProgram, error) {
+	ws := make([]float64, len(paramCols)*12)
+	for c, j := range paramCols {
+		if j >= 3 {
+			return nil, fmt.Errorf("%s: sensitivity column %d: parameter %d, but the model has 3", "halo", c, j)
+		}
+		if j >= 0 {
+			for l := range 4 {
+				ws[(c*3+j)*4+l] = 1
+			}
+		}
+	}
+	if !tape.HasLaneCode() {
+		return func() ode.LaneProgram { return ode.LaneProgram{} }, nil
+	}
+	return func() ode.LaneProgram {
+		rf, rs := lanesHaloRegisters(), lanesHaloFJVPRegisters()
+		scratch := make([]float64, 24)
+		f := func(t, y, p, dy []float64) {
+			n := 24 * (1 + len(paramCols))
+			if len(t) < 4 || len(y) < n || len(p) < 12 || len(dy) < n {
+				panic(fmt.Sprintf("HaloSens lanes: len(t), len(y), len(p), len(dy) = %d, %d, %d, %d, want at least 4, %d, 12, %d", len(t), len(y), len(p), len(dy), n, n))
+			}
+			copy(rf[:4], t[:4])
+			lanesHaloF(&rf[0], &y[0], &p[0], &dy[0])
+			for c := range paramCols {
+				o := 24 * (1 + c)
+				copy(rs[:4], t[:4])
+				lanesHaloFJVP(&rs[0], &y[0], &p[0], &y[o], &ws[c*12], &scratch[0], &dy[o])
+			}
+		}
+		return ode.LaneProgram{F: f}
+	}, nil
+}
+
+// lanesHaloFJVP runs the lane code of f and J_y·v + J_p·w: register file
+// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.
+//
+//go:noescape
+func lanesHaloFJVP(r, y, p, v, w, f, jvp *float64)
+
+// lanesHaloFJVPRegisters returns a register file of the lane code, its
+// constants loaded in every lane.
+func lanesHaloFJVPRegisters() []float64 {
+	r := make([]float64, 156)
+	for i, c := range [...]float64{1} {
+		for l := range 4 {
+			r[(25+i)*4+l] = c
+		}
+	}
+	return r
 }

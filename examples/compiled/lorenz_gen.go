@@ -342,10 +342,13 @@ func LorenzSensF(paramCols []int) (func() ode.Func, error) {
 // Kernel of the Programs LorenzProblem returns.
 var lanesLorenz func(*ode.Programs)
 
+// lanesLorenzSens, where the lane form is linked in, is the Problem's SensLanes.
+var lanesLorenzSens func(paramCols []int) (func() ode.LaneProgram, error)
+
 // LorenzProblem returns the model "lorenz" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func LorenzProblem() *ode.Problem {
-	return &ode.Problem{
+	pr := &ode.Problem{
 		Name:       "lorenz",
 		Dim:        3,
 		NumParams:  3,
@@ -367,4 +370,8 @@ func LorenzProblem() *ode.Problem {
 		},
 		SensF: LorenzSensF,
 	}
+	if lanesLorenzSens != nil {
+		pr.SensLanes = lanesLorenzSens
+	}
+	return pr
 }

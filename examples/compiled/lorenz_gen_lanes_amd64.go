@@ -16,7 +16,10 @@ import (
 // (lanesLorenzF, in the .s file beside this one) and as the body the lane
 // engine inlines (ode.LaneKernel). It gives the bits of LorenzF lane by
 // lane, and runs only where the processor has AVX2.
-func init() { lanesLorenz = lanesLorenzPrograms }
+func init() {
+	lanesLorenz = lanesLorenzPrograms
+	lanesLorenzSens = lanesLorenzSensLanes
+}
 
 // lanesLorenzPrograms sets pg's FLanes and Kernel where the processor has AVX2.
 func lanesLorenzPrograms(pg *ode.Programs) {
@@ -57,4 +60,55 @@ var lanesLorenzBody = []byte{
 	0x59, 0xd8, 0xc4, 0xe1, 0x7d, 0x10, 0x4e, 0x40, 0xc4, 0xe1, 0x75, 0x59, 0x4a, 0x40, 0xc4, 0xe1,
 	0x65, 0x5c, 0xd9, 0xc4, 0xc1, 0x7d, 0x11, 0x53, 0x00, 0xc4, 0xc1, 0x7d, 0x11, 0x63, 0x20, 0xc4,
 	0xc1, 0x7d, 0x11, 0x5b, 0x40,
+}
+
+// lanesLorenzSensLanes is LorenzSensF in lane form (ode.Problem.SensLanes):
+// f's lane code, then for each column the lane code of f and
+// J_y·v + J_p·w (lanesLorenzFJVP), whose instructions LorenzSens runs for a column.
+func lanesLorenzSensLanes(paramCols []int) (func() ode.LaneProgram, error) {
+	ws := make([]float64, len(paramCols)*12)
+	for c, j := range paramCols {
+		if j >= 3 {
+			return nil, fmt.Errorf("%s: sensitivity column %d: parameter %d, but the model has 3", "lorenz", c, j)
+		}
+		if j >= 0 {
+			for l := range 4 {
+				ws[(c*3+j)*4+l] = 1
+			}
+		}
+	}
+	if !tape.HasLaneCode() {
+		return func() ode.LaneProgram { return ode.LaneProgram{} }, nil
+	}
+	return func() ode.LaneProgram {
+		rf, rs := lanesLorenzRegisters(), lanesLorenzFJVPRegisters()
+		scratch := make([]float64, 12)
+		f := func(t, y, p, dy []float64) {
+			n := 12 * (1 + len(paramCols))
+			if len(t) < 4 || len(y) < n || len(p) < 12 || len(dy) < n {
+				panic(fmt.Sprintf("LorenzSens lanes: len(t), len(y), len(p), len(dy) = %d, %d, %d, %d, want at least 4, %d, 12, %d", len(t), len(y), len(p), len(dy), n, n))
+			}
+			copy(rf[:4], t[:4])
+			lanesLorenzF(&rf[0], &y[0], &p[0], &dy[0])
+			for c := range paramCols {
+				o := 12 * (1 + c)
+				copy(rs[:4], t[:4])
+				lanesLorenzFJVP(&rs[0], &y[0], &p[0], &y[o], &ws[c*12], &scratch[0], &dy[o])
+			}
+		}
+		return ode.LaneProgram{F: f}
+	}, nil
+}
+
+// lanesLorenzFJVP runs the lane code of f and J_y·v + J_p·w: register file
+// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.
+//
+//go:noescape
+func lanesLorenzFJVP(r, y, p, v, w, f, jvp *float64)
+
+// lanesLorenzFJVPRegisters returns a register file of the lane code, its
+// constants loaded in every lane.
+func lanesLorenzFJVPRegisters() []float64 {
+	r := make([]float64, 96)
+	return r
 }

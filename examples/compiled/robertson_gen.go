@@ -391,10 +391,13 @@ func RobertsonSensF(paramCols []int) (func() ode.Func, error) {
 // Kernel of the Programs RobertsonProblem returns.
 var lanesRobertson func(*ode.Programs)
 
+// lanesRobertsonSens, where the lane form is linked in, is the Problem's SensLanes.
+var lanesRobertsonSens func(paramCols []int) (func() ode.LaneProgram, error)
+
 // RobertsonProblem returns the model "robertson" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func RobertsonProblem() *ode.Problem {
-	return &ode.Problem{
+	pr := &ode.Problem{
 		Name:       "robertson",
 		Dim:        3,
 		NumParams:  3,
@@ -416,4 +419,8 @@ func RobertsonProblem() *ode.Problem {
 		},
 		SensF: RobertsonSensF,
 	}
+	if lanesRobertsonSens != nil {
+		pr.SensLanes = lanesRobertsonSens
+	}
+	return pr
 }

@@ -16,7 +16,10 @@ import (
 // (lanesRobertsonF, in the .s file beside this one) and as the body the lane
 // engine inlines (ode.LaneKernel). It gives the bits of RobertsonF lane by
 // lane, and runs only where the processor has AVX2.
-func init() { lanesRobertson = lanesRobertsonPrograms }
+func init() {
+	lanesRobertson = lanesRobertsonPrograms
+	lanesRobertsonSens = lanesRobertsonSensLanes
+}
 
 // lanesRobertsonPrograms sets pg's FLanes and Kernel where the processor has AVX2.
 func lanesRobertsonPrograms(pg *ode.Programs) {
@@ -59,4 +62,55 @@ var lanesRobertsonBody = []byte{
 	0xc4, 0xe1, 0x75, 0x59, 0xc9, 0xc4, 0xe1, 0x7d, 0x10, 0x62, 0x20, 0xc4, 0xe1, 0x5d, 0x59, 0xe1,
 	0xc4, 0xe1, 0x7d, 0x5c, 0xc4, 0xc4, 0xc1, 0x7d, 0x11, 0x5b, 0x00, 0xc4, 0xc1, 0x7d, 0x11, 0x43,
 	0x20, 0xc4, 0xc1, 0x7d, 0x11, 0x63, 0x40,
+}
+
+// lanesRobertsonSensLanes is RobertsonSensF in lane form (ode.Problem.SensLanes):
+// f's lane code, then for each column the lane code of f and
+// J_y·v + J_p·w (lanesRobertsonFJVP), whose instructions RobertsonSens runs for a column.
+func lanesRobertsonSensLanes(paramCols []int) (func() ode.LaneProgram, error) {
+	ws := make([]float64, len(paramCols)*12)
+	for c, j := range paramCols {
+		if j >= 3 {
+			return nil, fmt.Errorf("%s: sensitivity column %d: parameter %d, but the model has 3", "robertson", c, j)
+		}
+		if j >= 0 {
+			for l := range 4 {
+				ws[(c*3+j)*4+l] = 1
+			}
+		}
+	}
+	if !tape.HasLaneCode() {
+		return func() ode.LaneProgram { return ode.LaneProgram{} }, nil
+	}
+	return func() ode.LaneProgram {
+		rf, rs := lanesRobertsonRegisters(), lanesRobertsonFJVPRegisters()
+		scratch := make([]float64, 12)
+		f := func(t, y, p, dy []float64) {
+			n := 12 * (1 + len(paramCols))
+			if len(t) < 4 || len(y) < n || len(p) < 12 || len(dy) < n {
+				panic(fmt.Sprintf("RobertsonSens lanes: len(t), len(y), len(p), len(dy) = %d, %d, %d, %d, want at least 4, %d, 12, %d", len(t), len(y), len(p), len(dy), n, n))
+			}
+			copy(rf[:4], t[:4])
+			lanesRobertsonF(&rf[0], &y[0], &p[0], &dy[0])
+			for c := range paramCols {
+				o := 12 * (1 + c)
+				copy(rs[:4], t[:4])
+				lanesRobertsonFJVP(&rs[0], &y[0], &p[0], &y[o], &ws[c*12], &scratch[0], &dy[o])
+			}
+		}
+		return ode.LaneProgram{F: f}
+	}, nil
+}
+
+// lanesRobertsonFJVP runs the lane code of f and J_y·v + J_p·w: register file
+// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.
+//
+//go:noescape
+func lanesRobertsonFJVP(r, y, p, v, w, f, jvp *float64)
+
+// lanesRobertsonFJVPRegisters returns a register file of the lane code, its
+// constants loaded in every lane.
+func lanesRobertsonFJVPRegisters() []float64 {
+	r := make([]float64, 96)
+	return r
 }

@@ -792,13 +792,15 @@ func (g *gen) problem() {
 	fmt.Fprintf(w, "\n// %s, where the lane form of %sF is linked in (the files\n", laneHook(p), p)
 	fmt.Fprintf(w, "// gradsolve gen -o writes beside this one, for amd64), sets FLanes and\n// Kernel of the Programs %sProblem returns.\n", p)
 	fmt.Fprintf(w, "var %s func(*ode.Programs)\n", laneHook(p))
+	fmt.Fprintf(w, "\n// %s, where the lane form is linked in, is the Problem's SensLanes.\n", laneSensHook(p))
+	fmt.Fprintf(w, "var %s func(paramCols []int) (func() ode.LaneProgram, error)\n", laneSensHook(p))
 	fmt.Fprintf(w, "\n// %sProblem returns the model %s as an ode.Problem: its names\n", p, strconv.Quote(m.Name))
 	if g.initial {
 		fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs, SensF and\n// Initial.\n")
 	} else {
 		fmt.Fprintf(w, "// and defaults, with the generated functions as F, Programs and SensF.\n")
 	}
-	fmt.Fprintf(w, "func %sProblem() *ode.Problem {\n\treturn &ode.Problem{\n", p)
+	fmt.Fprintf(w, "func %sProblem() *ode.Problem {\n\tpr := &ode.Problem{\n", p)
 	fmt.Fprintf(w, "Name: %s,\nDim: %d,\nNumParams: %d,\nF: %sF,\n", strconv.Quote(m.Name), g.dim, g.np, p)
 	fmt.Fprintf(w, "StateNames: %s,\nParamNames: %s,\n", strs(m.StateNames()), strs(m.ParamNames()))
 	fmt.Fprintf(w, "Y0: %s,\nP: %s,\n", floats(g.y0), floats(m.P()))
@@ -810,7 +812,7 @@ func (g *gen) problem() {
 	if g.initial {
 		fmt.Fprintf(w, "Initial: func() ode.InitialFunc { return %sInitial },\n", p)
 	}
-	w.WriteString("}\n}\n")
+	fmt.Fprintf(w, "}\nif %[1]s != nil {\npr.SensLanes = %[1]s\n}\nreturn pr\n}\n", laneSensHook(p))
 }
 
 // Formulas in doc comments.

@@ -468,8 +468,19 @@ func TestGenerateLanes(t *testing.T) {
 			t.Errorf("the assembly lacks %q", want)
 		}
 	}
-	if strings.Count(asm, "BYTE $") != len(body) || !bytes.Contains(goSrc, []byte("//go:build amd64")) {
-		t.Errorf("the assembly holds %d bytes of the %d of the lane code", strings.Count(asm, "BYTE $"), len(body))
+	fOnly, sens, _ := strings.Cut(asm, "RET\n")
+	if strings.Count(fOnly, "BYTE $") != len(body) || !bytes.Contains(goSrc, []byte("//go:build amd64")) {
+		t.Errorf("the assembly of f holds %d bytes of the %d of its lane code", strings.Count(fOnly, "BYTE $"), len(body))
+	}
+	// The sensitivity columns: the lane code of f and J_y·v + J_p·w.
+	fj, err := s.FJVP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fjBody, _, _ := fj.LaneCodeSeeded()
+	if !strings.Contains(sens, "TEXT ·lanesLorenzFJVP(SB), NOSPLIT, $0-56") || strings.Count(sens, "BYTE $") != len(fjBody) ||
+		!bytes.Contains(goSrc, []byte("func lanesLorenzSensLanes(paramCols []int)")) {
+		t.Errorf("the sensitivity system's lane form is missing or holds %d bytes of the %d of its lane code", strings.Count(sens, "BYTE $"), len(fjBody))
 	}
 	// exp stays a Go call between pieces of lane code: no lane form.
 	m := sym.NewModel("decay")

@@ -57,9 +57,18 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	}
 	hook, fn := laneHook(prefix), laneHook(prefix)+"F"
 	lg := &gen{}
-	lits := make([]string, len(consts))
-	for i, c := range consts {
-		lits[i], _, _ = lg.literal(c)
+	lits := literals(lg, consts)
+	// The sensitivity system's columns: the lane code of the program of
+	// f and J_y·v + J_p·w (FJVP), whose instructions <Prefix>Sens runs,
+	// called once per column.
+	var fj *tape.Program
+	var fjBody []byte
+	var fjBase int
+	var fjLits []string
+	if p, err := s.FJVP(); err == nil {
+		if b, bs, cs := p.LaneCodeSeeded(); b != nil {
+			fj, fjBody, fjBase, fjLits = p, b, bs, literals(lg, cs)
+		}
 	}
 	imports := "\t\"fmt\"\n"
 	if lg.usesMath {
@@ -72,7 +81,11 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	fmt.Fprintf(&w, "// at once (lane-major: value d of lane l at [%d·d + l]), as Go assembly\n", L)
 	fmt.Fprintf(&w, "// (%s, in the .s file beside this one) and as the body the lane\n", fn)
 	fmt.Fprintf(&w, "// engine inlines (ode.LaneKernel). It gives the bits of %sF lane by\n// lane, and runs only where the processor has AVX2.\n", prefix)
-	fmt.Fprintf(&w, "func init() { %s = %sPrograms }\n\n", hook, hook)
+	if fj != nil {
+		fmt.Fprintf(&w, "func init() {\n\t%s = %sPrograms\n\t%s = %sSensLanes\n}\n\n", hook, hook, laneSensHook(prefix), hook)
+	} else {
+		fmt.Fprintf(&w, "func init() { %s = %sPrograms }\n\n", hook, hook)
+	}
 	fmt.Fprintf(&w, "// %sPrograms sets pg's FLanes and Kernel where the processor has AVX2.\n", hook)
 	fmt.Fprintf(&w, "func %sPrograms(pg *ode.Programs) {\n\tif !tape.HasLaneCode() {\n\t\treturn\n\t}\n", hook)
 	fmt.Fprintf(&w, "\tr := %sRegisters()\n", hook)
@@ -87,17 +100,14 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	fmt.Fprintf(&w, "\t\t%s(&r[0], &y[0], %s, &dy[0])\n\t}\n", fn, pArg)
 	fmt.Fprintf(&w, "\tpg.Kernel = &ode.LaneKernel{Body: %sBody, Registers: %sRegisters}\n}\n\n", hook, hook)
 	fmt.Fprintf(&w, "// %s runs the lane code: register file r (its first %d values the\n// lanes' times), y, p and dy lane-major.\n//\n//go:noescape\nfunc %s(r, y, p, dy *float64)\n\n", fn, L, fn)
-	fmt.Fprintf(&w, "// %sRegisters returns a register file of the lane code, its\n// constants loaded in every lane.\n", hook)
-	fmt.Fprintf(&w, "func %sRegisters() []float64 {\n\tr := make([]float64, %d)\n", hook, pg.LaneRegisters())
-	if len(consts) > 0 {
-		fmt.Fprintf(&w, "\tfor i, c := range [...]float64{%s} {\n", strings.Join(lits, ", "))
-		fmt.Fprintf(&w, "\t\tfor l := range %d {\n\t\t\tr[(%d+i)*%d+l] = c\n\t\t}\n\t}\n", L, base, L)
-	}
-	fmt.Fprintf(&w, "\treturn r\n}\n\n")
+	registers(&w, hook+"Registers", pg.LaneRegisters(), base, lits)
 	fmt.Fprintf(&w, "// %sBody is the lane code as the body of an ode.LaneKernel (the\n// bytes of %s between its loads and its vzeroupper).\n", hook, fn)
 	fmt.Fprintf(&w, "var %sBody = []byte{\n", hook)
 	byteLines(&w, body, 16, "0x%02x", ", ", ",")
 	w.WriteString("}\n")
+	if fj != nil {
+		sensLanes(&w, prefix, hook, dim, np, fj.LaneRegisters(), fjBase, fjLits)
+	}
 	goSrc, err = format.Source(w.Bytes())
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("emitgo: internal error: the lane file does not parse: %w", err)
@@ -111,7 +121,76 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	a.WriteString("\tMOVQ r+0(FP), DI\n\tMOVQ y+8(FP), SI\n\tMOVQ p+16(FP), DX\n\tMOVQ dy+24(FP), R11\n\tMOVQ R11, CX\n")
 	byteLines(&a, body, 8, "BYTE $0x%02x", "; ", "")
 	a.WriteString("\tVZEROUPPER\n\tRET\n")
+	if fj != nil {
+		fmt.Fprintf(&a, "\n// func %sFJVP(r, y, p, v, w, f, jvp *float64): the tape's lane code of f\n", hook)
+		a.WriteString("// and J_y·v + J_p·w (the blocks in DI, SI, DX, R8, R9, R11 and CX).\n")
+		fmt.Fprintf(&a, "TEXT ·%sFJVP(SB), NOSPLIT, $0-56\n", hook)
+		a.WriteString("\tMOVQ r+0(FP), DI\n\tMOVQ y+8(FP), SI\n\tMOVQ p+16(FP), DX\n\tMOVQ v+24(FP), R8\n\tMOVQ w+32(FP), R9\n\tMOVQ f+40(FP), R11\n\tMOVQ jvp+48(FP), CX\n")
+		byteLines(&a, fjBody, 8, "BYTE $0x%02x", "; ", "")
+		a.WriteString("\tVZEROUPPER\n\tRET\n")
+	}
 	return goSrc, a.Bytes(), true, nil
+}
+
+// laneSensHook is the name of the variable through which the lane files
+// give the main file's Problem its SensLanes.
+func laneSensHook(prefix string) string { return "lanes" + prefix + "Sens" }
+
+// literals returns the Go literals of cs (math's where needed, which g
+// notes).
+func literals(g *gen, cs []float64) []string {
+	lits := make([]string, len(cs))
+	for i, c := range cs {
+		lits[i], _, _ = g.literal(c)
+	}
+	return lits
+}
+
+// registers writes the function name, which returns a register file of
+// n values of lane code with its constants (lits, from index base) in
+// every lane.
+func registers(w *bytes.Buffer, name string, n, base int, lits []string) {
+	const L = ode.LaneWidth
+	fmt.Fprintf(w, "// %s returns a register file of the lane code, its\n// constants loaded in every lane.\n", name)
+	fmt.Fprintf(w, "func %s() []float64 {\n\tr := make([]float64, %d)\n", name, n)
+	if len(lits) > 0 {
+		fmt.Fprintf(w, "\tfor i, c := range [...]float64{%s} {\n", strings.Join(lits, ", "))
+		fmt.Fprintf(w, "\t\tfor l := range %d {\n\t\t\tr[(%d+i)*%d+l] = c\n\t\t}\n\t}\n", L, base, L)
+	}
+	fmt.Fprintf(w, "\treturn r\n}\n\n")
+}
+
+// sensLanes writes <hook>SensLanes, the sensitivity system in lane
+// form for ode.Problem.SensLanes: f's lane code, then the FJVP lane code
+// once per column with its direction w (a unit vector, or zero for an
+// initial value), the column's tangent from its second block — the
+// instructions <Prefix>Sens runs for a column, so its bits.
+func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, lits []string) {
+	const L = ode.LaneWidth
+	fmt.Fprintf(w, "\n// %sSensLanes is %sSensF in lane form (ode.Problem.SensLanes):\n", hook, prefix)
+	fmt.Fprintf(w, "// f's lane code, then for each column the lane code of f and\n// J_y·v + J_p·w (%sFJVP), whose instructions %sSens runs for a column.\n", hook, prefix)
+	fmt.Fprintf(w, "func %sSensLanes(paramCols []int) (func() ode.LaneProgram, error) {\n", hook)
+	fmt.Fprintf(w, "\tws := make([]float64, len(paramCols)*%d)\n", np*L)
+	fmt.Fprintf(w, "\tfor c, j := range paramCols {\n\t\tif j >= %d {\n", np)
+	fmt.Fprintf(w, "\t\t\treturn nil, fmt.Errorf(\"%%s: sensitivity column %%d: parameter %%d, but the model has %d\", %q, c, j)\n\t\t}\n", np, strings.ToLower(prefix))
+	fmt.Fprintf(w, "\t\tif j >= 0 {\n\t\t\tfor l := range %d {\n\t\t\t\tws[(c*%d+j)*%d+l] = 1\n\t\t\t}\n\t\t}\n\t}\n", L, np, L)
+	fmt.Fprintf(w, "\tif !tape.HasLaneCode() {\n\t\treturn func() ode.LaneProgram { return ode.LaneProgram{} }, nil\n\t}\n")
+	fmt.Fprintf(w, "\treturn func() ode.LaneProgram {\n\t\trf, rs := %sRegisters(), %sFJVPRegisters()\n", hook, hook)
+	fmt.Fprintf(w, "\t\tscratch := make([]float64, %d)\n", dim*L)
+	fmt.Fprintf(w, "\t\tf := func(t, y, p, dy []float64) {\n")
+	fmt.Fprintf(w, "\t\t\tn := %d * (1 + len(paramCols))\n", dim*L)
+	fmt.Fprintf(w, "\t\t\tif len(t) < %d || len(y) < n || len(p) < %d || len(dy) < n {\n", L, np*L)
+	fmt.Fprintf(w, "\t\t\t\tpanic(fmt.Sprintf(\"%sSens lanes: len(t), len(y), len(p), len(dy) = %%d, %%d, %%d, %%d, want at least %d, %%d, %d, %%d\", len(t), len(y), len(p), len(dy), n, n))\n\t\t\t}\n", prefix, L, np*L)
+	pArg, wArg := "&p[0]", fmt.Sprintf("&ws[c*%d]", np*L)
+	if np == 0 {
+		pArg, wArg = "nil", "nil"
+	}
+	fmt.Fprintf(w, "\t\t\tcopy(rf[:%d], t[:%d])\n\t\t\t%sF(&rf[0], &y[0], %s, &dy[0])\n", L, L, hook, pArg)
+	fmt.Fprintf(w, "\t\t\tfor c := range paramCols {\n\t\t\t\to := %d * (1 + c)\n\t\t\t\tcopy(rs[:%d], t[:%d])\n", dim*L, L, L)
+	fmt.Fprintf(w, "\t\t\t\t%sFJVP(&rs[0], &y[0], %s, &y[o], %s, &scratch[0], &dy[o])\n\t\t\t}\n\t\t}\n", hook, pArg, wArg)
+	fmt.Fprintf(w, "\t\treturn ode.LaneProgram{F: f}\n\t}, nil\n}\n\n")
+	fmt.Fprintf(w, "// %sFJVP runs the lane code of f and J_y·v + J_p·w: register file\n// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.\n//\n//go:noescape\nfunc %sFJVP(r, y, p, v, w, f, jvp *float64)\n\n", hook, hook)
+	registers(w, hook+"FJVPRegisters", nregs, base, lits)
 }
 
 // byteLines writes b, per bytes to a line, each byte in format, joined

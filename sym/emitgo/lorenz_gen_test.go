@@ -342,10 +342,13 @@ func GenLorenzSensF(paramCols []int) (func() ode.Func, error) {
 // Kernel of the Programs GenLorenzProblem returns.
 var lanesGenLorenz func(*ode.Programs)
 
+// lanesGenLorenzSens, where the lane form is linked in, is the Problem's SensLanes.
+var lanesGenLorenzSens func(paramCols []int) (func() ode.LaneProgram, error)
+
 // GenLorenzProblem returns the model "lorenz" as an ode.Problem: its names
 // and defaults, with the generated functions as F, Programs and SensF.
 func GenLorenzProblem() *ode.Problem {
-	return &ode.Problem{
+	pr := &ode.Problem{
 		Name:       "lorenz",
 		Dim:        3,
 		NumParams:  3,
@@ -367,4 +370,8 @@ func GenLorenzProblem() *ode.Problem {
 		},
 		SensF: GenLorenzSensF,
 	}
+	if lanesGenLorenzSens != nil {
+		pr.SensLanes = lanesGenLorenzSens
+	}
+	return pr
 }

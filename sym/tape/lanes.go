@@ -125,15 +125,25 @@ func (pg *Program) SeededLaneKernel() *ode.LaneKernel {
 	if pg.laneCode() == nil {
 		return nil
 	}
+	body, _, _ := pg.LaneCodeSeeded()
+	if body == nil {
+		return nil
+	}
+	return &ode.LaneKernel{Body: body, Registers: pg.NewLaneRegisters}
+}
+
+// LaneCodeSeeded is LaneCode for any program of one piece, seeds and a
+// second output block allowed (ode.LaneKernel's contract for them): the
+// body, the index of the first constant in the register file and the
+// constants; body is nil for a program of several pieces. Like LaneCode
+// it writes the code without running it, the same on every machine.
+func (pg *Program) LaneCodeSeeded() (body []byte, base int, consts []float64) {
 	pg.lane.seededOnce.Do(func() {
 		if j, _, _, _ := genCode(pg, LaneWidth); j != nil {
 			pg.lane.seeded = j.body
 		}
 	})
-	if pg.lane.seeded == nil {
-		return nil
-	}
-	return &ode.LaneKernel{Body: pg.lane.seeded, Registers: pg.NewLaneRegisters}
+	return pg.lane.seeded, int(pg.layout.NumInputs()), pg.consts
 }
 
 // LaneRegisters is the size of the register file of the program's lane
