@@ -229,7 +229,7 @@ var problems = []*problem{
 		sens: []int{0, 1},
 		t1:   20, atolScale: 1, rtols: []float64{1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10},
 		ref: explicit(method.DP8), refTol: 1e-13,
-		goMethods:   []solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)},
+		goMethods:   append([]solver{explicit(method.Tsit5), explicit(method.Vern7), explicit(method.DP8)}, lanes(method.Vern7, method.DP8)...),
 		fileMethods: append([]solver{explicit(method.Vern7)}, lanes(method.Vern7, method.DP8)...),
 		parallel:    explicit(method.Vern7),
 		peers:       append(odeintExplicit(" (augmented)", 1000), peer{"CVODES Adams (staggered)", "cvodes", "", 100}),
