@@ -4,10 +4,8 @@
 
 #include "textflag.h"
 
-// func lanesHaloF(r, y, p, dy *float64): the tape's lane code of f, entered
-// through this ABI0 function (the block addresses in DI, SI, DX and
-// R11, as the code expects them; it clobbers R12 and the vector
-// registers).
+// func lanesHaloF(r, y, p, dy *float64): the tape's lane code of f (the block addresses in DI, SI, DX and R11,
+// as the code expects them; it clobbers R12 and the vector registers).
 TEXT ·lanesHaloF(SB), NOSPLIT, $0-32
 	MOVQ r+0(FP), DI
 	MOVQ y+8(FP), SI
@@ -45,8 +43,8 @@ TEXT ·lanesHaloF(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// func lanesHaloFJVP(r, y, p, v, w, f, jvp *float64): the tape's lane code of f
-// and J_y·v + J_p·w (the blocks in DI, SI, DX, R8, R9, R11 and CX).
+// func lanesHaloFJVP(r, y, p, v, w, f, jvp *float64): the tape's lane code of f and J_y·v + J_p·w (the blocks in DI, SI,
+// DX, R8, R9, R11 and CX).
 TEXT ·lanesHaloFJVP(SB), NOSPLIT, $0-56
 	MOVQ r+0(FP), DI
 	MOVQ y+8(FP), SI

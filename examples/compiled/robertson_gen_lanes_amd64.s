@@ -4,10 +4,8 @@
 
 #include "textflag.h"
 
-// func lanesRobertsonF(r, y, p, dy *float64): the tape's lane code of f, entered
-// through this ABI0 function (the block addresses in DI, SI, DX and
-// R11, as the code expects them; it clobbers R12 and the vector
-// registers).
+// func lanesRobertsonF(r, y, p, dy *float64): the tape's lane code of f (the block addresses in DI, SI, DX and R11,
+// as the code expects them; it clobbers R12 and the vector registers).
 TEXT ·lanesRobertsonF(SB), NOSPLIT, $0-32
 	MOVQ r+0(FP), DI
 	MOVQ y+8(FP), SI
@@ -34,8 +32,8 @@ TEXT ·lanesRobertsonF(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// func lanesRobertsonFJVP(r, y, p, v, w, f, jvp *float64): the tape's lane code of f
-// and J_y·v + J_p·w (the blocks in DI, SI, DX, R8, R9, R11 and CX).
+// func lanesRobertsonFJVP(r, y, p, v, w, f, jvp *float64): the tape's lane code of f and J_y·v + J_p·w (the blocks in DI, SI,
+// DX, R8, R9, R11 and CX).
 TEXT ·lanesRobertsonFJVP(SB), NOSPLIT, $0-56
 	MOVQ r+0(FP), DI
 	MOVQ y+8(FP), SI
