@@ -43,14 +43,10 @@ type laneState struct {
 	once  sync.Once
 	code  *jitCode // nil: none (no AVX2, or no executable memory)
 	entry uintptr  // the code when it is one piece, else 0
-	// body is the lane code as a body to inline (LaneCode), written
-	// once, on any machine.
+	// body is the lane code of one piece as a body to inline
+	// (LaneCodeSeeded), written once, on any machine.
 	bodyOnce sync.Once
 	body     []byte
-	// seeded is the body of any one-piece lane code, seeds and two
-	// output blocks allowed (SeededLaneKernel).
-	seededOnce sync.Once
-	seeded     []byte
 }
 
 // laneCode returns pg's lane code, compiling it the first time, or nil.
@@ -86,11 +82,21 @@ func (pg *Program) NewLaneRegisters() []float64 {
 // LaneKernel returns the program's lane code as a body to inline into
 // other generated code (see ode.LaneKernel), or nil where there is none:
 // no lane code here (HasLaneCode), or a program LaneCode refuses.
-func (pg *Program) LaneKernel() *ode.LaneKernel {
+func (pg *Program) LaneKernel() *ode.LaneKernel { return pg.kernel(pg.LaneCode) }
+
+// SeededLaneKernel is LaneKernel for a program with seeds (the
+// cotangent program), under ode.LaneKernel's register contract for such
+// programs: nil where there is no lane code here, or for a program of
+// several pieces.
+func (pg *Program) SeededLaneKernel() *ode.LaneKernel { return pg.kernel(pg.LaneCodeSeeded) }
+
+// kernel makes an ode.LaneKernel of the body code gives, where lane
+// code runs here.
+func (pg *Program) kernel(code func() ([]byte, int, []float64)) *ode.LaneKernel {
 	if pg.laneCode() == nil {
 		return nil
 	}
-	body, _, _ := pg.LaneCode()
+	body, _, _ := code()
 	if body == nil {
 		return nil
 	}
@@ -106,44 +112,23 @@ func (pg *Program) LaneKernel() *ode.LaneKernel {
 // body is nil for a program with math functions (several pieces, with
 // Go calls between them), seeds, or outputs past its first block.
 func (pg *Program) LaneCode() (body []byte, base int, consts []float64) {
+	body, base, consts = pg.LaneCodeSeeded()
+	if pg.uses[3] || pg.uses[4] || pg.uses[5] || pg.split() != len(pg.outs) {
+		body = nil
+	}
+	return body, base, consts
+}
+
+// LaneCodeSeeded is LaneCode for any program of one piece, seeds and a
+// second output block allowed (ode.LaneKernel's contract for them): body
+// is nil only for a program of several pieces.
+func (pg *Program) LaneCodeSeeded() (body []byte, base int, consts []float64) {
 	pg.lane.bodyOnce.Do(func() {
-		if pg.uses[3] || pg.uses[4] || pg.uses[5] {
-			return
-		}
-		if j, _, _, _ := genCode(pg, LaneWidth); j != nil && j.split == len(pg.outs) {
+		if j, _, _, _ := genCode(pg, LaneWidth); j != nil {
 			pg.lane.body = j.body
 		}
 	})
 	return pg.lane.body, int(pg.layout.NumInputs()), pg.consts
-}
-
-// SeededLaneKernel returns the lane code of a program with seeds (the
-// cotangent program) as a body to inline, under ode.LaneKernel's
-// register contract for such programs, or nil where there is none (no
-// lane code here, or a program of several pieces).
-func (pg *Program) SeededLaneKernel() *ode.LaneKernel {
-	if pg.laneCode() == nil {
-		return nil
-	}
-	body, _, _ := pg.LaneCodeSeeded()
-	if body == nil {
-		return nil
-	}
-	return &ode.LaneKernel{Body: body, Registers: pg.NewLaneRegisters}
-}
-
-// LaneCodeSeeded is LaneCode for any program of one piece, seeds and a
-// second output block allowed (ode.LaneKernel's contract for them): the
-// body, the index of the first constant in the register file and the
-// constants; body is nil for a program of several pieces. Like LaneCode
-// it writes the code without running it, the same on every machine.
-func (pg *Program) LaneCodeSeeded() (body []byte, base int, consts []float64) {
-	pg.lane.seededOnce.Do(func() {
-		if j, _, _, _ := genCode(pg, LaneWidth); j != nil {
-			pg.lane.seeded = j.body
-		}
-	})
-	return pg.lane.seeded, int(pg.layout.NumInputs()), pg.consts
 }
 
 // LaneRegisters is the size of the register file of the program's lane
