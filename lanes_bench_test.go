@@ -157,3 +157,26 @@ func BenchmarkLanesGradient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLanesMathFunction measures a right-hand side with a math
+// function, which stays a Go call made lane by lane between pieces of
+// lane code (and so runs without the fused attempt): DETEST F3
+// (examples/detest_f3.ode, |sin πt| forcing), 1024 trajectories, Tsit5 at
+// rtol = atol = 1e-6, one worker, on both engines.
+func BenchmarkLanesMathFunction(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	pr := exampleProblem(b, "detest_f3")
+	const n = 1024
+	y0 := make([]float64, 0, 2*n)
+	for i := range n {
+		y0 = append(y0, 1+0.001*float64(i), 0)
+	}
+	ens := &gradsolve.Ensemble{N: n, Y0: y0}
+	for _, e := range []string{"cpu-erk", "cpu-lanes"} {
+		b.Run(e, func(b *testing.B) {
+			benchEnsemble(b, pr, ens, gradsolve.Options{Method: method.Tsit5, RTol: 1e-6, ATol: 1e-6, Engine: e})
+		})
+	}
+}
