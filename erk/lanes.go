@@ -55,8 +55,7 @@ type LaneSolver struct {
 	jit            *jitStages // lane-major stage sums as machine code, or nil
 	jargs          [16]unsafe.Pointer
 	rtolL, atolL   []float64 // the tolerances tiled over the lanes, for the machine code's norm
-	needAdv        bool
-	active, moving []bool // the lanes of the current attempt (the driver's), and those completing a step
+	active, moving []bool    // the lanes of the current attempt (the driver's), and those completing a step
 	driver         *ivp.LaneDriver
 	// fused is the whole attempt as one function of machine code
 	// (lanesfused.go), or nil; fargs its arguments, fregs f's register
@@ -269,7 +268,7 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 	sv := ls.sv
 	L := ls.L
 	ls.active = a.Active
-	ls.needAdv = false
+	needAdv := false
 	for l := range L {
 		ls.moving[l] = a.Active[l] && a.Moved[l]
 		if !a.Active[l] {
@@ -282,11 +281,11 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 			if sv.fsal && !sv.defer_ {
 				ls.copyLane(ls.k[0], ls.k[sv.s-1], l)
 			} else {
-				ls.needAdv = true
+				needAdv = true
 			}
 		}
 	}
-	if ls.needAdv {
+	if needAdv {
 		// f(t, y) at the lanes' new points: into adv, then k_0 of the
 		// lanes that moved (the others keep theirs).
 		ls.eval(a.T, ls.y, ls.adv, ls.moving)
@@ -301,9 +300,7 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		// The machine code finishes the norms too (normLanes): +Inf
 		// marks an attempt that is not usable, as Norm.Of's verdict.
 		ls.stagesJIT(a.T)
-		for l, e := range ls.errv {
-			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
-		}
+		ls.verdicts(a)
 		return
 	}
 	ls.stages(a.T)
@@ -335,6 +332,12 @@ func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
 	copy(ls.tIn, a.T)
 	jit.Call16(ls.fused.entry, &ls.fargs)
 	runtime.KeepAlive(ls.fused)
+	ls.verdicts(a)
+}
+
+// verdicts copies the norms the machine code left in errv into a, +Inf
+// marking an attempt that is not usable (Norm.Of's verdict).
+func (ls *LaneSolver) verdicts(a *ivp.LaneAttempt) {
 	for l, e := range ls.errv {
 		a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
 	}

@@ -337,12 +337,8 @@ func (d *LaneDriver) accepted(l int) bool {
 		tn = tr.T1
 	}
 	save := tr.Save
-	// The common step: inside the span, no save time in it, no mesh.
-	if !ln.last && out.Mesh == nil && (ln.isave == len(save) || ln.dir*(save[ln.isave]-tn) > 0) {
-		d.s.Accept(l)
-		ln.t = tn
-		return true
-	}
+	// (The common step — inside the span, no save time in it, no mesh —
+	// is completed in Solve's loop and does not come here.)
 	y1 := d.y1
 	n := len(y1)
 	d.s.Proposal(l, y1)
