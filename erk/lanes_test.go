@@ -9,6 +9,7 @@ import (
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/lanecheck"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
@@ -543,14 +544,14 @@ func TestLaneFormsChecked(t *testing.T) {
 			t.Fatalf("trajectory %d: %s", i, d)
 		}
 	}
-	if !laneFuncAgrees(pg.F, pg.FLanes, pr.Dim, pr.NumParams) || !laneVJPAgrees(pg.VJP, pg.VJPLanes, pr.Dim, pr.NumParams) {
+	if !lanecheck.FuncAgrees(pg.F, pg.FLanes, pr.Dim, pr.NumParams) || !lanecheck.VJPAgrees(pg.VJP, pg.VJPLanes, pr.Dim, pr.NumParams) {
 		t.Error("the tape's lane forms do not pass the check")
 	}
 	badVJP := func(t, y, p, u, gy, gp []float64) {
 		pg.VJPLanes(t, y, p, u, gy, gp)
 		gp[len(gp)-1] = 0
 	}
-	if laneVJPAgrees(pg.VJP, badVJP, pr.Dim, pr.NumParams) {
+	if lanecheck.VJPAgrees(pg.VJP, badVJP, pr.Dim, pr.NumParams) {
 		t.Error("a cotangent lane form with other bits passes the check")
 	}
 }

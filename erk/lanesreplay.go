@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/lanecheck"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -68,7 +69,7 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 	if err != nil {
 		return nil, err
 	}
-	if ls.W != ode.LaneWidth || vjpLanes != nil && !laneVJPAgrees(vjp, vjpLanes, ls.dim, m) {
+	if ls.W != ode.LaneWidth || vjpLanes != nil && !lanecheck.VJPAgrees(vjp, vjpLanes, ls.dim, m) {
 		vjpLanes = nil
 	}
 	lr := &LaneReplayer{Replayer: rp, ls: ls, vjpLanes: vjpLanes, t: make([]float64, L)}

@@ -54,11 +54,28 @@ func TestPick(t *testing.T) {
 	if _, r := Pick([]engine.Engine{simd, erk, ros}, req); r.Err == nil || !strings.Contains(r.Err.Error(), "simd-erk: m: no AVX-512") || !strings.Contains(r.Err.Error(), "cpu-erk: m: DenseSave") {
 		t.Errorf("every engine refuses: %+v", r)
 	}
+	// Two refuse for the same reason (a lane engine and its reference):
+	// that reason alone.
+	same := fake{"lanes-erk", 5, method.ExplicitFamily, errors.New(erk.refuse.Error())}
+	if _, r := Pick([]engine.Engine{same, erk, ros}, req); r.Err != same.refuse {
+		t.Errorf("two engines refuse alike: %+v", r)
+	}
+	// An engine that cannot run here does not count against the
+	// others' one reason.
+	off := unavailable{fake{"off-erk", 5, method.ExplicitFamily, errors.New("off-erk is unavailable here")}}
+	if _, r := Pick([]engine.Engine{off, same, erk, ros}, req); r.Err != same.refuse {
+		t.Errorf("an unavailable engine and two alike: %+v", r)
+	}
 	// None runs the method.
 	if _, r := Pick([]engine.Engine{ros}, req); !errors.Is(r.Err, ErrNoEngine) || !strings.Contains(r.Err.Error(), "Tsit5 (of the explicit Runge–Kutta family); the registered engines are cpu-ros") {
 		t.Errorf("no engine runs the method: %+v", r)
 	}
 }
+
+// unavailable is a fake that cannot run here (engine.Availability).
+type unavailable struct{ fake }
+
+func (u unavailable) Available() error { return u.refuse }
 
 // picky is a fake that serves everything but prefers only what prefer
 // allows (engine.Preferrer).

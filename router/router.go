@@ -95,7 +95,8 @@ type Route struct {
 // serves req and, if it is an engine.Preferrer, prefers it; failing
 // that, the first that serves it. The reason names the engines passed
 // over and why; when none serves, the error is the refusal of the one
-// engine that runs the method, or every such engine's refusal joined;
+// engine that runs the method, or the one refusal every such engine
+// that can run here gives, else every such engine's refusal joined;
 // when none runs the method at all, it wraps ErrNoEngine.
 func Pick(engines []engine.Engine, req *engine.Request) (engine.Engine, Route) {
 	var runs []engine.Engine
@@ -145,7 +146,32 @@ func Pick(engines []engine.Engine, req *engine.Request) (engine.Engine, Route) {
 	case 1:
 		return nil, Route{Err: errs[0]}
 	}
+	if err := sameRefusal(runs, errs); err != nil {
+		return nil, Route{Err: err}
+	}
 	return nil, Route{Err: fmt.Errorf("no registered engine can serve the %s job of %s with %s: %s", req.Job, req.Name(), req.Method.MethodName(), strings.Join(refused, "; "))}
+}
+
+// sameRefusal returns the refusal errs[i] of engine runs[i] when every
+// engine that can run here (engine.Availability) refused for the same
+// reason — a lane engine and its reference, which serve the same jobs —
+// else nil. An engine that cannot run here counts only where none can.
+func sameRefusal(runs []engine.Engine, errs []error) error {
+	var here []error
+	for i, e := range runs {
+		if a, ok := e.(engine.Availability); !ok || a.Available() == nil {
+			here = append(here, errs[i])
+		}
+	}
+	if len(here) == 0 {
+		here = errs
+	}
+	for _, err := range here[1:] {
+		if err.Error() != here[0].Error() {
+			return nil
+		}
+	}
+	return here[0]
 }
 
 // Request says what a gradient asks.

@@ -9,13 +9,15 @@ import (
 	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 )
 
-// The lane engine at other lane counts, and where SIMD is missing (its
-// Go loops, forced on): each must give cpu-erk's bits like cpu-lanes.
+// The lane engines at other lane counts, and where SIMD is missing
+// (their Go loops, forced on): each must give its reference's bits like
+// cpu-lanes and cpu-ros-lanes.
 // They rank below the reference engines, so the router never picks
 // them; the suite names them.
 func init() {
 	for _, L := range []int{1, 3, 4, 8} {
 		engine.Register(cpu.NewLanes(fmt.Sprintf("lanes-test-l%d", L), L, -10, true))
+		engine.Register(cpu.NewROSLanes(fmt.Sprintf("ros-lanes-test-l%d", L), L, -10, true))
 	}
 }
 

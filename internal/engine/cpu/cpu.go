@@ -9,9 +9,11 @@
 // the conformance suite: every later engine of the same arithmetic is
 // compared with these bit for bit. It also registers
 //
-//	cpu-lanes explicit methods, eight trajectories per worker in SIMD
-//	          lanes (two AVX2 registers per value), with cpu-erk's bits
-//	          (Lanes)
+//	cpu-lanes     explicit methods, eight trajectories per worker in
+//	              SIMD lanes (two AVX2 registers per value), with
+//	              cpu-erk's bits (Lanes)
+//	cpu-ros-lanes Rosenbrock methods in eight lanes, with cpu-ros's bits
+//	              (ROSLanes)
 package cpu
 
 import (
@@ -28,6 +30,9 @@ func init() {
 	// interleaves: 7–12% less time per step than four on Lorenz
 	// (erk.BenchmarkLanesWidth).
 	engine.Register(NewLanes("cpu-lanes", 2*ode.LaneWidth, Priority+1, false))
+	// Eight lanes for the Rosenbrock methods too (BenchmarkLanesRobertson
+	// in package ros).
+	engine.Register(NewROSLanes("cpu-ros-lanes", 2*ode.LaneWidth, Priority+1, false))
 }
 
 // Priority is the reference engines' priority: an engine that does

@@ -102,13 +102,22 @@ func (e Lanes) Serves(req *engine.Request) error {
 func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
 	case req.N > 0 && req.N < e.lanes:
-		return fmt.Errorf("an ensemble of %d trajectories leaves lanes of %d idle", req.N, e.lanes)
+		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
 		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
 	return nil
+}
+
+// idleLanes is the reason to leave an ensemble of n < L trajectories
+// to the scalar engine.
+func idleLanes(n, L int) error {
+	if n == 1 {
+		return fmt.Errorf("an ensemble of 1 trajectory leaves lanes of %d idle", L)
+	}
+	return fmt.Errorf("an ensemble of %d trajectories leaves lanes of %d idle", n, L)
 }
 
 // Prepare builds cpu-erk's plan of the job, whose workers run in lanes.
@@ -151,7 +160,7 @@ func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &laneSolver{LaneSolver: ls}, nil
+	return &laneSolver{lanes: ls}, nil
 }
 
 // NewReplayer returns one worker's lane replayer: the reverse replay in
@@ -175,17 +184,29 @@ func (pl *lanesPlan) NewReplayer() (engine.Replayer, error) {
 	return rp, nil
 }
 
-// laneSolver is an erk.LaneSolver as an engine.LaneSolver: its Solve
-// runs one trajectory in the lanes.
-type laneSolver struct {
-	*erk.LaneSolver
-	one oneTrajectory
+// laneStepper is what erk.LaneSolver and ros.LaneSolver have in common.
+type laneStepper interface {
+	Lanes() int
+	SolveLanes(src ivp.LaneSource, stop *atomic.Bool)
 }
+
+// laneSolver is a lane stepper as an engine.LaneSolver: its Solve runs
+// one trajectory in the lanes.
+type laneSolver struct {
+	lanes laneStepper
+	one   oneTrajectory
+}
+
+// Lanes returns the number of lanes.
+func (s *laneSolver) Lanes() int { return s.lanes.Lanes() }
+
+// SolveLanes integrates the trajectories src hands out.
+func (s *laneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) { s.lanes.SolveLanes(src, stop) }
 
 // Solve integrates tr alone.
 func (s *laneSolver) Solve(tr *ivp.Trajectory, out *ivp.Output, stop *atomic.Bool) {
 	s.one = oneTrajectory{tr: tr, out: out}
-	s.SolveLanes(&s.one, stop)
+	s.lanes.SolveLanes(&s.one, stop)
 	s.one = oneTrajectory{}
 }
 

@@ -63,3 +63,44 @@ func TestLanesServesAndPrefers(t *testing.T) {
 		t.Errorf("cpu-lanes: reference %q, runs Vern7 %v, Rodas5P %v", e.Reference(), e.Runs(method.Vern7), e.Runs(method.Rodas5P))
 	}
 }
+
+// cpu-ros-lanes serves what cpu-ros serves where it can run, and
+// leaves to cpu-ros small ensembles, sensitivities (one trajectory at a
+// time here) and problems without a lane right-hand side.
+func TestROSLanesServesAndPrefers(t *testing.T) {
+	f := func(float64, []float64, []float64, []float64) {}
+	pr := &ode.Problem{Name: "s", Dim: 2, F: f, Programs: func() *ode.Programs { return &ode.Programs{F: f} }}
+	all := ode.HasFLanes | ode.HasJacY | ode.HasJVP | ode.HasJVPJacY
+	e := NewROSLanes("rl", 8, 1, true)
+	for _, c := range []struct {
+		name      string
+		req       engine.Request
+		serves    string
+		prefersOK bool
+		prefers   string
+	}{
+		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
+		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "do not run in lanes"},
+		{"no lane f", engine.Request{Problem: pr, Offers: all &^ ode.HasFLanes, Method: method.Rosenbrock23, Job: engine.Forward, N: 100}, "", false, "no lane right-hand side"},
+		{"no Jacobian", engine.Request{Problem: pr, Offers: ode.HasFLanes, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "Jacobian program", false, ""},
+	} {
+		err := e.Serves(&c.req)
+		switch {
+		case c.serves == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.serves != "" && (err == nil || !strings.Contains(err.Error(), c.serves)):
+			t.Errorf("%s: Serves %v, want a refusal naming %q", c.name, err, c.serves)
+		}
+		if c.serves != "" {
+			continue
+		}
+		why := e.Prefers(&c.req)
+		if (why == nil) != c.prefersOK || why != nil && !strings.Contains(why.Error(), c.prefers) {
+			t.Errorf("%s: Prefers %v, want %q", c.name, why, c.prefers)
+		}
+	}
+	if e.Reference() != "cpu-ros" || !e.Runs(method.Rodas5P) || e.Runs(method.Tsit5) {
+		t.Errorf("cpu-ros-lanes: reference %q, runs Rodas5P %v, Tsit5 %v", e.Reference(), e.Runs(method.Rodas5P), e.Runs(method.Tsit5))
+	}
+}

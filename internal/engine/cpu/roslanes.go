@@ -1,0 +1,118 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/ros"
+)
+
+// ROSLanes is the engine cpu-ros-lanes: cpu-ros's arithmetic on several
+// trajectories per worker side by side in SIMD lanes (ros.LaneSolver,
+// ivp.LaneDriver; eight as registered), each with its own step,
+// Jacobian and factorisation, bit for bit cpu-ros's results. It needs
+// AVX2 and machine code (LanesAvailable; off with GRADSOLVE_LANES=off).
+//
+// Forward solves (with save times, re-stepped or dense) and the
+// recordings for the reverse replay run in lanes. Forward sensitivities
+// and the replays of a recording run one trajectory at a time on
+// cpu-ros's solvers, with its bits; the router leaves sensitivities to
+// cpu-ros (Prefers).
+type ROSLanes struct {
+	name     string
+	lanes    int
+	priority int
+	force    bool
+}
+
+// NewROSLanes returns a Rosenbrock lane engine named name with L lanes
+// and the given priority. With force set it runs where SIMD is missing
+// too (each lane on a scalar solver, with the same bits): the
+// conformance suite registers such engines for other lane counts.
+func NewROSLanes(name string, L, priority int, force bool) ROSLanes {
+	return ROSLanes{name: name, lanes: L, priority: priority, force: force}
+}
+
+// Name returns the engine's name ("cpu-ros-lanes").
+func (e ROSLanes) Name() string { return e.name }
+
+// Priority returns the engine's priority: above cpu-ros's.
+func (e ROSLanes) Priority() int { return e.priority }
+
+// Reference returns "cpu-ros", whose bits it gives.
+func (ROSLanes) Reference() string { return "cpu-ros" }
+
+// Runs reports whether m is a Rosenbrock method.
+func (ROSLanes) Runs(m method.Method) bool { return ROS{}.Runs(m) }
+
+// DefaultMethod returns method.Rodas5P.
+func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5P }
+
+// Available returns LanesAvailable(), or nil for an engine forced on.
+func (e ROSLanes) Available() error {
+	if e.force {
+		return nil
+	}
+	return LanesAvailable()
+}
+
+// Serves refuses what cpu-ros refuses, and everything where the lanes
+// cannot run (Available).
+func (e ROSLanes) Serves(req *engine.Request) error {
+	if err := e.Available(); err != nil {
+		return fmt.Errorf("%s is unavailable here: %v", e.name, err)
+	}
+	return ROS{}.Serves(req)
+}
+
+// Prefers returns why the router should leave a request to cpu-ros: an
+// ensemble smaller than the lanes, sensitivities (which run one
+// trajectory at a time here), or a problem without a lane right-hand
+// side.
+func (e ROSLanes) Prefers(req *engine.Request) error {
+	switch {
+	case req.N > 0 && req.N < e.lanes:
+		return idleLanes(req.N, e.lanes)
+	case req.Job == engine.Sensitivities:
+		return fmt.Errorf("the sensitivities of a Rosenbrock method do not run in lanes: they would run one trajectory at a time")
+	case !req.Offers.Has(ode.HasFLanes):
+		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
+	}
+	return nil
+}
+
+// Prepare builds cpu-ros's plan of the job, whose workers run in lanes
+// where the job does.
+func (e ROSLanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
+	pl, err := ROS{}.Prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &rosLanesPlan{rosPlan: pl.(*rosPlan), lanes: e.lanes}, nil
+}
+
+// rosLanesPlan is cpu-ros-lanes's plan of one job: cpu-ros's, with lane
+// solvers for the jobs that run in lanes.
+type rosLanesPlan struct {
+	*rosPlan
+	lanes int
+}
+
+// NewSolver returns one worker's lane solver, or with sensitivities
+// cpu-ros's solver.
+func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
+	if pl.w != nil {
+		return pl.rosPlan.NewSolver()
+	}
+	c, pg, err := pl.config(pl.need)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := ros.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, pg.FLanes)
+	if err != nil {
+		return nil, err
+	}
+	return &laneSolver{lanes: ls}, nil
+}

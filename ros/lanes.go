@@ -1,0 +1,348 @@
+package ros
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/lanecheck"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Lanes: L trajectories of one configuration side by side, each with
+// its own time, step size, controller, Jacobian and factorisation
+// (ivp.SolveLanes). Where the processor has AVX2 and L is a multiple of
+// ode.LaneWidth, an attempt's linear algebra runs for every lane at once
+// as machine code (lanesjit.go), with f for all lanes in one call of an
+// ode.LaneFunc where the problem has one, and J and f_t lane by lane;
+// elsewhere each lane runs on a scalar Solver of its own. Either way
+// each trajectory gets the bits the scalar Solver gives it alone
+// (TestLanesMatchScalar).
+
+// LaneSolver is the ivp.LaneStepper of Rosenbrock methods: one worker's
+// L lanes.
+type LaneSolver struct {
+	cfg       Config
+	L, dim, m int
+	s         int
+	fsal      bool
+	// sv holds one scalar Solver per lane where the lanes run on them
+	// (code nil); with the machine code, sv[0] computes save times from
+	// a lane's values.
+	sv     []*Solver
+	code   *laneCode
+	flanes ode.LaneFunc
+	driver *ivp.LaneDriver
+
+	// The machine code's arrays (slices of arena, laneLayout), and per
+	// lane: whether J and f_t belong to its (t, y), whether its W
+	// factored, its parameters.
+	arena             []float64
+	y, y1, f0, yt, ft []float64
+	jac, h, tt, p, ok []float64
+	k, fs             [][]float64
+	fresh, factored   []bool
+	pl                [][]float64
+	ones              []float64 // the error norm's h (the increments include h)
+	norm              control.LaneNorm
+	ys, fv, jacS, ftS []float64 // one lane's state, f, J and f_t
+}
+
+// NewLanes returns the lane stepper of cfg (without sensitivities) for
+// L ≥ 1 lanes of trajectories with m parameters each. flanes, when not
+// nil, evaluates f for ode.LaneWidth lanes at once; it must give each
+// lane the bits of cfg.F (checked on a few inputs; where it does not, f
+// runs lane by lane).
+func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
+	switch {
+	case L < 1:
+		return nil, fmt.Errorf("ros: %d lanes: must be ≥ 1", L)
+	case m < 0:
+		return nil, fmt.Errorf("ros: %d parameters: must be ≥ 0", m)
+	case cfg.NS != 0:
+		return nil, fmt.Errorf("ros: lanes run no sensitivities (NS = %d)", cfg.NS)
+	}
+	sv0, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ls := &LaneSolver{cfg: sv0.cfg, L: L, dim: cfg.Dim, m: m, s: sv0.s, fsal: sv0.fsal, sv: []*Solver{sv0}, pl: make([][]float64, L)}
+	if !jit.Enabled() {
+		flanes = nil
+	}
+	if flanes != nil && !lanecheck.FuncAgrees(cfg.F, flanes, cfg.Dim, m) {
+		flanes = nil
+	}
+	ls.flanes = flanes
+	if ls.code = laneCodeFor(cfg.Tableau, cfg.Dim, m, L); ls.code == nil {
+		for range L - 1 {
+			sv, err := New(cfg)
+			if err != nil {
+				return nil, err
+			}
+			ls.sv = append(ls.sv, sv)
+		}
+	} else {
+		ls.setArena()
+	}
+	ls.driver = ivp.NewLaneDriver(ls, &sv0.loop)
+	return ls, nil
+}
+
+// setArena allocates the machine code's arena (aligned to 64 bytes)
+// with its constants, and the slices into it.
+func (ls *LaneSolver) setArena() {
+	lay, L, n := ls.code.lay, ls.L, ls.dim
+	buf := make([]float64, lay.size+8)
+	skip := int((64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 8)
+	ls.arena = buf[skip : skip+lay.size]
+	for i, c := range ls.code.consts {
+		for w := range ode.LaneWidth {
+			ls.arena[lay.consts+i*ode.LaneWidth+w] = c
+		}
+	}
+	a := ls.arena
+	ls.y, ls.y1, ls.f0, ls.yt, ls.ft = lay.y.slice(a, L), lay.y1.slice(a, L), lay.f0.slice(a, L), lay.yt.slice(a, L), lay.ft.slice(a, L)
+	ls.jac, ls.h, ls.tt, ls.p, ls.ok = lay.jac.slice(a, L), lay.h.slice(a, L), lay.tt.slice(a, L), lay.p.slice(a, L), lay.ok.slice(a, L)
+	for i := range ls.s {
+		ls.k = append(ls.k, lay.k[i].slice(a, L))
+		ls.fs = append(ls.fs, lay.fs[i].slice(a, L))
+	}
+	ls.fresh, ls.factored = make([]bool, L), make([]bool, L)
+	ls.ones = make([]float64, L)
+	for l := range ls.ones {
+		ls.ones[l] = 1
+	}
+	ls.norm = control.LaneNorm{E: lay.ev.slice(a, L), ATol: ls.cfg.ATol, RTol: ls.cfg.RTol, N: n, L: L, W: ode.LaneWidth}
+	ls.ys, ls.fv, ls.ftS, ls.jacS = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n*n)
+}
+
+// SolveLanes integrates the trajectories src hands out (ivp.SolveLanes).
+func (ls *LaneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
+	ls.driver.Solve(src, stop)
+}
+
+// Lanes returns L.
+func (ls *LaneSolver) Lanes() int { return ls.L }
+
+// Size returns the state dimension.
+func (ls *LaneSolver) Size() int { return ls.dim }
+
+// MachineCode reports whether the attempts run as machine code (else
+// each lane on a scalar Solver).
+func (ls *LaneSolver) MachineCode() bool { return ls.code != nil }
+
+// index returns where value d of lane l lies in an array of n values
+// per lane (laneLayout).
+func index(n, d, l int) int {
+	const W = ode.LaneWidth
+	return (l/W)*n*W + d*W + l%W
+}
+
+// scatter copies the scalar v into lane l of the lane-major dst of
+// len(v) values per lane.
+func scatter(dst, v []float64, l int) {
+	for d, x := range v {
+		dst[index(len(v), d, l)] = x
+	}
+}
+
+// gather copies lane l of the lane-major src into the scalar dst.
+func gather(dst, src []float64, l int) {
+	for d := range dst {
+		dst[d] = src[index(len(dst), d, l)]
+	}
+}
+
+// copyLane copies lane l of src into dst (lane-major, Dim values).
+func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
+	for d := range ls.dim {
+		i := index(ls.dim, d, l)
+		dst[i] = src[i]
+	}
+}
+
+// Load puts a trajectory's state, f(t0, y0) and parameters into lane l;
+// its J is due.
+func (ls *LaneSolver) Load(l int, y, f0, p []float64) {
+	ls.pl[l] = p
+	if ls.code == nil {
+		sv := ls.sv[l]
+		copy(sv.y, y)
+		copy(sv.f0, f0)
+		sv.fresh = false
+		return
+	}
+	scatter(ls.y, y, l)
+	scatter(ls.f0, f0, l)
+	for j, v := range p {
+		ls.p[index(ls.m, j, l)] = v
+	}
+	ls.fresh[l] = false
+}
+
+// Proposal copies lane l's proposal into dst.
+func (ls *LaneSolver) Proposal(l int, dst []float64) {
+	if ls.code == nil {
+		copy(dst, ls.sv[l].y1)
+		return
+	}
+	gather(dst, ls.y1, l)
+}
+
+// State copies lane l's state into dst.
+func (ls *LaneSolver) State(l int, dst []float64) {
+	if ls.code == nil {
+		copy(dst, ls.sv[l].y)
+		return
+	}
+	gather(dst, ls.y, l)
+}
+
+// Accept makes lane l's proposal its state.
+func (ls *LaneSolver) Accept(l int) {
+	if ls.code == nil {
+		sv := ls.sv[l]
+		sv.y, sv.y1 = sv.y1, sv.y
+		return
+	}
+	ls.copyLane(ls.y, ls.y1, l)
+}
+
+// Keep returns nil: a Rosenbrock mesh keeps no stages.
+func (ls *LaneSolver) Keep(int) [][]float64 { return nil }
+
+// Advance completes lane l's accepted step as stepper.Advance does: the
+// last stage's f becomes f(t, y) of the next step (FSAL), or f is
+// evaluated at the new point; J is due.
+func (ls *LaneSolver) Advance(l int, tEnd float64, p []float64, next bool, st *ode.Stats) {
+	if ls.code == nil {
+		stepper{ls.sv[l]}.Advance(tEnd, p, next, st)
+		return
+	}
+	switch {
+	case ls.fsal:
+		ls.copyLane(ls.f0, ls.fs[ls.s-1], l)
+	case next:
+		gather(ls.ys, ls.y, l)
+		ls.cfg.F(tEnd, ls.ys, p, ls.fv)
+		scatter(ls.f0, ls.fv, l)
+		st.FEvals++
+	}
+	ls.fresh[l] = false
+}
+
+// Save computes lane l's save time ts inside its accepted step
+// (stepper.Save), on sv[0] with the lane's values.
+func (ls *LaneSolver) Save(l int, dst []float64, t, h, ts float64, p []float64, st *ode.Stats) {
+	if ls.code == nil {
+		stepper{ls.sv[l]}.Save(dst, t, h, ts, p, st)
+		return
+	}
+	sv := ls.sv[0]
+	gather(sv.y, ls.y, l)
+	gather(sv.f0, ls.f0, l)
+	gather(sv.jac, ls.jac, l)
+	gather(sv.ft, ls.ft, l)
+	for i, k := range ls.k {
+		gather(sv.k[i], k, l)
+	}
+	sv.saveAt(dst, t, h, ts, p, st)
+}
+
+// Attempt completes the steps of the lanes that moved, evaluates J and
+// f_t where they are due, then tries a step in every active lane.
+func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
+	if ls.code == nil {
+		for l, on := range a.Active {
+			if on {
+				a.Err[l], a.OK[l] = stepper{ls.sv[l]}.Attempt(a.T[l], a.H[l], ls.pl[l], a.Moved[l], a.Stats[l])
+			}
+		}
+		return
+	}
+	for l, on := range a.Active {
+		if !on {
+			ls.h[l] = 0 // an idle lane computes on what it holds, harmlessly
+			continue
+		}
+		st, p := a.Stats[l], ls.pl[l]
+		if a.Moved[l] {
+			ls.Advance(l, a.T[l], p, true, st)
+		}
+		if !ls.fresh[l] {
+			ls.jacobian(l, a.T[l], p)
+			st.JacEvals++
+		}
+		ls.h[l] = a.H[l]
+		st.LUs++
+	}
+	lc := ls.code
+	arena := unsafe.Pointer(unsafe.SliceData(ls.arena))
+	jit.Call5(lc.entries[0], arena, nil, nil, nil, nil)
+	for l, on := range a.Active {
+		ls.factored[l] = on && math.Float64bits(ls.ok[l]) != 0
+	}
+	tb := ls.cfg.Tableau
+	for i := 1; i < ls.s; i++ {
+		c := tb.C[i]
+		for l, h := range ls.h {
+			ls.tt[l] = a.T[l] + float64(c*h)
+		}
+		ls.eval(ls.tt, ls.yt, ls.fs[i])
+		jit.Call5(lc.entries[i], arena, nil, nil, nil, nil)
+	}
+	runtime.KeepAlive(lc)
+	// The increments include h: the norm's h is 1.
+	ls.norm.Of(ls.ones, ls.y, ls.y1, a.Active, a.Err, a.OK)
+	for l, on := range a.Active {
+		switch {
+		case !on:
+		case !ls.factored[l]:
+			a.Err[l], a.OK[l] = math.Inf(1), false
+		default:
+			a.Stats[l].FEvals += ls.s - 1
+		}
+	}
+}
+
+// jacobian evaluates J and f_t at lane l's (t, y) into its lanes of
+// jac and ft.
+func (ls *LaneSolver) jacobian(l int, t float64, p []float64) {
+	gather(ls.ys, ls.y, l)
+	ls.cfg.JacY(t, ls.ys, p, ls.jacS)
+	scatter(ls.jac, ls.jacS, l)
+	if ls.cfg.DfDt == nil {
+		clear(ls.ftS)
+	} else {
+		ls.cfg.DfDt(t, ls.ys, p, ls.ftS)
+	}
+	scatter(ls.ft, ls.ftS, l)
+	ls.fresh[l] = true
+}
+
+// eval writes f at the stage times t and lane-major inputs y into out:
+// for every group of lanes at once (flanes), or lane by lane for the
+// lanes whose W factored (the others' inputs are not used).
+func (ls *LaneSolver) eval(t, y, out []float64) {
+	const W = ode.LaneWidth
+	if ls.flanes != nil {
+		n, np := ls.dim*W, ls.m*W
+		for g := range ls.L / W {
+			ls.flanes(t[g*W:(g+1)*W], y[g*n:(g+1)*n], ls.p[g*np:(g+1)*np], out[g*n:(g+1)*n])
+		}
+		return
+	}
+	for l, on := range ls.factored {
+		if on {
+			gather(ls.ys, y, l)
+			ls.cfg.F(t[l], ls.ys, ls.pl[l], ls.fv)
+			scatter(out, ls.fv, l)
+		}
+	}
+}

@@ -1,0 +1,365 @@
+package ros
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+func compiled(t testing.TB, path, src string) *ode.Problem {
+	t.Helper()
+	if src == "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = string(b)
+	}
+	m, err := parse.Parse(path, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Problem()
+}
+
+// pivots is stiff and rotating: W = I − hγJ has off-diagonal entries
+// larger than its diagonal once hγc > 1, so the LU exchanges rows, and
+// which rows depends on each lane's h and c. Its forcing depends on t,
+// so f_t is not zero.
+const pivots = `name pivots
+param c = 50, k = 1000
+state u = 1, v = 0, w = 0.5, z = 0
+span 0 1
+u' = -c*v - u
+v' = c*u - 2*v + w
+w' = -k*(w - cos(10*t)) + 3*z
+z' = 0.5*u - 20*z + v*w
+`
+
+// singular is y' = λ·y: with H0 = 0.1, λ = 1/(γ·H0) makes the first W
+// singular (TestSingularWRecovers), which the lane's attempt must
+// reject as the scalar one does.
+const singular = `name singular
+param lam = -1
+state y = 1, x = 0
+span 0 0.05
+y' = lam*y
+x' = y - x
+`
+
+// rosCase is a problem and the trajectories the lane tests run on it.
+type rosCase struct {
+	name string
+	pr   *ode.Problem
+	trs  []ivp.Trajectory
+	h0   float64
+	// steps is the step budget (0: 300).
+	steps int
+	// want lists statuses and events the scalar solver must show on
+	// these trajectories, so that the lanes are tested on them.
+	want func(outs []ivp.Output) string
+}
+
+func rosCases(t testing.TB) []rosCase {
+	rob := compiled(t, "../examples/robertson.ode", "")
+	var trs []ivp.Trajectory
+	for i := range 11 {
+		x := float64(i)
+		tr := ivp.Trajectory{T0: 0, T1: 1 + 40*x*x, Y0: []float64{1, 0, 0}, P: []float64{0.02 + 0.004*x, 3e7, 1e4}}
+		switch i % 4 {
+		case 1:
+			tr.Save = []float64{0, 0.5, 3 + x, tr.T1}
+		case 2:
+			tr.T0, tr.T1 = 1e3, 1e3+5+x // a span far from t = 0
+			tr.Y0 = []float64{0.9, 1e-5, 0.1 - 1e-5}
+			tr.Save = []float64{1e3 + 1, 1e3 + 2.5}
+		case 3:
+			tr.T1 = 1e5 // stopped by the step budget
+		}
+		trs = append(trs, tr)
+	}
+	cs := []rosCase{{name: "robertson", pr: rob, trs: trs, steps: 60, want: func(outs []ivp.Output) string {
+		return needStatuses(outs, ode.Success, ode.MaxStepsReached)
+	}}}
+	piv := compiled(t, "pivots.ode", pivots)
+	trs = nil
+	for i := range 9 {
+		x := float64(i)
+		tr := ivp.Trajectory{T0: 0, T1: 0.3 + 0.1*x, Y0: []float64{1, 0.1 * x, 0.5, 0}, P: []float64{5 + 20*x, 100 + 300*x}}
+		if i%2 == 0 {
+			tr.Save = []float64{0.05, 0.2}
+		}
+		if i == 4 {
+			tr.T0, tr.T1 = 1, 0.5 // backwards
+			tr.Save = []float64{0.9}
+		}
+		trs = append(trs, tr)
+	}
+	cs = append(cs, rosCase{name: "pivots", pr: piv, trs: trs, want: func(outs []ivp.Output) string {
+		return needStatuses(outs, ode.Success)
+	}})
+	hires := compiled(t, "../examples/hires.ode", "")
+	trs = nil
+	for i := range 5 {
+		y0 := append([]float64(nil), hires.Y0...)
+		y0[0] -= 0.01 * float64(i)
+		y0[1] += 0.01 * float64(i)
+		trs = append(trs, ivp.Trajectory{T0: 0, T1: 5 + 10*float64(i), Y0: y0, Save: []float64{2}})
+	}
+	cs = append(cs, rosCase{name: "hires", pr: hires, trs: trs, want: func(outs []ivp.Output) string {
+		return needStatuses(outs, ode.Success)
+	}})
+	sg := compiled(t, "singular.ode", singular)
+	trs = nil
+	for i := range 6 {
+		lam := -1 - float64(i)
+		if i == 2 || i == 5 {
+			lam = 1 / (method.Rodas5P.Gamma * 0.1)
+		}
+		trs = append(trs, ivp.Trajectory{T0: 0, T1: 0.05, Y0: []float64{1, 0}, P: []float64{lam}})
+	}
+	cs = append(cs, rosCase{name: "singular", pr: sg, trs: trs, h0: 0.1, want: func(outs []ivp.Output) string {
+		if outs[2].Stats.Rejected == 0 {
+			return "no rejection where W is singular"
+		}
+		return needStatuses(outs, ode.Success)
+	}})
+	vdp := compiled(t, "../examples/vanderpol.ode", "")
+	trs = nil
+	for i := range 7 {
+		trs = append(trs, ivp.Trajectory{T0: 0, T1: 2 + float64(i), Y0: []float64{2, 0}, P: []float64{1e3 * float64(1+i)}, Save: []float64{1}})
+	}
+	cs = append(cs, rosCase{name: "vanderpol", pr: vdp, trs: trs})
+	return cs
+}
+
+// needStatuses reports which of the statuses no output has.
+func needStatuses(outs []ivp.Output, want ...ode.Status) string {
+	seen := map[ode.Status]bool{}
+	for _, o := range outs {
+		seen[o.Status] = true
+	}
+	for _, s := range want {
+		if !seen[s] {
+			return fmt.Sprintf("no trajectory ends with %v", s)
+		}
+	}
+	return ""
+}
+
+// laneQueue hands out trajectories in order and keeps their outputs.
+type laneQueue struct {
+	trs    []ivp.Trajectory
+	outs   []ivp.Output
+	meshes []ivp.Mesh
+	next   int
+	lane   []int
+	done   []bool
+	errs   []string
+}
+
+func newLaneQueue(trs []ivp.Trajectory, dim, L int) *laneQueue {
+	q := &laneQueue{trs: trs, outs: make([]ivp.Output, len(trs)), meshes: make([]ivp.Mesh, len(trs)), lane: make([]int, L), done: make([]bool, len(trs))}
+	for i, tr := range trs {
+		q.outs[i] = ivp.Output{Y: make([]float64, dim), Saved: make([]float64, dim*len(tr.Save)), Mesh: &q.meshes[i]}
+	}
+	return q
+}
+
+func (q *laneQueue) Next(l int) (*ivp.Trajectory, *ivp.Output, bool) {
+	if q.next == len(q.trs) {
+		return nil, nil, false
+	}
+	i := q.next
+	q.next++
+	q.lane[l] = i
+	return &q.trs[i], &q.outs[i], true
+}
+
+func (q *laneQueue) Done(l int) {
+	i := q.lane[l]
+	if q.done[i] {
+		q.errs = append(q.errs, fmt.Sprintf("trajectory %d done twice", i))
+	}
+	q.done[i] = true
+}
+
+// sameOutput reports how got differs from want, bit for bit.
+func sameOutput(got, want *ivp.Output) string {
+	bits := testutil.IdenticalBits
+	switch {
+	case got.Status != want.Status:
+		return fmt.Sprintf("status %v, want %v", got.Status, want.Status)
+	case got.Stats != want.Stats:
+		return fmt.Sprintf("stats %+v, want %+v", got.Stats, want.Stats)
+	case !bits([]float64{got.T, got.H}, []float64{want.T, want.H}):
+		return fmt.Sprintf("t, h = %v, %v, want %v, %v", got.T, got.H, want.T, want.H)
+	case !bits(got.Y, want.Y):
+		return fmt.Sprintf("y = %v, want %v", got.Y, want.Y)
+	case !bits(got.Saved, want.Saved):
+		return fmt.Sprintf("saved = %v, want %v", got.Saved, want.Saved)
+	}
+	g, w := got.Mesh, want.Mesh
+	if !bits(g.T, w.T) || !bits(g.H, w.H) || !bits(g.Y, w.Y) {
+		return fmt.Sprintf("mesh differs: %d steps, want %d", g.Steps(), w.Steps())
+	}
+	return ""
+}
+
+func caseConfig(c *rosCase, tb *method.Rosenbrock, dense bool) Config {
+	pg := c.pr.Programs()
+	n := c.pr.Dim
+	steps := c.steps
+	if steps == 0 {
+		steps = 300
+	}
+	return Config{Tableau: tb, F: pg.F, JacY: pg.JacY, DfDt: pg.DfDt, Dim: n, RTol: fill(1e-6, n), ATol: fill(1e-9, n),
+		H0: c.h0, MaxSteps: steps, DenseSave: dense, Controller: control.DefaultPI(tb.EstimateOrder(), tb.QMin, tb.QMax)}
+}
+
+// Every lane gets the bits the scalar solver gives its trajectory alone
+// — outputs, save times (re-stepped and dense), statistics, status,
+// mesh — for both methods, every lane count, with f for all lanes at
+// once (the tape's lane code) or lane by lane, and with the attempts as
+// machine code or on the scalar solvers.
+func TestLanesMatchScalar(t *testing.T) {
+	for _, c := range rosCases(t) {
+		for _, tb := range method.AllRosenbrock() {
+			for _, dense := range []bool{false, true} {
+				cfg := caseConfig(&c, tb, dense)
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := newLaneQueue(c.trs, c.pr.Dim, 1)
+				for i := range c.trs {
+					sv.Solve(&want.trs[i], &want.outs[i], nil)
+				}
+				if c.want != nil && tb == method.Rodas5P {
+					if d := c.want(want.outs); d != "" {
+						t.Errorf("%s %s: the scalar solves do not test what they should: %s", c.name, tb.Name, d)
+					}
+				}
+				for _, L := range []int{1, 3, 4, 8} {
+					for _, lanesF := range []bool{true, false} {
+						name := fmt.Sprintf("%s %s dense=%v L=%d lanesF=%v", c.name, tb.Name, dense, L, lanesF)
+						var fl ode.LaneFunc
+						if lanesF {
+							fl = c.pr.Programs().FLanes
+						}
+						ls, err := NewLanes(cfg, L, c.pr.NumParams, fl)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if wantCode := L%ode.LaneWidth == 0 && jit.HasAVX2(); ls.MachineCode() != wantCode {
+							t.Fatalf("%s: machine code %v, want %v", name, ls.MachineCode(), wantCode)
+						}
+						got := newLaneQueue(c.trs, c.pr.Dim, L)
+						ls.SolveLanes(got, nil)
+						if len(got.errs) > 0 {
+							t.Fatalf("%s: %v", name, got.errs)
+						}
+						for i := range c.trs {
+							if !got.done[i] {
+								t.Errorf("%s: trajectory %d never done", name, i)
+							} else if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
+								t.Errorf("%s: trajectory %d: %s", name, i, d)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A lane solve allocates nothing once its solver exists.
+func TestLanesDoNotAllocate(t *testing.T) {
+	c := rosCases(t)[0]
+	cfg := caseConfig(&c, method.Rodas5P, false)
+	ls, err := NewLanes(cfg, 8, c.pr.NumParams, c.pr.Programs().FLanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := newLaneQueue(c.trs, c.pr.Dim, 8)
+	for i := range q.outs {
+		q.outs[i].Mesh = nil
+	}
+	allocs := testing.AllocsPerRun(3, func() {
+		q.next = 0
+		clear(q.done)
+		ls.SolveLanes(q, nil)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per lane solve", allocs)
+	}
+}
+
+// robertsonLanes is Robertson's problem file and n trajectories, t to
+// 1e5, k1 from 0.02 to 0.06 (bench/wp's ensemble).
+func robertsonLanes(b *testing.B, n int) (*ode.Problem, []ivp.Trajectory) {
+	pr := compiled(b, "../examples/robertson.ode", "")
+	trs := make([]ivp.Trajectory, n)
+	for i := range trs {
+		trs[i] = ivp.Trajectory{T0: 0, T1: 1e5, Y0: []float64{1, 0, 0}, P: []float64{0.02 + 0.04*float64(i)/float64(n), 3e7, 1e4}}
+	}
+	return pr, trs
+}
+
+// BenchmarkLanesRobertson measures Rodas5P on 256 Robertson
+// trajectories (rtol 1e-6, atol 1e-10) one at a time and in eight
+// lanes: ns per trajectory step.
+func BenchmarkLanesRobertson(b *testing.B) {
+	pr, trs := robertsonLanes(b, 256)
+	for _, tb := range method.AllRosenbrock() {
+		c := rosCase{pr: pr}
+		cfg := caseConfig(&c, tb, false)
+		cfg.RTol, cfg.ATol, cfg.MaxSteps = fill(1e-6, 3), fill(1e-10, 3), 1<<20
+		steps := func(q *laneQueue) (s int) {
+			for i := range q.outs {
+				s += q.outs[i].Stats.Accepted + q.outs[i].Stats.Rejected
+			}
+			return s
+		}
+		queue := func() *laneQueue {
+			q := newLaneQueue(trs, 3, 8)
+			for i := range q.outs {
+				q.outs[i].Mesh = nil
+			}
+			return q
+		}
+		b.Run(tb.Name+"/scalar", func(b *testing.B) {
+			sv, _ := New(cfg)
+			q := queue()
+			for b.Loop() {
+				for i := range trs {
+					sv.Solve(&q.trs[i], &q.outs[i], nil)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+		})
+		b.Run(tb.Name+"/lanes", func(b *testing.B) {
+			ls, _ := NewLanes(cfg, 8, 3, pr.Programs().FLanes)
+			q := queue()
+			for b.Loop() {
+				q.next = 0
+				clear(q.done)
+				ls.SolveLanes(q, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+		})
+	}
+}

@@ -1,0 +1,501 @@
+package ros
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/kernelgen"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// A Rosenbrock attempt of every lane as machine code.
+//
+// Where the processor has AVX2, the linear algebra of an attempt — W =
+// I − hγJ, its LU factorisation with partial pivoting, the solves of the
+// stages, the products with J, the stage inputs, the proposal and the
+// error vector — runs as straight-line code generated for the tableau,
+// the dimension and the lane count, one instruction doing one value of
+// four lanes. f is evaluated between the pieces of code, from Go (the
+// problem's lane form, or lane by lane). Every lane performs the
+// scalar solver's operations (factor, solve, matVec, genericStages) on
+// the same operands in the same order, without fused multiply–add:
+//
+//   - the pivot search keeps, lane by lane, the first row of largest
+//     |a_ik| (a compare "greater than", as the scalar loop's, and a blend
+//     of the magnitude and of the row's index); the row exchange is a
+//     blend of the two rows under the mask of the lanes whose pivot row
+//     it is, and a solve exchanges b's values under the same masks;
+//   - an elimination row whose multiplier is zero keeps its old values
+//     (a blend), as the scalar loop skips it;
+//   - a lane whose W is singular to working precision (a pivot zero or
+//     not finite) is marked in a mask, and its attempt is rejected as
+//     the scalar solver rejects it; its values are computed on and
+//     never read;
+//   - sums start where the scalar code starts them: a dot product from
+//     +0, so that 0 + (−0) is +0 as there.
+//
+// So each lane gets the bits the scalar solver gives that trajectory
+// alone (TestLanesMatchScalar). Every array lives in one block (the
+// arena, laneLayout), addressed from one register.
+
+// laneMaxCode bounds the machine code of one attempt. The LU is unrolled,
+// so the code grows as Dim³ (Rodas5P on 3 components for eight lanes:
+// about 19 KB; on 12: about 0.5 MB); larger systems run lane by lane on
+// the scalar solver, which gives the same bits.
+const laneMaxCode = 2 << 20
+
+// laneArray is an array of the arena: n values per lane, lane-major in
+// groups of ode.LaneWidth lanes (value d of lane l at off +
+// (l/W)·n·W + d·W + l mod W).
+type laneArray struct{ off, n int }
+
+// laneLayout places the arrays of an attempt in the arena.
+type laneLayout struct {
+	dim, s, m, L, G int
+	y, y1, f0, yt, acc, jv, ev, ft laneArray
+	jac, lu                        laneArray // Dim×Dim, row-major per lane
+	piv, inv                       laneArray // the pivot rows (as float64) and U's reciprocal diagonal
+	ok                             laneArray // all ones where W factored, else zero
+	h, tt                          laneArray // the step sizes, the stage times
+	p                              laneArray // the parameters
+	k, fs                          []laneArray
+	consts                         int // the constants: one vector of W equal values each
+	size                           int // values in all
+}
+
+// newLaneLayout lays out the arena of dim components, s stages, m
+// parameters and L lanes (a multiple of ode.LaneWidth); the constants
+// follow, as many as the code uses (size is set once they are known).
+func newLaneLayout(dim, s, m, L int) *laneLayout {
+	lay := &laneLayout{dim: dim, s: s, m: m, L: L, G: L / ode.LaneWidth}
+	next := 0
+	arr := func(n int) laneArray {
+		a := laneArray{off: next, n: n}
+		next += n * L
+		return a
+	}
+	lay.h, lay.tt, lay.ok = arr(1), arr(1), arr(1)
+	lay.y, lay.y1, lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
+	lay.piv, lay.inv = arr(dim), arr(dim)
+	for range s {
+		lay.k = append(lay.k, arr(dim))
+		lay.fs = append(lay.fs, arr(dim))
+	}
+	lay.jac, lay.lu = arr(dim*dim), arr(dim*dim)
+	lay.p = arr(m)
+	lay.consts = next
+	return lay
+}
+
+// at returns the arena index of value d of group grp's first lane in
+// array x.
+func (lay *laneLayout) at(x laneArray, d, grp int) int {
+	const W = ode.LaneWidth
+	return x.off + grp*x.n*W + d*W
+}
+
+// slice returns array x of the arena.
+func (x laneArray) slice(arena []float64, L int) []float64 { return arena[x.off : x.off+x.n*L] }
+
+// laneCode is the generated code of one tableau, dimension, parameter
+// count and lane count: entry i is the piece that ends stage i (piece
+// 0 also forms and factors W), after which f is evaluated for stage
+// i+1; the last piece writes the proposal and the error vector.
+type laneCode struct {
+	code    *jit.Code
+	entries []uintptr
+	consts  []float64 // the constants' values, by index, for the arena
+	lay     *laneLayout
+	size    int
+}
+
+// The registers of the generated code: the arena's address, and the
+// vector registers each emitter uses as it needs them.
+const laneBase = jit.AX
+
+const (
+	pp66 = jit.VexPP66
+	m0F  = jit.Map0F
+	// vcmppd predicates (ordered: false where a value is NaN, as Go's
+	// comparisons are).
+	cmpEQ = 0x00
+	cmpLT = 0x11
+	cmpGT = 0x1E
+)
+
+// laneGen emits the code of an attempt.
+type laneGen struct {
+	a      jit.Asm
+	lay    *laneLayout
+	consts []float64
+	cidx   map[uint64]int
+}
+
+// mem returns the operand of arena index i.
+func (g *laneGen) mem(i int) jit.Mem { return jit.Mem{Base: laneBase, Disp: int32(8 * i)} }
+
+// of returns the operand of value d of group grp in array x.
+func (g *laneGen) of(x laneArray, d, grp int) jit.Mem { return g.mem(g.lay.at(x, d, grp)) }
+
+// c returns the operand of the constant vector of v (every lane v).
+func (g *laneGen) c(v float64) jit.Mem {
+	b := math.Float64bits(v)
+	i, ok := g.cidx[b]
+	if !ok {
+		i = len(g.consts)
+		g.consts = append(g.consts, v)
+		g.cidx[b] = i
+	}
+	return g.mem(g.lay.consts + i*ode.LaneWidth)
+}
+
+// cbits is c of the float64 with bits b (the masks).
+func (g *laneGen) cbits(b uint64) jit.Mem { return g.c(math.Float64frombits(b)) }
+
+func (g *laneGen) ld(r byte, m jit.Mem)          { g.a.VRM(pp66, m0F, true, jit.OpLoad, r, 0, m) }
+func (g *laneGen) st(m jit.Mem, r byte)          { g.a.VRM(pp66, m0F, true, jit.OpSt, r, 0, m) }
+func (g *laneGen) op(op, dst, x, y byte)         { g.a.VRR(pp66, m0F, true, op, dst, x, y) }
+func (g *laneGen) opm(op, dst, x byte, m jit.Mem) { g.a.VRM(pp66, m0F, true, op, dst, x, m) }
+func (g *laneGen) zero(r byte)                   { g.op(jit.OpXor, r, r, r) }
+func (g *laneGen) cmp(dst, x, y, pred byte)      { g.a.VRRI(pp66, m0F, true, jit.OpCmp, dst, x, y, pred) }
+func (g *laneGen) cmpm(dst, x byte, m jit.Mem, pred byte) {
+	g.a.VRMI(pp66, m0F, true, jit.OpCmp, dst, x, m, pred)
+}
+
+// blend sets dst to y where mask's lane is set, else x.
+func (g *laneGen) blend(dst, x, y, mask byte) { g.a.VBlendv(dst, x, y, mask) }
+
+// The masks of the sign bit and of the rest.
+const (
+	signBit = 1 << 63
+	absBits = signBit - 1
+	allOnes = ^uint64(0)
+)
+
+// begin starts a piece: the arena's address from DI (jit.Call5's first
+// argument).
+func (g *laneGen) begin() { g.a.MovRR(laneBase, jit.DI) }
+
+// end ends a piece.
+func (g *laneGen) end() {
+	g.a.Vzeroupper()
+	g.a.Ret()
+}
+
+// formW writes W = I − hγJ into lu: −(hγ·J_ij), plus 1 on the
+// diagonal, as attempt forms it.
+func (g *laneGen) formW(gamma float64) {
+	lay, n := g.lay, g.lay.dim
+	for grp := range lay.G {
+		g.ld(0, g.of(lay.h, 0, grp))
+		g.opm(jit.OpMul, 0, 0, g.c(gamma)) // hγ
+		for i := range n {
+			for j := range n {
+				g.opm(jit.OpMul, 1, 0, g.of(lay.jac, i*n+j, grp))
+				g.opm(jit.OpXor, 1, 1, g.cbits(signBit))
+				if i == j {
+					g.opm(jit.OpAdd, 1, 1, g.c(1))
+				}
+				g.st(g.of(lay.lu, i*n+j, grp), 1)
+			}
+		}
+	}
+}
+
+// factor is lu.factor for every lane: the pivots into piv, U's
+// reciprocal diagonal into inv, and the lanes whose W is singular to
+// working precision cleared in ok.
+func (g *laneGen) factor() {
+	lay, n := g.lay, g.lay.dim
+	const (
+		rBig, rP, rV, rM, rT, rInv, rL, rZ = 0, 1, 2, 3, 4, 5, 6, 7
+		rA, rB, rC, rD                     = 8, 9, 10, 11
+	)
+	a := func(i, j, grp int) jit.Mem { return g.of(lay.lu, i*n+j, grp) }
+	for grp := range lay.G {
+		g.ld(rT, g.cbits(allOnes))
+		g.st(g.of(lay.ok, 0, grp), rT)
+	}
+	for k := range n {
+		for grp := range lay.G {
+			// The pivot: the first row of largest |a_ik|, i ≥ k.
+			g.ld(rBig, a(k, k, grp))
+			g.opm(jit.OpAnd, rBig, rBig, g.cbits(absBits))
+			g.ld(rP, g.c(float64(k)))
+			for i := k + 1; i < n; i++ {
+				g.ld(rV, a(i, k, grp))
+				g.opm(jit.OpAnd, rV, rV, g.cbits(absBits))
+				g.cmp(rM, rV, rBig, cmpGT)
+				g.blend(rBig, rBig, rV, rM)
+				g.ld(rT, g.c(float64(i)))
+				g.blend(rP, rP, rT, rM)
+			}
+			// W factors where 0 < |pivot| < ∞.
+			g.zero(rT)
+			g.cmp(rV, rBig, rT, cmpGT)
+			g.cmpm(rM, rBig, g.c(math.Inf(1)), cmpLT)
+			g.op(jit.OpAnd, rV, rV, rM)
+			g.opm(jit.OpAnd, rV, rV, g.of(lay.ok, 0, grp))
+			g.st(g.of(lay.ok, 0, grp), rV)
+			g.st(g.of(lay.piv, k, grp), rP)
+			// The exchange of rows k and p.
+			for i := k + 1; i < n; i++ {
+				g.cmpm(rM, rP, g.c(float64(i)), cmpEQ)
+				for j := range n {
+					g.ld(rA, a(k, j, grp))
+					g.ld(rB, a(i, j, grp))
+					g.blend(rC, rA, rB, rM)
+					g.blend(rD, rB, rA, rM)
+					g.st(a(k, j, grp), rC)
+					g.st(a(i, j, grp), rD)
+				}
+			}
+			g.ld(rInv, g.c(1))
+			g.opm(jit.OpDiv, rInv, rInv, a(k, k, grp))
+			g.st(g.of(lay.inv, k, grp), rInv)
+			for i := k + 1; i < n; i++ {
+				g.ld(rL, a(i, k, grp))
+				g.op(jit.OpMul, rL, rL, rInv)
+				g.st(a(i, k, grp), rL)
+				g.zero(rT)
+				g.cmp(rZ, rL, rT, cmpEQ) // l = 0: the row is kept
+				for j := k + 1; j < n; j++ {
+					g.ld(rA, a(i, j, grp))
+					g.opm(jit.OpMul, rB, rL, a(k, j, grp))
+					g.op(jit.OpSub, rC, rA, rB)
+					g.blend(rC, rC, rA, rZ)
+					g.st(a(i, j, grp), rC)
+				}
+			}
+		}
+	}
+}
+
+// solve is lu.solve of array b for every lane.
+func (g *laneGen) solve(b laneArray) {
+	lay, n := g.lay, g.lay.dim
+	const rP, rM, rA, rB, rC, rD, rS = 0, 1, 2, 3, 4, 5, 6
+	a := func(i, j, grp int) jit.Mem { return g.of(lay.lu, i*n+j, grp) }
+	for grp := range lay.G {
+		for k := range n - 1 {
+			g.ld(rP, g.of(lay.piv, k, grp))
+			for i := k + 1; i < n; i++ {
+				g.cmpm(rM, rP, g.c(float64(i)), cmpEQ)
+				g.ld(rA, g.of(b, k, grp))
+				g.ld(rB, g.of(b, i, grp))
+				g.blend(rC, rA, rB, rM)
+				g.blend(rD, rB, rA, rM)
+				g.st(g.of(b, k, grp), rC)
+				g.st(g.of(b, i, grp), rD)
+			}
+		}
+	}
+	for i := 1; i < n; i++ { // L·z = b, unit diagonal
+		for grp := range lay.G {
+			g.zero(rS)
+			for j := range i {
+				g.ld(rA, a(i, j, grp))
+				g.opm(jit.OpMul, rA, rA, g.of(b, j, grp))
+				g.op(jit.OpAdd, rS, rS, rA)
+			}
+			g.ld(rB, g.of(b, i, grp))
+			g.op(jit.OpSub, rB, rB, rS)
+			g.st(g.of(b, i, grp), rB)
+		}
+	}
+	for i := n - 1; i >= 0; i-- { // U·x = z
+		for grp := range lay.G {
+			g.zero(rS)
+			for j := i + 1; j < n; j++ {
+				g.ld(rA, a(i, j, grp))
+				g.opm(jit.OpMul, rA, rA, g.of(b, j, grp))
+				g.op(jit.OpAdd, rS, rS, rA)
+			}
+			g.ld(rB, g.of(b, i, grp))
+			g.op(jit.OpSub, rB, rB, rS)
+			g.opm(jit.OpMul, rB, rB, g.of(lay.inv, i, grp))
+			g.st(g.of(b, i, grp), rB)
+		}
+	}
+}
+
+// combine is combineInto for every lane: dst = base + Σ w_j·k_j over
+// the nonzero weights; with base nil, the sum from +0 (the error
+// vector, which attempt clears first).
+func (g *laneGen) combine(dst laneArray, base *laneArray, w []float64) {
+	lay := g.lay
+	for d := range lay.dim {
+		for grp := range lay.G {
+			if base != nil {
+				g.ld(0, g.of(*base, d, grp))
+			} else {
+				g.zero(0)
+			}
+			for j, c := range w {
+				if c != 0 {
+					g.ld(1, g.of(lay.k[j], d, grp))
+					g.opm(jit.OpMul, 1, 1, g.c(c))
+					g.op(jit.OpAdd, 0, 0, 1)
+				}
+			}
+			g.st(g.of(dst, d, grp), 0)
+		}
+	}
+}
+
+// increment writes K_i before its solve: h·f_i + h·J·ΣΓK (h·f_i where
+// no Γ_ij is nonzero), plus h²·d_i·f_t where d_i ≠ 0, as genericStages
+// does; then solves for it.
+func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
+	lay, n := g.lay, g.lay.dim
+	gam := tb.GammaOff[i]
+	anyG := false
+	for _, c := range gam {
+		anyG = anyG || c != 0
+	}
+	if anyG {
+		// acc = Σ Γ_ij·K_j from the first nonzero term (gammaSum).
+		for d := range n {
+			for grp := range lay.G {
+				first := true
+				for j, c := range gam {
+					if c == 0 {
+						continue
+					}
+					if first {
+						g.ld(0, g.of(lay.k[j], d, grp))
+						g.opm(jit.OpMul, 0, 0, g.c(c))
+						first = false
+						continue
+					}
+					g.ld(1, g.of(lay.k[j], d, grp))
+					g.opm(jit.OpMul, 1, 1, g.c(c))
+					g.op(jit.OpAdd, 0, 0, 1)
+				}
+				g.st(g.of(lay.acc, d, grp), 0)
+			}
+		}
+		// jv = J·acc (matVec: each row's sum from +0).
+		for r := range n {
+			for grp := range lay.G {
+				g.zero(0)
+				for j := range n {
+					g.ld(1, g.of(lay.jac, r*n+j, grp))
+					g.opm(jit.OpMul, 1, 1, g.of(lay.acc, j, grp))
+					g.op(jit.OpAdd, 0, 0, 1)
+				}
+				g.st(g.of(lay.jv, r, grp), 0)
+			}
+		}
+	}
+	fs := lay.fs[i]
+	if i == 0 {
+		fs = lay.f0
+	}
+	di := tb.D[i]
+	for d := range n {
+		for grp := range lay.G {
+			g.ld(2, g.of(lay.h, 0, grp))
+			g.opm(jit.OpMul, 0, 2, g.of(fs, d, grp)) // h·f
+			if anyG {
+				g.opm(jit.OpMul, 1, 2, g.of(lay.jv, d, grp))
+				g.op(jit.OpAdd, 0, 0, 1)
+			}
+			if di != 0 {
+				g.op(jit.OpMul, 3, 2, 2)           // h² = h·h
+				g.opm(jit.OpMul, 3, 3, g.c(di))    // h²·d_i
+				g.opm(jit.OpMul, 1, 3, g.of(lay.ft, d, grp))
+				g.op(jit.OpAdd, 0, 0, 1)
+			}
+			g.st(g.of(lay.k[i], d, grp), 0)
+		}
+	}
+	g.solve(lay.k[i])
+}
+
+// laneKey identifies generated code: the tableau by the bits of its
+// coefficients, and the shape.
+type laneKey struct {
+	coefs         string
+	dim, m, lanes int
+}
+
+var (
+	laneMu    sync.Mutex
+	laneCache = map[laneKey]*laneCode{}
+)
+
+// laneCodeFor returns the attempt code of tb for dim components, m
+// parameters and L lanes (a multiple of ode.LaneWidth), building it on
+// first use; nil where the processor has no AVX2, the code would pass
+// laneMaxCode, or it cannot be made executable.
+func laneCodeFor(tb *method.Rosenbrock, dim, m, L int) *laneCode {
+	if !jit.HasAVX2() || L%ode.LaneWidth != 0 || laneCodeEstimate(tb, dim, L) > laneMaxCode {
+		return nil
+	}
+	var key strings.Builder
+	key.WriteString(tb.Name)
+	for _, c := range kernelgen.Rosenbrock(tb) {
+		key.WriteString(" " + strconv.FormatUint(math.Float64bits(c), 16))
+	}
+	k := laneKey{key.String(), dim, m, L}
+	laneMu.Lock()
+	defer laneMu.Unlock()
+	if c, ok := laneCache[k]; ok {
+		return c
+	}
+	c, err := buildLaneCode(tb, dim, m, L)
+	if err != nil {
+		c = nil
+	}
+	laneCache[k] = c
+	return c
+}
+
+// laneCodeEstimate returns an upper estimate of the code's size in
+// bytes: the LU's Dim³/3 eliminations and Dim³/2 exchanges, and each
+// stage's two solves' worth of products, at about 7 bytes an
+// instruction.
+func laneCodeEstimate(tb *method.Rosenbrock, dim, L int) int {
+	n, s := dim, tb.Stages()
+	per := n*n*n + 3*n*n*n + s*(6*n*n+6*n*s) + 4*n*n
+	return 8 * per * (L / ode.LaneWidth)
+}
+
+// buildLaneCode generates the pieces of an attempt (laneCode).
+func buildLaneCode(tb *method.Rosenbrock, dim, m, L int) (*laneCode, error) {
+	s := tb.Stages()
+	g := &laneGen{lay: newLaneLayout(dim, s, m, L), cidx: map[uint64]int{}}
+	lay := g.lay
+	var offs []int
+	for i := range s {
+		offs = append(offs, len(g.a.B))
+		g.begin()
+		if i == 0 {
+			g.formW(tb.Gamma)
+			g.factor()
+		}
+		g.increment(tb, i)
+		if i+1 < s {
+			g.combine(lay.yt, &lay.y, tb.Alpha[i+1])
+		} else {
+			g.combine(lay.y1, &lay.y, tb.M)
+			g.combine(lay.ev, nil, tb.E)
+		}
+		g.end()
+	}
+	lay.size = lay.consts + len(g.consts)*ode.LaneWidth
+	code, err := jit.NewCode(g.a.B)
+	if err != nil {
+		return nil, err
+	}
+	lc := &laneCode{code: code, consts: g.consts, lay: g.lay, size: len(g.a.B)}
+	for _, o := range offs {
+		lc.entries = append(lc.entries, code.Addr(o))
+	}
+	return lc, nil
+}
