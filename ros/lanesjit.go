@@ -55,7 +55,7 @@ type laneArray struct{ off, n int }
 
 // laneLayout places the arrays of an attempt in the arena.
 type laneLayout struct {
-	dim, s, m, L, G int
+	dim, s, m, L, G                int
 	y, y1, f0, yt, acc, jv, ev, ft laneArray
 	jac, lu                        laneArray // Dim×Dim, row-major per lane
 	piv, inv                       laneArray // the pivot rows (as float64) and U's reciprocal diagonal
@@ -156,12 +156,12 @@ func (g *laneGen) c(v float64) jit.Mem {
 // cbits is c of the float64 with bits b (the masks).
 func (g *laneGen) cbits(b uint64) jit.Mem { return g.c(math.Float64frombits(b)) }
 
-func (g *laneGen) ld(r byte, m jit.Mem)          { g.a.VRM(pp66, m0F, true, jit.OpLoad, r, 0, m) }
-func (g *laneGen) st(m jit.Mem, r byte)          { g.a.VRM(pp66, m0F, true, jit.OpSt, r, 0, m) }
-func (g *laneGen) op(op, dst, x, y byte)         { g.a.VRR(pp66, m0F, true, op, dst, x, y) }
+func (g *laneGen) ld(r byte, m jit.Mem)           { g.a.VRM(pp66, m0F, true, jit.OpLoad, r, 0, m) }
+func (g *laneGen) st(m jit.Mem, r byte)           { g.a.VRM(pp66, m0F, true, jit.OpSt, r, 0, m) }
+func (g *laneGen) op(op, dst, x, y byte)          { g.a.VRR(pp66, m0F, true, op, dst, x, y) }
 func (g *laneGen) opm(op, dst, x byte, m jit.Mem) { g.a.VRM(pp66, m0F, true, op, dst, x, m) }
-func (g *laneGen) zero(r byte)                   { g.op(jit.OpXor, r, r, r) }
-func (g *laneGen) cmp(dst, x, y, pred byte)      { g.a.VRRI(pp66, m0F, true, jit.OpCmp, dst, x, y, pred) }
+func (g *laneGen) zero(r byte)                    { g.op(jit.OpXor, r, r, r) }
+func (g *laneGen) cmp(dst, x, y, pred byte)       { g.a.VRRI(pp66, m0F, true, jit.OpCmp, dst, x, y, pred) }
 func (g *laneGen) cmpm(dst, x byte, m jit.Mem, pred byte) {
 	g.a.VRMI(pp66, m0F, true, jit.OpCmp, dst, x, m, pred)
 }
@@ -406,8 +406,8 @@ func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
 				g.op(jit.OpAdd, 0, 0, 1)
 			}
 			if di != 0 {
-				g.op(jit.OpMul, 3, 2, 2)           // h² = h·h
-				g.opm(jit.OpMul, 3, 3, g.c(di))    // h²·d_i
+				g.op(jit.OpMul, 3, 2, 2)        // h² = h·h
+				g.opm(jit.OpMul, 3, 3, g.c(di)) // h²·d_i
 				g.opm(jit.OpMul, 1, 3, g.of(lay.ft, d, grp))
 				g.op(jit.OpAdd, 0, 0, 1)
 			}
