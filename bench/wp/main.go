@@ -82,16 +82,21 @@ func explicit(m *method.Tableau) solver {
 	}}
 }
 
-// lanes is method m on the lane engine (cpu-lanes), whose curves are
-// named "M lanes"; none where it cannot run here.
-func lanes(ms ...*method.Tableau) []solver {
+// lanes is each method m on its lane engine (cpu-lanes for explicit
+// methods, cpu-ros-lanes for Rosenbrock methods), whose curves are named
+// "M lanes"; none where they cannot run here.
+func lanes(ms ...method.Method) []solver {
 	if cpu.LanesAvailable() != nil {
 		return nil
 	}
 	var out []solver
 	for _, m := range ms {
-		out = append(out, solver{m.Name + " lanes", func(rtol, atol float64) *gradsolve.Options {
-			return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1, Engine: "cpu-lanes"}
+		e := "cpu-lanes"
+		if m.Family() == method.RosenbrockFamily {
+			e = "cpu-ros-lanes"
+		}
+		out = append(out, solver{m.MethodName() + " lanes", func(rtol, atol float64) *gradsolve.Options {
+			return &gradsolve.Options{Method: m, RTol: rtol, ATol: atol, Workers: 1, Engine: e}
 		}})
 	}
 	return out
@@ -187,14 +192,14 @@ var problems = []*problem{
 		},
 		t1: 1e5, atolScale: 1e-4, rtols: []float64{2e-2, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9},
 		ref: rosenbrock(method.Rodas5P), refTol: 1e-13,
-		goMethods:   []solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)},
-		fileMethods: []solver{rosenbrock(method.Rodas5P)},
+		goMethods:   append([]solver{rosenbrock(method.Rodas5P), rosenbrock(method.Rosenbrock23)}, lanes(method.Rodas5P, method.Rosenbrock23)...),
+		fileMethods: append([]solver{rosenbrock(method.Rodas5P)}, lanes(method.Rodas5P)...),
 		parallel:    rosenbrock(method.Rodas5P),
 		peers: []peer{{"odeint rosenbrock4", "odeint", "rosenbrock4", 500},
 			{"odeint rosenbrock4 controlled", "odeint", "rosenbrock4-controlled", 500}, {"CVODES BDF", "cvodes", "", 500}},
 		scipy: []string{"Radau", "BDF", "LSODA"}, scipyMinTol: 1e-8,
 		nGo: 500, nPy: 5,
-		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P (.ode)"},
+		shown: []string{"gradsolve Rodas5P", "gradsolve Rodas5P lanes", "gradsolve Rodas5P (.ode)", "gradsolve Rodas5P lanes (.ode)"},
 	},
 	{
 		name: "orbit", title: "Halo orbits, t from 0 to 20, one core",
