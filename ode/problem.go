@@ -160,6 +160,12 @@ type Programs struct {
 	// LaneFunc), as packed vector code where the processor has it; the
 	// lane engine calls F lane by lane where it is nil.
 	FLanes LaneFunc
+	// JacYLanes and DfDtLanes, when set, are JacY and DfDt for
+	// LaneWidth trajectories at once (see LaneFunc): lane l of the
+	// Jacobian writes ∂f_i/∂y_j into jac[(i·Dim + j)·LaneWidth + l]. They
+	// must give JacY's and DfDt's bits lane by lane; the Rosenbrock lane
+	// engine evaluates J lane by lane where they are nil.
+	JacYLanes, DfDtLanes LaneFunc
 	// VJPLanes, when set, is VJP for LaneWidth trajectories at once,
 	// every block lane-major (see LaneFunc): y, u and gy of Dim values,
 	// p and gp of NumParams values per lane. It must give VJP's bits

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/lanecheck"
 	"github.com/gradsolve/gradsolve/ivp"
@@ -36,7 +35,7 @@ type LaneSolver struct {
 	// a lane's values.
 	sv     []*Solver
 	code   *laneCode
-	flanes ode.LaneFunc
+	lp     LanePrograms // the lane forms in use
 	driver *ivp.LaneDriver
 
 	// The machine code's arrays (slices of arena, laneLayout), and per
@@ -44,21 +43,32 @@ type LaneSolver struct {
 	// factored, its parameters.
 	arena             []float64
 	y, y1, f0, yt, ft []float64
-	jac, h, tt, p, ok []float64
+	jac, h, tt, t     []float64
+	p, ok, moved, err []float64
 	k, fs             [][]float64
 	fresh, factored   []bool
 	pl                [][]float64
-	ones              []float64 // the error norm's h (the increments include h)
-	norm              control.LaneNorm
 	ys, fv, jacS, ftS []float64 // one lane's state, f, J and f_t
+	jacG, ftG         []float64 // J and f_t of a group (lp.JacY)
+}
+
+// LanePrograms are the lane forms of a problem's programs that a lane
+// solver uses where they are set: f for ode.LaneWidth lanes at once, its
+// machine code, and J and f_t for ode.LaneWidth lanes at once (lane-major:
+// value i·Dim + j of J of lane l at [(i·Dim + j)·LaneWidth + l]). Each
+// must give, lane by lane, the bits of the scalar program (Config.F,
+// JacY, DfDt); the lane forms are checked on a few inputs and not used
+// where they differ.
+type LanePrograms struct {
+	F          ode.LaneFunc
+	Kernel     *ode.LaneKernel
+	JacY, DfDt ode.LaneFunc
 }
 
 // NewLanes returns the lane stepper of cfg (without sensitivities) for
-// L ≥ 1 lanes of trajectories with m parameters each. flanes, when not
-// nil, evaluates f for ode.LaneWidth lanes at once; it must give each
-// lane the bits of cfg.F (checked on a few inputs; where it does not, f
-// runs lane by lane).
-func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
+// L ≥ 1 lanes of trajectories with m parameters each, with the lane
+// forms of lp where they are set.
+func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 	switch {
 	case L < 1:
 		return nil, fmt.Errorf("ros: %d lanes: must be ≥ 1", L)
@@ -72,14 +82,27 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc) (*LaneSolver, error) {
 		return nil, err
 	}
 	ls := &LaneSolver{cfg: sv0.cfg, L: L, dim: cfg.Dim, m: m, s: sv0.s, fsal: sv0.fsal, sv: []*Solver{sv0}, pl: make([][]float64, L)}
-	if !jit.Enabled() {
-		flanes = nil
+	n := cfg.Dim
+	if !jit.Enabled() || lp.F != nil && !lanecheck.FuncAgrees(cfg.F, lp.F, n, m) {
+		lp.F, lp.Kernel = nil, nil
 	}
-	if flanes != nil && !lanecheck.FuncAgrees(cfg.F, flanes, cfg.Dim, m) {
-		flanes = nil
+	if lp.F == nil {
+		lp.Kernel = nil
 	}
-	ls.flanes = flanes
-	if ls.code = laneCodeFor(cfg.Tableau, cfg.Dim, m, L); ls.code == nil {
+	if lp.JacY != nil && !lanecheck.OutputsAgree(cfg.JacY, lp.JacY, n, m, n*n) {
+		lp.JacY = nil
+	}
+	if cfg.DfDt == nil || lp.DfDt != nil && !lanecheck.FuncAgrees(cfg.DfDt, lp.DfDt, n, m) {
+		lp.DfDt = nil
+	}
+	if cfg.DfDt != nil && lp.DfDt == nil {
+		lp.JacY = nil // J and f_t lane by lane together
+	}
+	ls.lp = lp
+	if ls.code = laneCodeFor(cfg.Tableau, n, m, L, lp.Kernel); ls.code == nil && lp.Kernel != nil {
+		ls.code = laneCodeFor(cfg.Tableau, n, m, L, nil)
+	}
+	if ls.code == nil {
 		for range L - 1 {
 			sv, err := New(cfg)
 			if err != nil {
@@ -108,17 +131,26 @@ func (ls *LaneSolver) setArena() {
 	}
 	a := ls.arena
 	ls.y, ls.y1, ls.f0, ls.yt, ls.ft = lay.y.slice(a, L), lay.y1.slice(a, L), lay.f0.slice(a, L), lay.yt.slice(a, L), lay.ft.slice(a, L)
-	ls.jac, ls.h, ls.tt, ls.p, ls.ok = lay.jac.slice(a, L), lay.h.slice(a, L), lay.tt.slice(a, L), lay.p.slice(a, L), lay.ok.slice(a, L)
+	ls.jac, ls.h, ls.tt, ls.t = lay.jac.slice(a, L), lay.h.slice(a, L), lay.tt.slice(a, L), lay.t.slice(a, L)
+	ls.p, ls.ok, ls.moved, ls.err = lay.p.slice(a, L), lay.ok.slice(a, L), lay.moved.slice(a, L), lay.err.slice(a, L)
+	rtol, atol := lay.rtol.slice(a, L), lay.atol.slice(a, L)
+	for l := range L {
+		scatter(rtol, ls.cfg.RTol[:n], l)
+		scatter(atol, ls.cfg.ATol[:n], l)
+	}
+	if lay.fileLen > 0 {
+		for grp := range lay.G {
+			copy(a[lay.files+grp*lay.fileLen:], ls.lp.Kernel.Registers())
+		}
+	}
+	if ls.lp.JacY != nil {
+		ls.jacG, ls.ftG = make([]float64, n*n*ode.LaneWidth), make([]float64, n*ode.LaneWidth)
+	}
 	for i := range ls.s {
 		ls.k = append(ls.k, lay.k[i].slice(a, L))
 		ls.fs = append(ls.fs, lay.fs[i].slice(a, L))
 	}
 	ls.fresh, ls.factored = make([]bool, L), make([]bool, L)
-	ls.ones = make([]float64, L)
-	for l := range ls.ones {
-		ls.ones[l] = 1
-	}
-	ls.norm = control.LaneNorm{E: lay.ev.slice(a, L), ATol: ls.cfg.ATol, RTol: ls.cfg.RTol, N: n, L: L, W: ode.LaneWidth}
 	ls.ys, ls.fv, ls.ftS, ls.jacS = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n*n)
 }
 
@@ -134,8 +166,11 @@ func (ls *LaneSolver) Lanes() int { return ls.L }
 func (ls *LaneSolver) Size() int { return ls.dim }
 
 // MachineCode reports whether the attempts run as machine code (else
-// each lane on a scalar Solver).
-func (ls *LaneSolver) MachineCode() bool { return ls.code != nil }
+// each lane on a scalar Solver), and fused whether f's body is in it
+// (the whole attempt one function).
+func (ls *LaneSolver) MachineCode() (code, fused bool) {
+	return ls.code != nil, ls.code != nil && ls.code.fused
+}
 
 // index returns where value d of lane l lies in an array of n values
 // per lane (laneLayout).
@@ -266,21 +301,31 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		}
 		return
 	}
+	need := false // some lane's J is due
 	for l, on := range a.Active {
 		if !on {
 			ls.h[l] = 0 // an idle lane computes on what it holds, harmlessly
 			continue
 		}
 		st, p := a.Stats[l], ls.pl[l]
-		if a.Moved[l] {
+		ls.moved[l] = 0
+		switch {
+		case a.Moved[l] && ls.fsal: // the code makes the last stage's f the lane's f0
+			ls.moved[l] = math.Float64frombits(^uint64(0))
+			ls.fresh[l] = false
+		case a.Moved[l]:
 			ls.Advance(l, a.T[l], p, true, st)
 		}
 		if !ls.fresh[l] {
-			ls.jacobian(l, a.T[l], p)
+			need = true
 			st.JacEvals++
 		}
 		ls.h[l] = a.H[l]
+		ls.t[l] = a.T[l]
 		st.LUs++
+	}
+	if need {
+		ls.jacobians(a.Active)
 	}
 	lc := ls.code
 	arena := unsafe.Pointer(unsafe.SliceData(ls.arena))
@@ -288,25 +333,84 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 	for l, on := range a.Active {
 		ls.factored[l] = on && math.Float64bits(ls.ok[l]) != 0
 	}
-	tb := ls.cfg.Tableau
-	for i := 1; i < ls.s; i++ {
-		c := tb.C[i]
-		for l, h := range ls.h {
-			ls.tt[l] = a.T[l] + float64(c*h)
+	if !lc.fused {
+		tb := ls.cfg.Tableau
+		for i := 1; i < ls.s; i++ {
+			c := tb.C[i]
+			for l, h := range ls.h {
+				ls.tt[l] = ls.t[l] + float64(c*h)
+			}
+			ls.eval(ls.tt, ls.yt, ls.fs[i])
+			jit.Call5(lc.entries[i], arena, nil, nil, nil, nil)
 		}
-		ls.eval(ls.tt, ls.yt, ls.fs[i])
-		jit.Call5(lc.entries[i], arena, nil, nil, nil, nil)
 	}
 	runtime.KeepAlive(lc)
-	// The increments include h: the norm's h is 1.
-	ls.norm.Of(ls.ones, ls.y, ls.y1, a.Active, a.Err, a.OK)
+	// The code's norms: +Inf marks an attempt that is not usable
+	// (Norm.Of's verdict).
 	for l, on := range a.Active {
 		switch {
 		case !on:
 		case !ls.factored[l]:
 			a.Err[l], a.OK[l] = math.Inf(1), false
 		default:
+			e := ls.err[l]
+			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
 			a.Stats[l].FEvals += ls.s - 1
+		}
+	}
+}
+
+// jacobians evaluates J and f_t at (t, y) of every active lane whose J
+// is due: for a group at once where the problem has their lane forms
+// (into the arena directly where every lane of the group is due), else
+// lane by lane.
+func (ls *LaneSolver) jacobians(active []bool) {
+	const W = ode.LaneWidth
+	if ls.lp.JacY == nil {
+		for l, on := range active {
+			if on && !ls.fresh[l] {
+				ls.jacobian(l, ls.t[l], ls.pl[l])
+			}
+		}
+		return
+	}
+	n := ls.dim
+	for grp := range ls.L / W {
+		due := 0
+		for l := grp * W; l < (grp+1)*W; l++ {
+			if active[l] && !ls.fresh[l] {
+				due++
+			}
+		}
+		if due == 0 {
+			continue
+		}
+		t, y, p := ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*ls.m*W:(grp+1)*ls.m*W]
+		jac, ft := ls.jac[grp*n*n*W:(grp+1)*n*n*W], ls.ft[grp*n*W:(grp+1)*n*W]
+		if due < W {
+			jac, ft = ls.jacG, ls.ftG
+		}
+		ls.lp.JacY(t, y, p, jac)
+		if ls.lp.DfDt != nil {
+			ls.lp.DfDt(t, y, p, ft)
+		} else {
+			clear(ft)
+		}
+		for l := grp * W; l < (grp+1)*W; l++ {
+			if !active[l] || ls.fresh[l] {
+				continue
+			}
+			ls.fresh[l] = true
+			if due == W {
+				continue
+			}
+			w := l % W
+			for i := range n * n {
+				ls.jac[index(n*n, i, l)] = jac[i*W+w]
+			}
+			for i := range n {
+				ls.ft[index(n, i, l)] = ft[i*W+w]
+			}
 		}
 	}
 }
@@ -331,10 +435,10 @@ func (ls *LaneSolver) jacobian(l int, t float64, p []float64) {
 // lanes whose W factored (the others' inputs are not used).
 func (ls *LaneSolver) eval(t, y, out []float64) {
 	const W = ode.LaneWidth
-	if ls.flanes != nil {
+	if fl := ls.lp.F; fl != nil {
 		n, np := ls.dim*W, ls.m*W
 		for g := range ls.L / W {
-			ls.flanes(t[g*W:(g+1)*W], y[g*n:(g+1)*n], ls.p[g*np:(g+1)*np], out[g*n:(g+1)*n])
+			fl(t[g*W:(g+1)*W], y[g*n:(g+1)*n], ls.p[g*np:(g+1)*np], out[g*n:(g+1)*n])
 		}
 		return
 	}

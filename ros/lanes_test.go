@@ -3,6 +3,7 @@ package ros
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
@@ -111,6 +112,10 @@ func rosCases(t testing.TB) []rosCase {
 	cs = append(cs, rosCase{name: "pivots", pr: piv, trs: trs, want: func(outs []ivp.Output) string {
 		return needStatuses(outs, ode.Success)
 	}})
+	// The same with a forcing polynomial in t: f is lane code of one
+	// piece (the attempt fused) and depends on t.
+	poly := compiled(t, "pivots-poly.ode", strings.Replace(pivots, "cos(10*t)", "(1 - 3*t*t)", 1))
+	cs = append(cs, rosCase{name: "pivots-poly", pr: poly, trs: trs})
 	hires := compiled(t, "../examples/hires.ode", "")
 	trs = nil
 	for i := range 5 {
@@ -233,8 +238,9 @@ func caseConfig(c *rosCase, tb *method.Rosenbrock, dense bool) Config {
 // Every lane gets the bits the scalar solver gives its trajectory alone
 // — outputs, save times (re-stepped and dense), statistics, status,
 // mesh — for both methods, every lane count, with f for all lanes at
-// once (the tape's lane code) or lane by lane, and with the attempts as
-// machine code or on the scalar solvers.
+// once (the tape's lane code) or lane by lane, with the attempts as
+// machine code (the stages in registers, or from memory as for large
+// systems) or on the scalar solvers.
 func TestLanesMatchScalar(t *testing.T) {
 	for _, c := range rosCases(t) {
 		for _, tb := range method.AllRosenbrock() {
@@ -254,18 +260,29 @@ func TestLanesMatchScalar(t *testing.T) {
 					}
 				}
 				for _, L := range []int{1, 3, 4, 8} {
-					for _, lanesF := range []bool{true, false} {
-						name := fmt.Sprintf("%s %s dense=%v L=%d lanesF=%v", c.name, tb.Name, dense, L, lanesF)
-						var fl ode.LaneFunc
-						if lanesF {
-							fl = c.pr.Programs().FLanes
+					for _, form := range []string{"fused", "registers", "memory", "no lane f"} {
+						memoryStages = form == "memory"
+						name := fmt.Sprintf("%s %s dense=%v L=%d %s", c.name, tb.Name, dense, L, form)
+						pg := c.pr.Programs()
+						var lp LanePrograms
+						switch form {
+						case "fused":
+							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+						case "registers", "memory":
+							lp = LanePrograms{F: pg.FLanes}
 						}
-						ls, err := NewLanes(cfg, L, c.pr.NumParams, fl)
+						ls, err := NewLanes(cfg, L, c.pr.NumParams, lp)
+						memoryStages = false
 						if err != nil {
 							t.Fatal(err)
 						}
-						if wantCode := L%ode.LaneWidth == 0 && jit.HasAVX2(); ls.MachineCode() != wantCode {
-							t.Fatalf("%s: machine code %v, want %v", name, ls.MachineCode(), wantCode)
+						wantCode := L%ode.LaneWidth == 0 && jit.HasAVX2()
+						wantFused := wantCode && form == "fused" && pg.Kernel != nil
+						if code, fused := ls.MachineCode(); code != wantCode || fused != wantFused {
+							t.Fatalf("%s: machine code %v, fused %v; want %v, %v", name, code, fused, wantCode, wantFused)
+						}
+						if form == "fused" && wantCode && (ls.lp.JacY == nil || c.pr.Programs().DfDt != nil && ls.lp.DfDt == nil) {
+							t.Errorf("%s: J and f_t lane by lane", name)
 						}
 						got := newLaneQueue(c.trs, c.pr.Dim, L)
 						ls.SolveLanes(got, nil)
@@ -290,7 +307,8 @@ func TestLanesMatchScalar(t *testing.T) {
 func TestLanesDoNotAllocate(t *testing.T) {
 	c := rosCases(t)[0]
 	cfg := caseConfig(&c, method.Rodas5P, false)
-	ls, err := NewLanes(cfg, 8, c.pr.NumParams, c.pr.Programs().FLanes)
+	pg := c.pr.Programs()
+	ls, err := NewLanes(cfg, 8, c.pr.NumParams, LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +370,8 @@ func BenchmarkLanesRobertson(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
 		})
 		b.Run(tb.Name+"/lanes", func(b *testing.B) {
-			ls, _ := NewLanes(cfg, 8, 3, pr.Programs().FLanes)
+			pg := pr.Programs()
+			ls, _ := NewLanes(cfg, 8, 3, LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes})
 			q := queue()
 			for b.Loop() {
 				q.next = 0

@@ -60,7 +60,12 @@ type laneLayout struct {
 	jac, lu                        laneArray // Dim×Dim, row-major per lane
 	piv, inv                       laneArray // the pivot rows (as float64) and U's reciprocal diagonal
 	ok                             laneArray // all ones where W factored, else zero
-	h, tt                          laneArray // the step sizes, the stage times
+	moved, err                     laneArray // all ones where the lane's step moved on (FSAL), the error norms
+	rtol, atol                     laneArray // the tolerances, tiled over the lanes
+	h, tt, t                       laneArray // the step sizes, the stage times, the lanes' times
+	// files is where f's register files lie (one per group, fileLen
+	// values each) where f's body is in the code (fused), else 0.
+	files, fileLen int
 	p                              laneArray // the parameters
 	k, fs                          []laneArray
 	consts                         int // the constants: one vector of W equal values each
@@ -68,9 +73,10 @@ type laneLayout struct {
 }
 
 // newLaneLayout lays out the arena of dim components, s stages, m
-// parameters and L lanes (a multiple of ode.LaneWidth); the constants
-// follow, as many as the code uses (size is set once they are known).
-func newLaneLayout(dim, s, m, L int) *laneLayout {
+// parameters and L lanes (a multiple of ode.LaneWidth), with register
+// files of fileLen values for f's body (0: none); the constants follow,
+// as many as the code uses (size is set once they are known).
+func newLaneLayout(dim, s, m, L, fileLen int) *laneLayout {
 	lay := &laneLayout{dim: dim, s: s, m: m, L: L, G: L / ode.LaneWidth}
 	next := 0
 	arr := func(n int) laneArray {
@@ -78,7 +84,8 @@ func newLaneLayout(dim, s, m, L int) *laneLayout {
 		next += n * L
 		return a
 	}
-	lay.h, lay.tt, lay.ok = arr(1), arr(1), arr(1)
+	lay.h, lay.tt, lay.t, lay.ok, lay.moved, lay.err = arr(1), arr(1), arr(1), arr(1), arr(1), arr(1)
+	lay.rtol, lay.atol = arr(dim), arr(dim)
 	lay.y, lay.y1, lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
 	lay.piv, lay.inv = arr(dim), arr(dim)
 	for range s {
@@ -87,6 +94,11 @@ func newLaneLayout(dim, s, m, L int) *laneLayout {
 	}
 	lay.jac, lay.lu = arr(dim*dim), arr(dim*dim)
 	lay.p = arr(m)
+	if fileLen > 0 {
+		lay.fileLen = (fileLen + 3) &^ 3 // whole vectors
+		lay.files = next
+		next += lay.G * lay.fileLen
+	}
 	lay.consts = next
 	return lay
 }
@@ -104,10 +116,16 @@ func (x laneArray) slice(arena []float64, L int) []float64 { return arena[x.off 
 // laneCode is the generated code of one tableau, dimension, parameter
 // count and lane count: entry i is the piece that ends stage i (piece
 // 0 also forms and factors W), after which f is evaluated for stage
-// i+1; the last piece writes the proposal and the error vector.
+// i+1; the last piece writes the proposal and the error vector. Where
+// f is lane code of one piece (ode.LaneKernel), its body is copied in
+// between the stages, once per group, and the whole attempt is one
+// function.
 type laneCode struct {
-	code    *jit.Code
+	code *jit.Code
+	// entries are the pieces; with f's body in the code (fused), the
+	// one entry is the whole attempt.
 	entries []uintptr
+	fused   bool
 	consts  []float64 // the constants' values, by index, for the arena
 	lay     *laneLayout
 	size    int
@@ -417,11 +435,207 @@ func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
 	g.solve(lay.k[i])
 }
 
+// regMaxDim is the largest system whose stages run in registers
+// (stageRegs): the increment's values of one group, and four more.
+const regMaxDim = 12
+
+// The shared registers of stageRegs, after the increments' values.
+const (
+	rgX = 12 // scratch: the swap, h²·d_i
+	rgA = 13 // a value of ΣΓK, then a solve's sums
+	rgT = 14 // scratch
+	rgZ = 15 // zero
+)
+
+// mov emits vmovapd dst, src.
+func (g *laneGen) mov(dst, src byte) { g.op(jit.OpMov, dst, 0, src) }
+
+// stageRegs is increment followed by the next stage's input (or the
+// proposal and the error vector after the last stage), for systems of
+// at most regMaxDim components, with the increments in registers: as
+// many groups at once as their values fit in twelve registers, each
+// statement emitted for each of them in turn, so that the processor
+// overlaps the groups' chains (the scratch registers they share are
+// renamed). J·ΣΓK is summed column by column as each value of ΣΓK is
+// formed (each row's terms still in matVec's order), the solve works on
+// the registers, and the sums that follow read K_i from them. The
+// operations and their order are increment's, solve's and combine's.
+func (g *laneGen) stageRegs(tb *method.Rosenbrock, i int) {
+	lay, n, s := g.lay, g.lay.dim, tb.Stages()
+	gam := tb.GammaOff[i]
+	anyG := false
+	for _, c := range gam {
+		anyG = anyG || c != 0
+	}
+	fs := lay.fs[i]
+	if i == 0 {
+		fs = lay.f0
+	}
+	di := tb.D[i]
+	lu := func(r, c, grp int) jit.Mem { return g.of(lay.lu, r*n+c, grp) }
+	at := max(1, regMaxDim/n) // groups at once
+	g.zero(rgZ)
+	for g0 := 0; g0 < lay.G; g0 += at {
+		var grps []int
+		for grp := g0; grp < min(g0+at, lay.G); grp++ {
+			grps = append(grps, grp)
+		}
+		// each runs f for every group of the chunk, with the group and
+		// the base of its registers (value r in register base+r).
+		each := func(f func(grp int, b byte)) {
+			for q, grp := range grps {
+				f(grp, byte(q*n))
+			}
+		}
+		h := func(grp int) jit.Mem { return g.of(lay.h, 0, grp) }
+		if anyG {
+			for d := range n {
+				each(func(grp int, b byte) {
+					first := true
+					for j, c := range gam {
+						if c == 0 {
+							continue
+						}
+						if first {
+							g.ld(rgA, g.of(lay.k[j], d, grp))
+							g.opm(jit.OpMul, rgA, rgA, g.c(c))
+							first = false
+							continue
+						}
+						g.ld(rgT, g.of(lay.k[j], d, grp))
+						g.opm(jit.OpMul, rgT, rgT, g.c(c))
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					for r := range n {
+						g.opm(jit.OpMul, rgT, rgA, g.of(lay.jac, r*n+d, grp))
+						if d == 0 {
+							g.op(jit.OpAdd, b+byte(r), rgZ, rgT)
+						} else {
+							g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
+						}
+					}
+				})
+			}
+			each(func(grp int, b byte) {
+				for r := range n {
+					g.opm(jit.OpMul, b+byte(r), b+byte(r), h(grp)) // h·(J·ΣΓK)
+					g.ld(rgT, h(grp))
+					g.opm(jit.OpMul, rgT, rgT, g.of(fs, r, grp)) // h·f
+					g.op(jit.OpAdd, b+byte(r), rgT, b+byte(r))
+				}
+			})
+		} else {
+			each(func(grp int, b byte) {
+				g.ld(rgT, h(grp))
+				for r := range n {
+					g.opm(jit.OpMul, b+byte(r), rgT, g.of(fs, r, grp))
+				}
+			})
+		}
+		if di != 0 {
+			each(func(grp int, b byte) {
+				g.ld(rgX, h(grp))
+				g.opm(jit.OpMul, rgX, rgX, h(grp))
+				g.opm(jit.OpMul, rgX, rgX, g.c(di)) // h²·d_i
+				for r := range n {
+					g.opm(jit.OpMul, rgT, rgX, g.of(lay.ft, r, grp))
+					g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
+				}
+			})
+		}
+		// The solve, on the registers.
+		for k := range n - 1 {
+			each(func(grp int, b byte) {
+				g.ld(rgA, g.of(lay.piv, k, grp))
+				for r := k + 1; r < n; r++ {
+					g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
+					g.blend(rgX, b+byte(k), b+byte(r), rgT)
+					g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
+					g.mov(b+byte(k), rgX)
+				}
+			})
+		}
+		for r := 1; r < n; r++ {
+			each(func(grp int, b byte) {
+				for j := range r {
+					g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
+					if j == 0 {
+						g.op(jit.OpAdd, rgA, rgZ, rgT)
+					} else {
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+				}
+				g.op(jit.OpSub, b+byte(r), b+byte(r), rgA)
+			})
+		}
+		for r := n - 1; r >= 0; r-- {
+			each(func(grp int, b byte) {
+				sum := byte(rgZ)
+				for j := r + 1; j < n; j++ {
+					g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
+					if j == r+1 {
+						g.op(jit.OpAdd, rgA, rgZ, rgT)
+					} else {
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					sum = rgA
+				}
+				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+				g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
+			})
+		}
+		each(func(grp int, b byte) {
+			for r := range n {
+				g.st(g.of(lay.k[i], r, grp), b+byte(r))
+			}
+		})
+		// The sums that follow, with K_i from the registers.
+		sum := func(dst laneArray, base bool, w []float64) {
+			for d := range n {
+				each(func(grp int, b byte) {
+					if base {
+						g.ld(rgA, g.of(lay.y, d, grp))
+					} else {
+						g.mov(rgA, rgZ)
+					}
+					for j, c := range w {
+						if c == 0 {
+							continue
+						}
+						if j == i {
+							g.opm(jit.OpMul, rgT, b+byte(d), g.c(c))
+						} else {
+							g.ld(rgT, g.of(lay.k[j], d, grp))
+							g.opm(jit.OpMul, rgT, rgT, g.c(c))
+						}
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					g.st(g.of(dst, d, grp), rgA)
+				})
+			}
+		}
+		if i+1 < s {
+			sum(lay.yt, true, tb.Alpha[i+1])
+		} else {
+			sum(lay.y1, true, tb.M)
+			sum(lay.ev, false, tb.E)
+		}
+	}
+}
+
+// memoryStages makes every system's stages run from memory (increment
+// and combine) as those above regMaxDim do: the tests set it to check
+// that form on small systems too.
+var memoryStages = false
+
 // laneKey identifies generated code: the tableau by the bits of its
 // coefficients, and the shape.
 type laneKey struct {
 	coefs         string
 	dim, m, lanes int
+	memory        bool   // memoryStages
+	body          string // f's body in the code, or ""
+	fileLen       int    // its register file's length
 }
 
 var (
@@ -430,11 +644,20 @@ var (
 )
 
 // laneCodeFor returns the attempt code of tb for dim components, m
-// parameters and L lanes (a multiple of ode.LaneWidth), building it on
-// first use; nil where the processor has no AVX2, the code would pass
-// laneMaxCode, or it cannot be made executable.
-func laneCodeFor(tb *method.Rosenbrock, dim, m, L int) *laneCode {
-	if !jit.HasAVX2() || L%ode.LaneWidth != 0 || laneCodeEstimate(tb, dim, L) > laneMaxCode {
+// parameters and L lanes (a multiple of ode.LaneWidth), with f's body
+// k copied in where k is not nil, building it on first use; nil where
+// the processor has no AVX2, the code would pass laneMaxCode, or it
+// cannot be made executable.
+func laneCodeFor(tb *method.Rosenbrock, dim, m, L int, k *ode.LaneKernel) *laneCode {
+	est := laneCodeEstimate(tb, dim, L)
+	var body []byte
+	fileLen := 0
+	if k != nil {
+		body = k.Body
+		fileLen = len(k.Registers())
+		est += tb.Stages() * L / ode.LaneWidth * (len(body) + 64)
+	}
+	if !jit.HasAVX2() || L%ode.LaneWidth != 0 || est > laneMaxCode {
 		return nil
 	}
 	var key strings.Builder
@@ -442,17 +665,17 @@ func laneCodeFor(tb *method.Rosenbrock, dim, m, L int) *laneCode {
 	for _, c := range kernelgen.Rosenbrock(tb) {
 		key.WriteString(" " + strconv.FormatUint(math.Float64bits(c), 16))
 	}
-	k := laneKey{key.String(), dim, m, L}
+	ck := laneKey{key.String(), dim, m, L, memoryStages, string(body), fileLen}
 	laneMu.Lock()
 	defer laneMu.Unlock()
-	if c, ok := laneCache[k]; ok {
+	if c, ok := laneCache[ck]; ok {
 		return c
 	}
-	c, err := buildLaneCode(tb, dim, m, L)
+	c, err := buildLaneCode(tb, dim, m, L, body, fileLen)
 	if err != nil {
 		c = nil
 	}
-	laneCache[k] = c
+	laneCache[ck] = c
 	return c
 }
 
@@ -466,25 +689,44 @@ func laneCodeEstimate(tb *method.Rosenbrock, dim, L int) int {
 	return 8 * per * (L / ode.LaneWidth)
 }
 
-// buildLaneCode generates the pieces of an attempt (laneCode).
-func buildLaneCode(tb *method.Rosenbrock, dim, m, L int) (*laneCode, error) {
+// buildLaneCode generates the pieces of an attempt (laneCode), or with
+// f's body the whole attempt.
+func buildLaneCode(tb *method.Rosenbrock, dim, m, L int, body []byte, fileLen int) (*laneCode, error) {
 	s := tb.Stages()
-	g := &laneGen{lay: newLaneLayout(dim, s, m, L), cidx: map[uint64]int{}}
+	g := &laneGen{lay: newLaneLayout(dim, s, m, L, fileLen), cidx: map[uint64]int{}}
 	lay := g.lay
+	fused := body != nil
 	var offs []int
 	for i := range s {
-		offs = append(offs, len(g.a.B))
-		g.begin()
+		if i == 0 || !fused {
+			offs = append(offs, len(g.a.B))
+			g.begin()
+		}
 		if i == 0 {
+			if tb.FSAL() {
+				g.fsal()
+			}
 			g.formW(tb.Gamma)
 			g.factor()
 		}
-		g.increment(tb, i)
-		if i+1 < s {
-			g.combine(lay.yt, &lay.y, tb.Alpha[i+1])
-		} else {
-			g.combine(lay.y1, &lay.y, tb.M)
-			g.combine(lay.ev, nil, tb.E)
+		switch {
+		case dim <= regMaxDim && !memoryStages:
+			g.stageRegs(tb, i)
+		default:
+			g.increment(tb, i)
+			if i+1 < s {
+				g.combine(lay.yt, &lay.y, tb.Alpha[i+1])
+			} else {
+				g.combine(lay.y1, &lay.y, tb.M)
+				g.combine(lay.ev, nil, tb.E)
+			}
+		}
+		if fused && i+1 < s {
+			g.f(body, tb.C[i+1], i+1)
+			continue
+		}
+		if i+1 == s {
+			g.norm()
 		}
 		g.end()
 	}
@@ -493,9 +735,94 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L int) (*laneCode, error) {
 	if err != nil {
 		return nil, err
 	}
-	lc := &laneCode{code: code, consts: g.consts, lay: g.lay, size: len(g.a.B)}
+	lc := &laneCode{code: code, consts: g.consts, lay: g.lay, size: len(g.a.B), fused: fused}
 	for _, o := range offs {
 		lc.entries = append(lc.entries, code.Addr(o))
 	}
 	return lc, nil
+}
+
+// fsal makes f at the end of the last step f0 in the lanes whose step
+// moved on (the mask moved), as stepper.Advance copies it for an FSAL
+// method.
+func (g *laneGen) fsal() {
+	lay := g.lay
+	last := lay.fs[lay.s-1]
+	for grp := range lay.G {
+		g.ld(0, g.of(lay.moved, 0, grp))
+		for d := range lay.dim {
+			g.ld(1, g.of(lay.f0, d, grp))
+			g.ld(2, g.of(last, d, grp))
+			g.blend(1, 1, 2, 0)
+			g.st(g.of(lay.f0, d, grp), 1)
+		}
+	}
+}
+
+// norm writes each lane's error norm into err, with Norm.Of's
+// operations in Norm.Of's order for h = 1 (the increments include h):
+// sqrt(Σ r²/n) with r = (1·e)/(atol + rtol·MaxAbs(y, y1)), or +Inf where
+// the norm or a value of the lane's y1 is not finite.
+func (g *laneGen) norm() {
+	lay, n := g.lay, g.lay.dim
+	const rS, rF, rA, rB, rM, rN, rR = 0, 1, 2, 3, 4, 5, 6
+	const cmpUnord = 0x03
+	for grp := range lay.G {
+		g.zero(rS)
+		g.zero(rF)
+		for d := range n {
+			g.ld(rA, g.of(lay.y, d, grp))
+			g.opm(jit.OpAnd, rA, rA, g.cbits(absBits))
+			g.ld(rB, g.of(lay.y1, d, grp))
+			g.opm(jit.OpAnd, rB, rB, g.cbits(absBits))
+			g.cmp(rM, rB, rA, cmpGT)
+			g.cmp(rN, rB, rB, cmpUnord)
+			g.op(jit.OpOr, rM, rM, rN)
+			g.blend(rA, rA, rB, rM) // MaxAbs(y, y1)
+			g.opm(jit.OpMul, rA, rA, g.of(lay.rtol, d, grp))
+			g.opm(jit.OpAdd, rA, rA, g.of(lay.atol, d, grp)) // the scale
+			g.ld(rR, g.of(lay.ev, d, grp))
+			g.opm(jit.OpMul, rR, rR, g.c(1))
+			g.op(jit.OpDiv, rR, rR, rA)
+			g.op(jit.OpMul, rR, rR, rR)
+			g.op(jit.OpAdd, rS, rS, rR)
+			g.ld(rB, g.of(lay.y1, d, grp))
+			g.op(jit.OpSub, rB, rB, rB) // 0 if finite, NaN otherwise
+			g.op(jit.OpAdd, rF, rF, rB)
+		}
+		g.opm(jit.OpDiv, rS, rS, g.c(float64(n)))
+		g.op(jit.OpSqrt, rS, 0, rS)
+		g.op(jit.OpSub, rA, rS, rS)
+		g.op(jit.OpAdd, rA, rF, rA) // fin + (err − err)
+		g.zero(rB)
+		g.cmp(rM, rA, rB, cmpEQ) // usable
+		g.op(jit.OpAnd, rS, rS, rM)
+		g.ld(rA, g.c(math.Inf(1)))
+		g.op(jit.OpAndN, rA, rM, rA) // +Inf where not usable
+		g.op(jit.OpOr, rS, rS, rA)
+		g.st(g.of(lay.err, 0, grp), rS)
+	}
+}
+
+// f emits f's body for every group at the stage time t + c·h (the
+// scalar solver's t + float64(c·h)) of the input yt, into stage j's
+// fs, under ode.LaneKernel's contract: the group's register file in DI
+// (the lanes' times in its first values), yt in SI, p in DX, the output
+// in R11 (and CX); the body keeps AX, the arena's address.
+func (g *laneGen) f(body []byte, c float64, j int) {
+	lay := g.lay
+	const W = ode.LaneWidth
+	for grp := range lay.G {
+		file := g.mem(lay.files + grp*lay.fileLen)
+		g.ld(0, g.of(lay.h, 0, grp))
+		g.opm(jit.OpMul, 0, 0, g.c(c))
+		g.opm(jit.OpAdd, 0, 0, g.of(lay.t, 0, grp)) // t + c·h
+		g.st(file, 0)
+		g.a.Lea(jit.DI, file)
+		g.a.Lea(jit.SI, g.mem(lay.yt.off+grp*lay.yt.n*W))
+		g.a.Lea(jit.DX, g.mem(lay.p.off+grp*lay.p.n*W))
+		g.a.Lea(jit.R11, g.mem(lay.fs[j].off+grp*lay.fs[j].n*W))
+		g.a.MovRR(jit.CX, jit.R11)
+		g.a.B = append(g.a.B, body...)
+	}
 }

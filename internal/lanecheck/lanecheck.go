@@ -61,15 +61,21 @@ func VJPAgrees(vjp func(t float64, y, p, u, gy, gp []float64), vl func(t, y, p, 
 // hand-written one, say — is not used (f then runs lane by lane, and a
 // kernel, which must have FLanes's bits, is not used either). A panic
 // in either counts as disagreement.
-func FuncAgrees(f ode.Func, fl ode.LaneFunc, dim, m int) (ok bool) {
+func FuncAgrees(f ode.Func, fl ode.LaneFunc, dim, m int) bool {
+	return OutputsAgree(f, fl, dim, m, dim)
+}
+
+// OutputsAgree is FuncAgrees for a program of nout outputs (a Jacobian's
+// dim² values).
+func OutputsAgree(f ode.Func, fl ode.LaneFunc, dim, m, nout int) (ok bool) {
 	const L = ode.LaneWidth
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	t, y, p, out := make([]float64, L), make([]float64, dim*L), make([]float64, m*L), make([]float64, dim*L)
-	ys, ps, want := make([]float64, dim), make([]float64, m), make([]float64, dim)
+	t, y, p, out := make([]float64, L), make([]float64, dim*L), make([]float64, m*L), make([]float64, nout*L)
+	ys, ps, want := make([]float64, dim), make([]float64, m), make([]float64, nout)
 	x := uint64(0x9E3779B97F4A7C15)
 	next := func() float64 { // xorshift64: fixed, so every worker checks the same inputs
 		x ^= x << 13
@@ -96,7 +102,7 @@ func FuncAgrees(f ode.Func, fl ode.LaneFunc, dim, m int) (ok bool) {
 				ps[j] = p[j*L+l]
 			}
 			f(t[l], ys, ps, want)
-			for d := range dim {
+			for d := range nout {
 				if g, w := out[d*L+l], want[d]; math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
 					return false
 				}

@@ -340,6 +340,8 @@ func (s *Set) Programs() *ode.Programs {
 		JVPVJP:    s.jvpvjpFunc(lazyJVPVJP),
 		DfDtVJP:   s.vjpFunc(lazyDfDtVJP),
 		FLanes:    s.f.NewLaneFunc(),
+		JacYLanes: s.laneFunc(lazyJacY),
+		DfDtLanes: s.laneFunc(lazyDfDt),
 		VJPLanes:  s.vjpLanesFunc(),
 		VJPKernel: func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
 	}
@@ -374,6 +376,21 @@ func (s *Set) func4(k lazyID) ode.Func {
 	return func(t float64, y, p, out []float64) {
 		if fn == nil {
 			fn = s.mustProgram(k).NewFunc()
+		}
+		fn(t, y, p, out)
+	}
+}
+
+// laneFunc returns the lane evaluator (Program.NewLaneFunc) of program
+// k, whose inputs are t, y and p, building the program on first use.
+func (s *Set) laneFunc(k lazyID) ode.LaneFunc {
+	if pg := s.built(k); pg != nil {
+		return pg.NewLaneFunc()
+	}
+	var fn ode.LaneFunc
+	return func(t, y, p, out []float64) {
+		if fn == nil {
+			fn = s.mustProgram(k).NewLaneFunc()
 		}
 		fn(t, y, p, out)
 	}

@@ -110,7 +110,8 @@ func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	ls, err := ros.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, pg.FLanes)
+	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+	ls, err := ros.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, lp)
 	if err != nil {
 		return nil, err
 	}
