@@ -66,10 +66,10 @@ type laneLayout struct {
 	// files is where f's register files lie (one per group, fileLen
 	// values each) where f's body is in the code (fused), else 0.
 	files, fileLen int
-	p                              laneArray // the parameters
-	k, fs                          []laneArray
-	consts                         int // the constants: one vector of W equal values each
-	size                           int // values in all
+	p              laneArray // the parameters
+	k, fs          []laneArray
+	consts         int // the constants: one vector of W equal values each
+	size           int // values in all
 }
 
 // newLaneLayout lays out the arena of dim components, s stages, m
