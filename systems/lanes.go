@@ -12,7 +12,9 @@ import (
 // engine (ode.Programs.FLanes and Kernel), from the tape's lane code of
 // the same formulas written in the same order as the hand-written
 // function, whose bits it therefore has (TestLaneForms). Lorenz and the
-// halo have one, so the command's default ensemble runs in lanes.
+// halo have one, so the command's default ensemble runs in lanes, and
+// so has Robertson, for the Rosenbrock lane engine (its J stays the
+// hand-written one, evaluated lane by lane).
 
 // laneForm is a system's formulas, compiled once on first use.
 type laneForm struct {
@@ -59,6 +61,19 @@ var lorenzLanes = &laneForm{model: func() *sym.Model {
 	m.Deriv(x, sigma.Mul(y.Sub(x)))
 	m.Deriv(y, x.Mul(rho.Sub(z)).Sub(y))
 	m.Deriv(z, x.Mul(y).Sub(beta.Mul(z)))
+	return m
+}}
+
+// robertsonLanes is Robertson's f as robertsonF computes it.
+var robertsonLanes = &laneForm{model: func() *sym.Model {
+	m := sym.NewModel("robertson")
+	y1, y2, y3 := m.State("y1", 1), m.State("y2", 0), m.State("y3", 0)
+	k1, k2, k3 := m.Param("k1", 0.04), m.Param("k2", 3e7), m.Param("k3", 1e4)
+	b := k3.Mul(y2).Mul(y3)
+	c := k2.Mul(y2.Mul(y2))
+	m.Deriv(y1, k1.Neg().Mul(y1).Add(b))
+	m.Deriv(y2, k1.Mul(y1).Sub(b).Sub(c))
+	m.Deriv(y3, c)
 	return m
 }}
 

@@ -56,8 +56,8 @@ func Robertson() *ode.Problem {
 		T0:         0,
 		T1:         1e5,
 		Stiff:      true,
-		Programs:   robertsonPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return robertsonLanes.add(robertsonPrograms()) },
+		Offers:     robertsonLanes.offers(),
 	}
 }
 
@@ -71,7 +71,8 @@ func RobertsonMass(y []float64) float64 {
 }
 
 // robertsonPrograms returns the hand-written derivative programs of
-// Robertson. They keep no state, so one set serves every goroutine.
+// Robertson. They keep no state, so one set serves every goroutine (the
+// lane form robertsonLanes adds does: Programs makes one per call).
 func robertsonPrograms() *ode.Programs {
 	return &ode.Programs{F: robertsonF, JVP: robertsonJVP, VJP: robertsonVJP, JacY: robertsonJacY, DfDt: zeroDfDt}
 }
