@@ -3,19 +3,16 @@ package erk
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/lanecheck"
-	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
 // laneCase is a problem compiled from formulas and the trajectories the
@@ -37,34 +34,14 @@ y' = c*y*y
 z' = sqrt(y) - z
 `
 
-func compiled(t testing.TB, path, src string) *ode.Problem {
-	t.Helper()
-	if src == "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src = string(b)
-	}
-	m, err := parse.Parse(path, []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tape.Build(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Problem()
-}
-
 // laneCases are trajectories that end at different times and in
 // different ways: forward and backward spans, spans far from t = 0,
 // save times at the ends and inside, a trajectory the step budget stops
 // and ones that blow up.
 func laneCases(t testing.TB) []laneCase {
-	lor := compiled(t, "../examples/lorenz.ode", "")
-	halo := compiled(t, "../examples/halo.ode", "")
-	bl := compiled(t, "blowup.ode", blowup)
+	lor := lanetest.Compiled(t, "../examples/lorenz.ode", "")
+	halo := lanetest.Compiled(t, "../examples/halo.ode", "")
+	bl := lanetest.Compiled(t, "blowup.ode", blowup)
 	var cs []laneCase
 	var trs []ivp.Trajectory
 	for i := range 11 {
@@ -136,7 +113,7 @@ func laneCases(t testing.TB) []laneCase {
 	for i := range n96 {
 		fmt.Fprintf(&src, "x%d' = (x%d - x%d)*x%d - x%d + F + 0.1*sin(t)\n", i, (i+1)%n96, (i+n96-2)%n96, (i+n96-1)%n96, i)
 	}
-	l96 := compiled(t, "lorenz96.ode", src.String())
+	l96 := lanetest.Compiled(t, "lorenz96.ode", src.String())
 	trs = nil
 	for i := range 9 {
 		y0 := make([]float64, n96)
@@ -147,77 +124,6 @@ func laneCases(t testing.TB) []laneCase {
 	}
 	cs = append(cs, laneCase{"lorenz96", l96, trs, 0})
 	return cs
-}
-
-// laneQueue hands out trajectories in order and keeps their outputs.
-type laneQueue struct {
-	trs    []ivp.Trajectory
-	outs   []ivp.Output
-	next   int
-	lane   []int // the trajectory in each lane
-	done   []bool
-	errs   []string
-	meshes []ivp.Mesh
-}
-
-func newLaneQueue(trs []ivp.Trajectory, dim, L int, mesh bool) *laneQueue {
-	q := &laneQueue{trs: trs, outs: make([]ivp.Output, len(trs)), lane: make([]int, L), done: make([]bool, len(trs))}
-	if mesh {
-		q.meshes = make([]ivp.Mesh, len(trs))
-	}
-	for i, tr := range trs {
-		q.outs[i] = ivp.Output{Y: make([]float64, dim), Saved: make([]float64, dim*len(tr.Save))}
-		if mesh {
-			q.meshes[i].KeepStages = true
-			q.outs[i].Mesh = &q.meshes[i]
-		}
-	}
-	return q
-}
-
-func (q *laneQueue) Next(l int) (*ivp.Trajectory, *ivp.Output, bool) {
-	if q.next == len(q.trs) {
-		return nil, nil, false
-	}
-	i := q.next
-	q.next++
-	q.lane[l] = i
-	return &q.trs[i], &q.outs[i], true
-}
-
-func (q *laneQueue) Done(l int) {
-	i := q.lane[l]
-	if q.done[i] {
-		q.errs = append(q.errs, fmt.Sprintf("trajectory %d done twice", i))
-	}
-	q.done[i] = true
-}
-
-// sameOutput reports how got differs from want, bit for bit.
-func sameOutput(got, want *ivp.Output) string {
-	bits := testutil.IdenticalBits
-	switch {
-	case got.Status != want.Status:
-		return fmt.Sprintf("status %v, want %v", got.Status, want.Status)
-	case got.Stats != want.Stats:
-		return fmt.Sprintf("stats %+v, want %+v", got.Stats, want.Stats)
-	case !bits([]float64{got.T, got.H}, []float64{want.T, want.H}):
-		return fmt.Sprintf("t, h = %v, %v, want %v, %v", got.T, got.H, want.T, want.H)
-	case !bits(got.Y, want.Y):
-		return fmt.Sprintf("y = %v, want %v", got.Y, want.Y)
-	case !bits(got.Saved, want.Saved):
-		return fmt.Sprintf("saved = %v, want %v", got.Saved, want.Saved)
-	}
-	if (got.Mesh == nil) != (want.Mesh == nil) {
-		return "mesh presence differs"
-	}
-	if got.Mesh != nil {
-		g, w := got.Mesh, want.Mesh
-		if !bits(g.T, w.T) || !bits(g.H, w.H) || !bits(g.Y, w.Y) || !bits(g.K, w.K) {
-			return fmt.Sprintf("mesh differs: %d steps, want %d", g.Steps(), w.Steps())
-		}
-	}
-	return ""
 }
 
 // Every lane gets the bits the scalar solver gives its trajectory
@@ -235,11 +141,11 @@ func TestLanesMatchScalar(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := newLaneQueue(c.trs, pr.Dim, 1, true)
+			want := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
 			statuses := map[ode.Status]int{}
 			for i := range c.trs {
-				sv.Solve(&want.trs[i], &want.outs[i], nil)
-				statuses[want.outs[i].Status]++
+				sv.Solve(&want.Trs[i], &want.Outs[i], nil)
+				statuses[want.Outs[i].Status]++
 			}
 			for _, L := range []int{1, 3, 4, 8} {
 				for _, lanesF := range []bool{true, false} {
@@ -264,18 +170,9 @@ func TestLanesMatchScalar(t *testing.T) {
 						case "Go":
 							ls.fused, ls.jit = nil, nil
 						}
-						got := newLaneQueue(c.trs, pr.Dim, L, true)
+						got := lanetest.NewQueue(c.trs, pr.Dim, L, true)
 						ls.SolveLanes(got, nil)
-						if len(got.errs) > 0 {
-							t.Fatalf("%s: %v", name, got.errs)
-						}
-						for i := range c.trs {
-							if !got.done[i] {
-								t.Errorf("%s: trajectory %d never done", name, i)
-							} else if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
-								t.Errorf("%s: trajectory %d: %s", name, i, d)
-							}
-						}
+						got.Check(t, name, want)
 					}
 				}
 			}
@@ -292,7 +189,7 @@ func TestLanesMatchScalar(t *testing.T) {
 // lorenzLanesEnsemble is the Lorenz problem file and 1024 trajectories,
 // t to 10, ρ from 10 to 24.
 func lorenzLanesEnsemble(b *testing.B) (*ode.Problem, []ivp.Trajectory) {
-	pr := compiled(b, "../examples/lorenz.ode", "")
+	pr := lanetest.Compiled(b, "../examples/lorenz.ode", "")
 	const n = 1024
 	trs := make([]ivp.Trajectory, n)
 	for i := range trs {
@@ -309,31 +206,25 @@ func BenchmarkLanesLorenz(b *testing.B) {
 	tb := method.Tsit5
 	cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: 3, RTol: fill(1e-6, 3), ATol: fill(1e-6, 3),
 		MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
-	steps := func(q *laneQueue) (s int) {
-		for i := range q.outs {
-			s += q.outs[i].Stats.Accepted + q.outs[i].Stats.Rejected
-		}
-		return s
-	}
 	b.Run("scalar", func(b *testing.B) {
 		sv, _ := New(cfg)
-		q := newLaneQueue(trs, 3, 1, false)
+		q := lanetest.NewQueue(trs, 3, 1, false)
 		for b.Loop() {
 			for i := range trs {
-				sv.Solve(&q.trs[i], &q.outs[i], nil)
+				sv.Solve(&q.Trs[i], &q.Outs[i], nil)
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 	})
 	b.Run("lanes", func(b *testing.B) {
 		pg := pr.Programs()
 		ls, _ := NewLanes(cfg, ode.LaneWidth, 3, pg.FLanes, pg.Kernel)
-		var q *laneQueue
+		var q *lanetest.Queue
 		for b.Loop() {
-			q = newLaneQueue(trs, 3, ode.LaneWidth, false)
+			q = lanetest.NewQueue(trs, 3, ode.LaneWidth, false)
 			ls.SolveLanes(q, nil)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 	})
 }
 
@@ -349,16 +240,12 @@ func BenchmarkLanesWidth(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/L=%d", tb.Name, L), func(b *testing.B) {
 				pg := pr.Programs()
 				ls, _ := NewLanes(cfg, L, 3, pg.FLanes, pg.Kernel)
-				var q *laneQueue
+				var q *lanetest.Queue
 				for b.Loop() {
-					q = newLaneQueue(trs, 3, L, false)
+					q = lanetest.NewQueue(trs, 3, L, false)
 					ls.SolveLanes(q, nil)
 				}
-				steps := 0
-				for i := range q.outs {
-					steps += q.outs[i].Stats.Accepted + q.outs[i].Stats.Rejected
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 			})
 		}
 	}
@@ -400,19 +287,19 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := newLaneQueue(c.trs, pr.Dim, 1, true)
+				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
 				var jobs []ivp.ReverseJob
 				for i := range c.trs {
-					rec.meshes[i].KeepStages = keep
-					sv.Solve(&rec.trs[i], &rec.outs[i], nil)
-					if rec.outs[i].Status != ode.Success {
+					rec.Meshes[i].KeepStages = keep
+					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+					if rec.Outs[i].Status != ode.Success {
 						continue
 					}
-					tr := &rec.trs[i]
-					job := ivp.ReverseJob{Mesh: rec.outs[i].Mesh, P: tr.P, Save: tr.Save, CotY: rec.outs[i].Y,
+					tr := &rec.Trs[i]
+					job := ivp.ReverseJob{Mesh: rec.Outs[i].Mesh, P: tr.P, Save: tr.Save, CotY: rec.Outs[i].Y,
 						GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)}
 					if i%2 == 0 && len(tr.Save) > 0 {
-						job.CotSaved = rec.outs[i].Saved
+						job.CotSaved = rec.Outs[i].Saved
 					}
 					jobs = append(jobs, job)
 				}
@@ -481,20 +368,19 @@ func TestLanesDoNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := newLaneQueue(c.trs, pr.Dim, 8, true)
+		q := lanetest.NewQueue(c.trs, pr.Dim, 8, true)
 		ls.SolveLanes(q, nil) // the meshes grow to their size
 		if n := testing.AllocsPerRun(5, func() {
-			q.next = 0
-			clear(q.done)
+			q.Reset()
 			ls.SolveLanes(q, nil)
 		}); n != 0 {
 			t.Errorf("%s: %v allocations per lane solve of %d trajectories", c.name, n, len(c.trs))
 		}
 		var jobs []ivp.ReverseJob
-		for i := range q.outs {
-			if q.outs[i].Status == ode.Success {
-				jobs = append(jobs, ivp.ReverseJob{Mesh: q.outs[i].Mesh, P: q.trs[i].P, Save: q.trs[i].Save, CotY: q.outs[i].Y,
-					CotSaved: q.outs[i].Saved, GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)})
+		for i := range q.Outs {
+			if q.Outs[i].Status == ode.Success {
+				jobs = append(jobs, ivp.ReverseJob{Mesh: q.Outs[i].Mesh, P: q.Trs[i].P, Save: q.Trs[i].Save, CotY: q.Outs[i].Y,
+					CotSaved: q.Outs[i].Saved, GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)})
 			}
 		}
 		lr, err := NewLaneReplayer(cfg, 8, pr.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel())
@@ -533,14 +419,14 @@ func TestLaneFormsChecked(t *testing.T) {
 		t.Fatal("a lane form with other bits than f's was used")
 	}
 	sv, _ := New(cfg)
-	want := newLaneQueue(c.trs, pr.Dim, 1, false)
+	want := lanetest.NewQueue(c.trs, pr.Dim, 1, false)
 	for i := range c.trs {
-		sv.Solve(&want.trs[i], &want.outs[i], nil)
+		sv.Solve(&want.Trs[i], &want.Outs[i], nil)
 	}
-	got := newLaneQueue(c.trs, pr.Dim, 8, false)
+	got := lanetest.NewQueue(c.trs, pr.Dim, 8, false)
 	ls.SolveLanes(got, nil)
 	for i := range c.trs {
-		if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
+		if d := lanetest.SameOutput(&got.Outs[i], &want.Outs[i]); d != "" {
 			t.Fatalf("trajectory %d: %s", i, d)
 		}
 	}

@@ -2,39 +2,16 @@ package ros
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
-	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/sym/tape"
 )
-
-func compiled(t testing.TB, path, src string) *ode.Problem {
-	t.Helper()
-	if src == "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src = string(b)
-	}
-	m, err := parse.Parse(path, []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tape.Build(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set.Problem()
-}
 
 // pivots is stiff and rotating: W = I − hγJ has off-diagonal entries
 // larger than its diagonal once hγc > 1, so the LU exchanges rows, and
@@ -75,7 +52,7 @@ type rosCase struct {
 }
 
 func rosCases(t testing.TB) []rosCase {
-	rob := compiled(t, "../examples/robertson.ode", "")
+	rob := lanetest.Compiled(t, "../examples/robertson.ode", "")
 	var trs []ivp.Trajectory
 	for i := range 11 {
 		x := float64(i)
@@ -95,7 +72,7 @@ func rosCases(t testing.TB) []rosCase {
 	cs := []rosCase{{name: "robertson", pr: rob, trs: trs, steps: 60, want: func(outs []ivp.Output) string {
 		return needStatuses(outs, ode.Success, ode.MaxStepsReached)
 	}}}
-	piv := compiled(t, "pivots.ode", pivots)
+	piv := lanetest.Compiled(t, "pivots.ode", pivots)
 	trs = nil
 	for i := range 9 {
 		x := float64(i)
@@ -114,9 +91,9 @@ func rosCases(t testing.TB) []rosCase {
 	}})
 	// The same with a forcing polynomial in t: f is lane code of one
 	// piece (the attempt fused) and depends on t.
-	poly := compiled(t, "pivots-poly.ode", strings.Replace(pivots, "cos(10*t)", "(1 - 3*t*t)", 1))
+	poly := lanetest.Compiled(t, "pivots-poly.ode", strings.Replace(pivots, "cos(10*t)", "(1 - 3*t*t)", 1))
 	cs = append(cs, rosCase{name: "pivots-poly", pr: poly, trs: trs})
-	hires := compiled(t, "../examples/hires.ode", "")
+	hires := lanetest.Compiled(t, "../examples/hires.ode", "")
 	trs = nil
 	for i := range 5 {
 		y0 := append([]float64(nil), hires.Y0...)
@@ -127,7 +104,7 @@ func rosCases(t testing.TB) []rosCase {
 	cs = append(cs, rosCase{name: "hires", pr: hires, trs: trs, want: func(outs []ivp.Output) string {
 		return needStatuses(outs, ode.Success)
 	}})
-	sg := compiled(t, "singular.ode", singular)
+	sg := lanetest.Compiled(t, "singular.ode", singular)
 	trs = nil
 	for i := range 6 {
 		lam := -1 - float64(i)
@@ -142,7 +119,7 @@ func rosCases(t testing.TB) []rosCase {
 		}
 		return needStatuses(outs, ode.Success)
 	}})
-	vdp := compiled(t, "../examples/vanderpol.ode", "")
+	vdp := lanetest.Compiled(t, "../examples/vanderpol.ode", "")
 	trs = nil
 	for i := range 7 {
 		trs = append(trs, ivp.Trajectory{T0: 0, T1: 2 + float64(i), Y0: []float64{2, 0}, P: []float64{1e3 * float64(1+i)}, Save: []float64{1}})
@@ -161,65 +138,6 @@ func needStatuses(outs []ivp.Output, want ...ode.Status) string {
 		if !seen[s] {
 			return fmt.Sprintf("no trajectory ends with %v", s)
 		}
-	}
-	return ""
-}
-
-// laneQueue hands out trajectories in order and keeps their outputs.
-type laneQueue struct {
-	trs    []ivp.Trajectory
-	outs   []ivp.Output
-	meshes []ivp.Mesh
-	next   int
-	lane   []int
-	done   []bool
-	errs   []string
-}
-
-func newLaneQueue(trs []ivp.Trajectory, dim, L int) *laneQueue {
-	q := &laneQueue{trs: trs, outs: make([]ivp.Output, len(trs)), meshes: make([]ivp.Mesh, len(trs)), lane: make([]int, L), done: make([]bool, len(trs))}
-	for i, tr := range trs {
-		q.outs[i] = ivp.Output{Y: make([]float64, dim), Saved: make([]float64, dim*len(tr.Save)), Mesh: &q.meshes[i]}
-	}
-	return q
-}
-
-func (q *laneQueue) Next(l int) (*ivp.Trajectory, *ivp.Output, bool) {
-	if q.next == len(q.trs) {
-		return nil, nil, false
-	}
-	i := q.next
-	q.next++
-	q.lane[l] = i
-	return &q.trs[i], &q.outs[i], true
-}
-
-func (q *laneQueue) Done(l int) {
-	i := q.lane[l]
-	if q.done[i] {
-		q.errs = append(q.errs, fmt.Sprintf("trajectory %d done twice", i))
-	}
-	q.done[i] = true
-}
-
-// sameOutput reports how got differs from want, bit for bit.
-func sameOutput(got, want *ivp.Output) string {
-	bits := testutil.IdenticalBits
-	switch {
-	case got.Status != want.Status:
-		return fmt.Sprintf("status %v, want %v", got.Status, want.Status)
-	case got.Stats != want.Stats:
-		return fmt.Sprintf("stats %+v, want %+v", got.Stats, want.Stats)
-	case !bits([]float64{got.T, got.H}, []float64{want.T, want.H}):
-		return fmt.Sprintf("t, h = %v, %v, want %v, %v", got.T, got.H, want.T, want.H)
-	case !bits(got.Y, want.Y):
-		return fmt.Sprintf("y = %v, want %v", got.Y, want.Y)
-	case !bits(got.Saved, want.Saved):
-		return fmt.Sprintf("saved = %v, want %v", got.Saved, want.Saved)
-	}
-	g, w := got.Mesh, want.Mesh
-	if !bits(g.T, w.T) || !bits(g.H, w.H) || !bits(g.Y, w.Y) {
-		return fmt.Sprintf("mesh differs: %d steps, want %d", g.Steps(), w.Steps())
 	}
 	return ""
 }
@@ -250,12 +168,12 @@ func TestLanesMatchScalar(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := newLaneQueue(c.trs, c.pr.Dim, 1)
+				want := lanetest.NewQueue(c.trs, c.pr.Dim, 1, true)
 				for i := range c.trs {
-					sv.Solve(&want.trs[i], &want.outs[i], nil)
+					sv.Solve(&want.Trs[i], &want.Outs[i], nil)
 				}
 				if c.want != nil && tb == method.Rodas5P {
-					if d := c.want(want.outs); d != "" {
+					if d := c.want(want.Outs); d != "" {
 						t.Errorf("%s %s: the scalar solves do not test what they should: %s", c.name, tb.Name, d)
 					}
 				}
@@ -284,18 +202,9 @@ func TestLanesMatchScalar(t *testing.T) {
 						if form == "fused" && wantCode && (ls.lp.JacY == nil || c.pr.Programs().DfDt != nil && ls.lp.DfDt == nil) {
 							t.Errorf("%s: J and f_t lane by lane", name)
 						}
-						got := newLaneQueue(c.trs, c.pr.Dim, L)
+						got := lanetest.NewQueue(c.trs, c.pr.Dim, L, true)
 						ls.SolveLanes(got, nil)
-						if len(got.errs) > 0 {
-							t.Fatalf("%s: %v", name, got.errs)
-						}
-						for i := range c.trs {
-							if !got.done[i] {
-								t.Errorf("%s: trajectory %d never done", name, i)
-							} else if d := sameOutput(&got.outs[i], &want.outs[i]); d != "" {
-								t.Errorf("%s: trajectory %d: %s", name, i, d)
-							}
-						}
+						got.Check(t, name, want)
 					}
 				}
 			}
@@ -312,13 +221,9 @@ func TestLanesDoNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := newLaneQueue(c.trs, c.pr.Dim, 8)
-	for i := range q.outs {
-		q.outs[i].Mesh = nil
-	}
+	q := lanetest.NewQueue(c.trs, c.pr.Dim, 8, false)
 	allocs := testing.AllocsPerRun(3, func() {
-		q.next = 0
-		clear(q.done)
+		q.Reset()
 		ls.SolveLanes(q, nil)
 	})
 	if allocs != 0 {
@@ -329,7 +234,7 @@ func TestLanesDoNotAllocate(t *testing.T) {
 // robertsonLanes is Robertson's problem file and n trajectories, t to
 // 1e5, k1 from 0.02 to 0.06 (bench/wp's ensemble).
 func robertsonLanes(b *testing.B, n int) (*ode.Problem, []ivp.Trajectory) {
-	pr := compiled(b, "../examples/robertson.ode", "")
+	pr := lanetest.Compiled(b, "../examples/robertson.ode", "")
 	trs := make([]ivp.Trajectory, n)
 	for i := range trs {
 		trs[i] = ivp.Trajectory{T0: 0, T1: 1e5, Y0: []float64{1, 0, 0}, P: []float64{0.02 + 0.04*float64(i)/float64(n), 3e7, 1e4}}
@@ -346,39 +251,25 @@ func BenchmarkLanesRobertson(b *testing.B) {
 		c := rosCase{pr: pr}
 		cfg := caseConfig(&c, tb, false)
 		cfg.RTol, cfg.ATol, cfg.MaxSteps = fill(1e-6, 3), fill(1e-10, 3), 1<<20
-		steps := func(q *laneQueue) (s int) {
-			for i := range q.outs {
-				s += q.outs[i].Stats.Accepted + q.outs[i].Stats.Rejected
-			}
-			return s
-		}
-		queue := func() *laneQueue {
-			q := newLaneQueue(trs, 3, 8)
-			for i := range q.outs {
-				q.outs[i].Mesh = nil
-			}
-			return q
-		}
 		b.Run(tb.Name+"/scalar", func(b *testing.B) {
 			sv, _ := New(cfg)
-			q := queue()
+			q := lanetest.NewQueue(trs, 3, 8, false)
 			for b.Loop() {
 				for i := range trs {
-					sv.Solve(&q.trs[i], &q.outs[i], nil)
+					sv.Solve(&q.Trs[i], &q.Outs[i], nil)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 		})
 		b.Run(tb.Name+"/lanes", func(b *testing.B) {
 			pg := pr.Programs()
 			ls, _ := NewLanes(cfg, 8, 3, LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes})
-			q := queue()
+			q := lanetest.NewQueue(trs, 3, 8, false)
 			for b.Loop() {
-				q.next = 0
-				clear(q.done)
+				q.Reset()
 				ls.SolveLanes(q, nil)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps(q)), "ns/step")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 		})
 	}
 }

@@ -25,7 +25,11 @@ import (
 // system where the problem has its lane form (Problem.SensLanes), else
 // lane by lane; the reverse replay of a recording runs in lanes too
 // (erk.LaneReplayer), its forward replay on cpu-erk's replayer.
-type Lanes struct {
+type Lanes struct{ laneEngine }
+
+// laneEngine is what the lane engines have in common: a name, the lane
+// count, a priority and whether it is forced on.
+type laneEngine struct {
 	name     string
 	lanes    int
 	priority int
@@ -37,7 +41,7 @@ type Lanes struct {
 // loops, with the same bits): the conformance suite registers such
 // engines for other lane counts.
 func NewLanes(name string, L, priority int, force bool) Lanes {
-	return Lanes{name: name, lanes: L, priority: priority, force: force}
+	return Lanes{laneEngine{name: name, lanes: L, priority: priority, force: force}}
 }
 
 // lanesOff is set by GRADSOLVE_LANES=off (or 0, false) in the
@@ -63,11 +67,11 @@ func LanesAvailable() error {
 	return nil
 }
 
-// Name returns the engine's name ("cpu-lanes").
-func (e Lanes) Name() string { return e.name }
+// Name returns the engine's name ("cpu-lanes", "cpu-ros-lanes").
+func (e laneEngine) Name() string { return e.name }
 
-// Priority returns the engine's priority: above cpu-erk's.
-func (e Lanes) Priority() int { return e.priority }
+// Priority returns the engine's priority: above its reference's.
+func (e laneEngine) Priority() int { return e.priority }
 
 // Reference returns "cpu-erk", whose bits it gives.
 func (Lanes) Reference() string { return "cpu-erk" }
@@ -79,21 +83,25 @@ func (Lanes) Runs(m method.Method) bool { return ERK{}.Runs(m) }
 func (Lanes) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
 // Available returns LanesAvailable(), or nil for an engine forced on.
-func (e Lanes) Available() error {
+func (e laneEngine) Available() error {
 	if e.force {
 		return nil
 	}
 	return LanesAvailable()
 }
 
-// Serves refuses what cpu-erk refuses, and everything where the lanes
-// cannot run (Available).
-func (e Lanes) Serves(req *engine.Request) error {
+// serves returns why the engine cannot run here, or what its
+// reference's Serves returns.
+func (e laneEngine) serves(ref engine.Engine, req *engine.Request) error {
 	if err := e.Available(); err != nil {
 		return fmt.Errorf("%s is unavailable here: %v", e.name, err)
 	}
-	return ERK{}.Serves(req)
+	return ref.Serves(req)
 }
+
+// Serves refuses what cpu-erk refuses, and everything where the lanes
+// cannot run (Available).
+func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
 // an ensemble smaller than the lanes, a problem without a lane

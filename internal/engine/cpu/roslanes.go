@@ -20,26 +20,15 @@ import (
 // and the replays of a recording run one trajectory at a time on
 // cpu-ros's solvers, with its bits; the router leaves sensitivities to
 // cpu-ros (Prefers).
-type ROSLanes struct {
-	name     string
-	lanes    int
-	priority int
-	force    bool
-}
+type ROSLanes struct{ laneEngine }
 
 // NewROSLanes returns a Rosenbrock lane engine named name with L lanes
 // and the given priority. With force set it runs where SIMD is missing
 // too (each lane on a scalar solver, with the same bits): the
 // conformance suite registers such engines for other lane counts.
 func NewROSLanes(name string, L, priority int, force bool) ROSLanes {
-	return ROSLanes{name: name, lanes: L, priority: priority, force: force}
+	return ROSLanes{laneEngine{name: name, lanes: L, priority: priority, force: force}}
 }
-
-// Name returns the engine's name ("cpu-ros-lanes").
-func (e ROSLanes) Name() string { return e.name }
-
-// Priority returns the engine's priority: above cpu-ros's.
-func (e ROSLanes) Priority() int { return e.priority }
 
 // Reference returns "cpu-ros", whose bits it gives.
 func (ROSLanes) Reference() string { return "cpu-ros" }
@@ -50,22 +39,9 @@ func (ROSLanes) Runs(m method.Method) bool { return ROS{}.Runs(m) }
 // DefaultMethod returns method.Rodas5P.
 func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5P }
 
-// Available returns LanesAvailable(), or nil for an engine forced on.
-func (e ROSLanes) Available() error {
-	if e.force {
-		return nil
-	}
-	return LanesAvailable()
-}
-
 // Serves refuses what cpu-ros refuses, and everything where the lanes
 // cannot run (Available).
-func (e ROSLanes) Serves(req *engine.Request) error {
-	if err := e.Available(); err != nil {
-		return fmt.Errorf("%s is unavailable here: %v", e.name, err)
-	}
-	return ROS{}.Serves(req)
-}
+func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
 // ensemble smaller than the lanes, sensitivities (which run one
