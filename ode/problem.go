@@ -166,6 +166,16 @@ type Programs struct {
 	// must give JacY's and DfDt's bits lane by lane; the Rosenbrock lane
 	// engine evaluates J lane by lane where they are nil.
 	JacYLanes, DfDtLanes LaneFunc
+	// JVPLanes, when set, is JVP for LaneWidth trajectories at once,
+	// every block lane-major (see LaneFunc): y, v and out of Dim values,
+	// p and w of NumParams values per lane. It must give JVP's bits lane
+	// by lane; the Rosenbrock lane engine's sensitivities call JVP lane
+	// by lane where it is nil.
+	JVPLanes func(t, y, p, v, w, out []float64)
+	// JVPJacYLanes and JVPDfDtLanes, when set, are JVPJacY and JVPDfDt
+	// for LaneWidth trajectories at once (lane-major, as JVPLanes; the
+	// Jacobian's layout as JacYLanes'), with their bits lane by lane.
+	JVPJacYLanes, JVPDfDtLanes func(t, y, p, v, w, out []float64)
 	// VJPLanes, when set, is VJP for LaneWidth trajectories at once,
 	// every block lane-major (see LaneFunc): y, u and gy of Dim values,
 	// p and gp of NumParams values per lane. It must give VJP's bits

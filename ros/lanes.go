@@ -30,6 +30,9 @@ type LaneSolver struct {
 	L, dim, m int
 	s         int
 	fsal      bool
+	// ns is the number of sensitivity columns, na = Dim·(1+ns) the
+	// size of a lane's (augmented) state.
+	ns, na int
 	// sv holds one scalar Solver per lane where the lanes run on them
 	// (code nil); with the machine code, sv[0] computes save times from
 	// a lane's values.
@@ -50,6 +53,12 @@ type LaneSolver struct {
 	pl                [][]float64
 	ys, fv, jacS, ftS []float64 // one lane's state, f, J and f_t
 	jacG, ftG         []float64 // J and f_t of a group (lp.JacY)
+	// The sensitivity columns: each one's stage input and tangent (the
+	// code's sIn and g), M_c and its ∂_t, and parameter direction w_c
+	// lane-major (wl); one lane's S_c and tangent.
+	sIn, gc, mc, ftc [][]float64
+	wl               [][]float64
+	sv1, gv          []float64
 }
 
 // LanePrograms are the lane forms of a problem's programs that a lane
@@ -63,26 +72,48 @@ type LanePrograms struct {
 	F          ode.LaneFunc
 	Kernel     *ode.LaneKernel
 	JacY, DfDt ode.LaneFunc
+	// JVP, JVPJacY and JVPDfDt are Config's for ode.LaneWidth lanes at
+	// once (with sensitivities; ode.Programs.JVPLanes, JVPJacYLanes,
+	// JVPDfDtLanes).
+	JVP, JVPJacY, JVPDfDt func(t, y, p, v, w, out []float64)
 }
 
-// NewLanes returns the lane stepper of cfg (without sensitivities) for
-// L ≥ 1 lanes of trajectories with m parameters each, with the lane
-// forms of lp where they are set.
+// NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
+// trajectories with m parameters each, with the lane forms of lp where
+// they are set. With sensitivity columns (cfg.NS > 0) each lane's state
+// is the augmented one, and f's machine code is not used (f and the
+// tangents are evaluated from Go between the pieces of code).
 func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 	switch {
 	case L < 1:
 		return nil, fmt.Errorf("ros: %d lanes: must be ≥ 1", L)
 	case m < 0:
 		return nil, fmt.Errorf("ros: %d parameters: must be ≥ 0", m)
-	case cfg.NS != 0:
-		return nil, fmt.Errorf("ros: lanes run no sensitivities (NS = %d)", cfg.NS)
 	}
 	sv0, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ls := &LaneSolver{cfg: sv0.cfg, L: L, dim: cfg.Dim, m: m, s: sv0.s, fsal: sv0.fsal, sv: []*Solver{sv0}, pl: make([][]float64, L)}
+	ls := &LaneSolver{cfg: sv0.cfg, L: L, dim: cfg.Dim, m: m, s: sv0.s, fsal: sv0.fsal, sv: []*Solver{sv0}, pl: make([][]float64, L),
+		ns: cfg.NS, na: cfg.Dim * (1 + cfg.NS)}
 	n := cfg.Dim
+	if cfg.NS > 0 {
+		lp.Kernel = nil
+		if lp.JVP != nil && !lanecheck.JVPAgrees(cfg.JVP, lp.JVP, n, m, n) {
+			lp.JVP = nil
+		}
+		if lp.JVPJacY != nil && !lanecheck.JVPAgrees(cfg.JVPJacY, lp.JVPJacY, n, m, n*n) {
+			lp.JVPJacY = nil
+		}
+		if cfg.JVPDfDt == nil || lp.JVPDfDt != nil && !lanecheck.JVPAgrees(cfg.JVPDfDt, lp.JVPDfDt, n, m, n) {
+			lp.JVPDfDt = nil
+		}
+		if cfg.JVPDfDt != nil && lp.JVPDfDt == nil {
+			lp.JVPJacY = nil // M_c and its ∂_t lane by lane together
+		}
+	} else {
+		lp.JVP, lp.JVPJacY, lp.JVPDfDt = nil, nil, nil
+	}
 	if !jit.Enabled() || lp.F != nil && !lanecheck.FuncAgrees(cfg.F, lp.F, n, m) {
 		lp.F, lp.Kernel = nil, nil
 	}
@@ -99,8 +130,8 @@ func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 		lp.JacY = nil // J and f_t lane by lane together
 	}
 	ls.lp = lp
-	if ls.code = laneCodeFor(cfg.Tableau, n, m, L, lp.Kernel); ls.code == nil && lp.Kernel != nil {
-		ls.code = laneCodeFor(cfg.Tableau, n, m, L, nil)
+	if ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, lp.Kernel); ls.code == nil && lp.Kernel != nil {
+		ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, nil)
 	}
 	if ls.code == nil {
 		for range L - 1 {
@@ -143,8 +174,22 @@ func (ls *LaneSolver) setArena() {
 			copy(a[lay.files+grp*lay.fileLen:], ls.lp.Kernel.Registers())
 		}
 	}
-	if ls.lp.JacY != nil {
+	if ls.lp.JacY != nil || ls.lp.JVPJacY != nil {
 		ls.jacG, ls.ftG = make([]float64, n*n*ode.LaneWidth), make([]float64, n*ode.LaneWidth)
+	}
+	for c := range ls.ns {
+		ls.sIn = append(ls.sIn, lay.sIn[c].slice(a, L))
+		ls.gc = append(ls.gc, lay.g[c].slice(a, L))
+		ls.mc = append(ls.mc, lay.mc[c].slice(a, L))
+		ls.ftc = append(ls.ftc, lay.ftc[c].slice(a, L))
+		w := make([]float64, ls.m*L)
+		for l := range L {
+			scatter(w, ls.cfg.SensW[c], l)
+		}
+		ls.wl = append(ls.wl, w)
+	}
+	if ls.ns > 0 {
+		ls.sv1, ls.gv = make([]float64, n), make([]float64, n)
 	}
 	for i := range ls.s {
 		ls.k = append(ls.k, lay.k[i].slice(a, L))
@@ -162,8 +207,8 @@ func (ls *LaneSolver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
 // Lanes returns L.
 func (ls *LaneSolver) Lanes() int { return ls.L }
 
-// Size returns the state dimension.
-func (ls *LaneSolver) Size() int { return ls.dim }
+// Size returns the size of a lane's state: Dim·(1 + NS).
+func (ls *LaneSolver) Size() int { return ls.na }
 
 // MachineCode reports whether the attempts run as machine code (else
 // each lane on a scalar Solver), and fused whether f's body is in it
@@ -181,23 +226,32 @@ func index(n, d, l int) int {
 
 // scatter copies the scalar v into lane l of the lane-major dst of
 // len(v) values per lane.
-func scatter(dst, v []float64, l int) {
-	for d, x := range v {
-		dst[index(len(v), d, l)] = x
-	}
-}
+func scatter(dst, v []float64, l int) { scatterAt(dst, v, len(v), 0, l) }
 
 // gather copies lane l of the lane-major src into the scalar dst.
-func gather(dst, src []float64, l int) {
-	for d := range dst {
-		dst[d] = src[index(len(dst), d, l)]
+func gather(dst, src []float64, l int) { gatherAt(dst, src, len(dst), 0, l) }
+
+// scatterAt copies v into values off… of lane l of dst, an array of per
+// values per lane.
+func scatterAt(dst, v []float64, per, off, l int) {
+	for d, x := range v {
+		dst[index(per, off+d, l)] = x
 	}
 }
 
-// copyLane copies lane l of src into dst (lane-major, Dim values).
-func (ls *LaneSolver) copyLane(dst, src []float64, l int) {
-	for d := range ls.dim {
-		i := index(ls.dim, d, l)
+// gatherAt copies values off… of lane l of src, an array of per values
+// per lane, into dst.
+func gatherAt(dst, src []float64, per, off, l int) {
+	for d := range dst {
+		dst[d] = src[index(per, off+d, l)]
+	}
+}
+
+// copyLane copies lane l of src into dst (lane-major, n values per
+// lane).
+func copyLane(dst, src []float64, n, l int) {
+	for d := range n {
+		i := index(n, d, l)
 		dst[i] = src[i]
 	}
 }
@@ -246,7 +300,7 @@ func (ls *LaneSolver) Accept(l int) {
 		sv.y, sv.y1 = sv.y1, sv.y
 		return
 	}
-	ls.copyLane(ls.y, ls.y1, l)
+	copyLane(ls.y, ls.y1, ls.na, l)
 }
 
 // Keep returns nil: a Rosenbrock mesh keeps no stages.
@@ -262,9 +316,9 @@ func (ls *LaneSolver) Advance(l int, tEnd float64, p []float64, next bool, st *o
 	}
 	switch {
 	case ls.fsal:
-		ls.copyLane(ls.f0, ls.fs[ls.s-1], l)
+		copyLane(ls.f0, ls.fs[ls.s-1], ls.dim, l)
 	case next:
-		gather(ls.ys, ls.y, l)
+		gatherAt(ls.ys, ls.y, ls.na, 0, l)
 		ls.cfg.F(tEnd, ls.ys, p, ls.fv)
 		scatter(ls.f0, ls.fv, l)
 		st.FEvals++
@@ -286,6 +340,13 @@ func (ls *LaneSolver) Save(l int, dst []float64, t, h, ts float64, p []float64, 
 	gather(sv.ft, ls.ft, l)
 	for i, k := range ls.k {
 		gather(sv.k[i], k, l)
+	}
+	for c := range ls.ns {
+		for i, lc := range ls.code.lay.l[c] {
+			gather(sv.l[c][i], lc.slice(ls.arena, ls.L), l)
+		}
+		gather(sv.mc[c], ls.mc[c], l)
+		gather(sv.ftc[c], ls.ftc[c], l)
 	}
 	sv.saveAt(dst, t, h, ts, p, st)
 }
@@ -327,20 +388,23 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 	if need {
 		ls.jacobians(a.Active)
 	}
-	lc := ls.code
+	lc, tb := ls.code, ls.cfg.Tableau
 	arena := unsafe.Pointer(unsafe.SliceData(ls.arena))
+	if ls.ns > 0 {
+		ls.stageTimes(tb.C[0])
+		ls.tangents(0, a.Active)
+	}
 	jit.Call5(lc.entries[0], arena, nil, nil, nil, nil)
 	for l, on := range a.Active {
 		ls.factored[l] = on && math.Float64bits(ls.ok[l]) != 0
 	}
 	if !lc.fused {
-		tb := ls.cfg.Tableau
 		for i := 1; i < ls.s; i++ {
-			c := tb.C[i]
-			for l, h := range ls.h {
-				ls.tt[l] = ls.t[l] + float64(c*h)
-			}
+			ls.stageTimes(tb.C[i])
 			ls.eval(ls.tt, ls.yt, ls.fs[i])
+			if ls.ns > 0 {
+				ls.tangents(i, ls.factored)
+			}
 			jit.Call5(lc.entries[i], arena, nil, nil, nil, nil)
 		}
 	}
@@ -355,17 +419,65 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		default:
 			e := ls.err[l]
 			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
-			a.Stats[l].FEvals += ls.s - 1
+			a.Stats[l].FEvals += ls.s - 1 + ls.ns*ls.s // f at stages 1…, a tangent per column at every stage
+		}
+	}
+}
+
+// stageTimes sets tt to each lane's stage time t + c·h, as the scalar
+// solver computes it.
+func (ls *LaneSolver) stageTimes(c float64) {
+	for l, h := range ls.h {
+		ls.tt[l] = ls.t[l] + float64(c*h)
+	}
+}
+
+// tangents writes each column's tangent at stage i's input into gc:
+// J·v + J_p·w_c at (tt, Y_i) with v the column's stage input (at stage
+// 0, y and S_c themselves) — for every group at once (lp.JVP), or lane
+// by lane for the lanes in which.
+func (ls *LaneSolver) tangents(i int, which []bool) {
+	const W = ode.LaneWidth
+	n, na, m := ls.dim, ls.na, ls.m
+	for c := range ls.ns {
+		if jl := ls.lp.JVP; jl != nil {
+			for grp := range ls.L / W {
+				y, v := ls.yt[grp*n*W:(grp+1)*n*W], ls.sIn[c][grp*n*W:(grp+1)*n*W]
+				if i == 0 {
+					b := grp * na * W
+					y, v = ls.y[b:b+n*W], ls.y[b+n*(1+c)*W:b+n*(2+c)*W]
+				}
+				jl(ls.tt[grp*W:(grp+1)*W], y, ls.p[grp*m*W:(grp+1)*m*W], v, ls.wl[c][grp*m*W:(grp+1)*m*W], ls.gc[c][grp*n*W:(grp+1)*n*W])
+			}
+			continue
+		}
+		for l, on := range which {
+			if !on {
+				continue
+			}
+			if i == 0 {
+				gatherAt(ls.ys, ls.y, na, 0, l)
+				gatherAt(ls.sv1, ls.y, na, n*(1+c), l)
+			} else {
+				gather(ls.ys, ls.yt, l)
+				gather(ls.sv1, ls.sIn[c], l)
+			}
+			ls.cfg.JVP(ls.tt[l], ls.ys, ls.pl[l], ls.sv1, ls.cfg.SensW[c], ls.gv)
+			scatter(ls.gc[c], ls.gv, l)
 		}
 	}
 }
 
 // jacobians evaluates J and f_t at (t, y) of every active lane whose J
-// is due: for a group at once where the problem has their lane forms
+// is due — for a group at once where the problem has their lane forms
 // (into the arena directly where every lane of the group is due), else
-// lane by lane.
+// lane by lane — and each sensitivity column's M_c and its ∂_t, lane
+// by lane.
 func (ls *LaneSolver) jacobians(active []bool) {
 	const W = ode.LaneWidth
+	if ls.ns > 0 {
+		ls.columnsDue(active)
+	}
 	if ls.lp.JacY == nil {
 		for l, on := range active {
 			if on && !ls.fresh[l] {
@@ -374,7 +486,7 @@ func (ls *LaneSolver) jacobians(active []bool) {
 		}
 		return
 	}
-	n := ls.dim
+	n, na := ls.dim, ls.na
 	for grp := range ls.L / W {
 		due := 0
 		for l := grp * W; l < (grp+1)*W; l++ {
@@ -385,7 +497,7 @@ func (ls *LaneSolver) jacobians(active []bool) {
 		if due == 0 {
 			continue
 		}
-		t, y, p := ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*ls.m*W:(grp+1)*ls.m*W]
+		t, y, p := ls.t[grp*W:(grp+1)*W], ls.y[grp*na*W:grp*na*W+n*W], ls.p[grp*ls.m*W:(grp+1)*ls.m*W]
 		jac, ft := ls.jac[grp*n*n*W:(grp+1)*n*n*W], ls.ft[grp*n*W:(grp+1)*n*W]
 		if due < W {
 			jac, ft = ls.jacG, ls.ftG
@@ -418,7 +530,7 @@ func (ls *LaneSolver) jacobians(active []bool) {
 // jacobian evaluates J and f_t at lane l's (t, y) into its lanes of
 // jac and ft.
 func (ls *LaneSolver) jacobian(l int, t float64, p []float64) {
-	gather(ls.ys, ls.y, l)
+	gatherAt(ls.ys, ls.y, ls.na, 0, l)
 	ls.cfg.JacY(t, ls.ys, p, ls.jacS)
 	scatter(ls.jac, ls.jacS, l)
 	if ls.cfg.DfDt == nil {
@@ -428,6 +540,82 @@ func (ls *LaneSolver) jacobian(l int, t float64, p []float64) {
 	}
 	scatter(ls.ft, ls.ftS, l)
 	ls.fresh[l] = true
+}
+
+// columnsDue evaluates M_c and its ∂_t for every column of every
+// active lane whose J is due: for a group at once where the problem has
+// their lane forms (into the arena directly where every lane of the
+// group is due), else lane by lane.
+func (ls *LaneSolver) columnsDue(active []bool) {
+	const W = ode.LaneWidth
+	if ls.lp.JVPJacY == nil {
+		for l, on := range active {
+			if on && !ls.fresh[l] {
+				ls.columns(l, ls.t[l], ls.pl[l])
+			}
+		}
+		return
+	}
+	n, na, m := ls.dim, ls.na, ls.m
+	for grp := range ls.L / W {
+		due := 0
+		for l := grp * W; l < (grp+1)*W; l++ {
+			if active[l] && !ls.fresh[l] {
+				due++
+			}
+		}
+		if due == 0 {
+			continue
+		}
+		b := grp * na * W
+		t, y, p := ls.t[grp*W:(grp+1)*W], ls.y[b:b+n*W], ls.p[grp*m*W:(grp+1)*m*W]
+		for c := range ls.ns {
+			v, w := ls.y[b+n*(1+c)*W:b+n*(2+c)*W], ls.wl[c][grp*m*W:(grp+1)*m*W]
+			mc, ftc := ls.mc[c][grp*n*n*W:(grp+1)*n*n*W], ls.ftc[c][grp*n*W:(grp+1)*n*W]
+			if due < W {
+				mc, ftc = ls.jacG, ls.ftG
+			}
+			ls.lp.JVPJacY(t, y, p, v, w, mc)
+			if ls.lp.JVPDfDt != nil {
+				ls.lp.JVPDfDt(t, y, p, v, w, ftc)
+			} else if due < W {
+				clear(ftc) // (the arena's ∂_t stay zero)
+			}
+			if due == W {
+				continue
+			}
+			for l := grp * W; l < (grp+1)*W; l++ {
+				if !active[l] || ls.fresh[l] {
+					continue
+				}
+				lw := l % W
+				for i := range n * n {
+					ls.mc[c][index(n*n, i, l)] = mc[i*W+lw]
+				}
+				if ls.lp.JVPDfDt != nil {
+					for i := range n {
+						ls.ftc[c][index(n, i, l)] = ftc[i*W+lw]
+					}
+				}
+			}
+		}
+	}
+}
+
+// columns evaluates lane l's M_c = ∂(J·S_c + J_p·w_c)/∂y and its ∂_t
+// at (t, y) for every column, as the scalar Attempt does.
+func (ls *LaneSolver) columns(l int, t float64, p []float64) {
+	cfg, n := &ls.cfg, ls.dim
+	gatherAt(ls.ys, ls.y, ls.na, 0, l)
+	for c := range ls.ns {
+		gatherAt(ls.sv1, ls.y, ls.na, n*(1+c), l)
+		cfg.JVPJacY(t, ls.ys, p, ls.sv1, cfg.SensW[c], ls.jacS)
+		scatter(ls.mc[c], ls.jacS, l)
+		if cfg.JVPDfDt != nil {
+			cfg.JVPDfDt(t, ls.ys, p, ls.sv1, cfg.SensW[c], ls.ftS)
+			scatter(ls.ftc[c], ls.ftS, l)
+		}
+	}
 }
 
 // eval writes f at the stage times t and lane-major inputs y into out:

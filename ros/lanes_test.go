@@ -212,6 +212,79 @@ func TestLanesMatchScalar(t *testing.T) {
 	}
 }
 
+// With forward sensitivities (a parameter column and an initial-value
+// column) every lane gets the scalar solver's bits too: the augmented
+// state, its save times, statistics and status, with the tangents for
+// all lanes at once (the tape's lane code) or lane by lane.
+func TestLanesSensMatchScalar(t *testing.T) {
+	// ∂f/∂c = 1/(2·sqrt(c)) is +Inf at c = 0: the state stays finite,
+	// its sensitivity does not, and every attempt is rejected (the norm's
+	// test covers the columns).
+	sq := lanetest.Compiled(t, "sqrtp.ode", "name sqrtp\nparam c = 1\nstate y = 1, z = 0\nspan 0 1\ny' = -y + sqrt(c)\nz' = y - 2*z\n")
+	var sqTrs []ivp.Trajectory
+	for i := range 6 {
+		sqTrs = append(sqTrs, ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{1, 0}, P: []float64{float64(i % 3)}})
+	}
+	cases := append(rosCases(t), rosCase{name: "sqrtp", pr: sq, trs: sqTrs})
+	for _, c := range cases {
+		pr := c.pr
+		if pr.NumParams == 0 {
+			continue
+		}
+		n := pr.Dim
+		w := [][]float64{make([]float64, pr.NumParams), make([]float64, pr.NumParams)}
+		w[0][0] = 1 // ∂/∂p_0; the second column is ∂/∂y0_{n-1} (w = 0)
+		var trs []ivp.Trajectory
+		for _, tr := range c.trs {
+			y0 := append(append([]float64(nil), tr.Y0...), make([]float64, 2*n)...)
+			y0[n+n+n-1] = 1
+			tr.Y0 = y0
+			trs = append(trs, tr)
+		}
+		for _, tb := range method.AllRosenbrock() {
+			for _, dense := range []bool{false, true} {
+				cfg := caseConfig(&c, tb, dense)
+				pg := pr.Programs()
+				cfg.NS, cfg.SensW, cfg.JVP, cfg.JVPJacY, cfg.JVPDfDt = 2, w, pg.JVP, pg.JVPJacY, pg.JVPDfDt
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := lanetest.NewQueue(trs, 3*n, 1, true)
+				for i := range trs {
+					sv.Solve(&want.Trs[i], &want.Outs[i], nil)
+				}
+				if c.name == "sqrtp" && (want.Outs[0].Status == ode.Success || want.Outs[1].Status != ode.Success) {
+					t.Fatalf("sqrtp %s: statuses %v, %v: want a failure where the sensitivity is not finite", tb.Name, want.Outs[0].Status, want.Outs[1].Status)
+				}
+				for _, L := range []int{1, 3, 8} {
+					for _, inLanes := range []bool{true, false} {
+						name := fmt.Sprintf("%s %s dense=%v L=%d lane forms %v", c.name, tb.Name, dense, L, inLanes)
+						var lp LanePrograms
+						if inLanes {
+							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+								JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
+						}
+						ls, err := NewLanes(cfg, L, pr.NumParams, lp)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if code, fused := ls.MachineCode(); code != (L%ode.LaneWidth == 0 && jit.HasAVX2()) || fused {
+							t.Fatalf("%s: machine code %v, fused %v", name, code, fused)
+						}
+						if code, _ := ls.MachineCode(); inLanes && code && (ls.lp.JVP == nil || ls.lp.JVPJacY == nil || ls.lp.JVPDfDt == nil) {
+							t.Errorf("%s: the tangents or M_c lane by lane", name)
+						}
+						got := lanetest.NewQueue(trs, 3*n, L, true)
+						ls.SolveLanes(got, nil)
+						got.Check(t, name, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // A lane solve allocates nothing once its solver exists.
 func TestLanesDoNotAllocate(t *testing.T) {
 	c := rosCases(t)[0]
@@ -272,4 +345,47 @@ func BenchmarkLanesRobertson(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
 		})
 	}
+}
+
+// BenchmarkLanesRobertsonSens measures Rodas5P with the sensitivities
+// to (k1, k2, k3) on 256 Robertson trajectories (as
+// BenchmarkLanesRobertson), one at a time and in eight lanes: ns per
+// trajectory step.
+func BenchmarkLanesRobertsonSens(b *testing.B) {
+	pr, trs := robertsonLanes(b, 256)
+	const ns = 3
+	for i := range trs {
+		trs[i].Y0 = append(trs[i].Y0, make([]float64, 3*ns)...)
+	}
+	tb := method.Rodas5P
+	c := rosCase{pr: pr}
+	cfg := caseConfig(&c, tb, false)
+	cfg.RTol, cfg.ATol, cfg.MaxSteps = fill(1e-6, 3), fill(1e-10, 3), 1<<20
+	pg := pr.Programs()
+	cfg.NS, cfg.JVP, cfg.JVPJacY, cfg.JVPDfDt = ns, pg.JVP, pg.JVPJacY, pg.JVPDfDt
+	for j := range ns {
+		w := make([]float64, 3)
+		w[j] = 1
+		cfg.SensW = append(cfg.SensW, w)
+	}
+	b.Run("scalar", func(b *testing.B) {
+		sv, _ := New(cfg)
+		q := lanetest.NewQueue(trs, 3*(1+ns), 8, false)
+		for b.Loop() {
+			for i := range trs {
+				sv.Solve(&q.Trs[i], &q.Outs[i], nil)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+	})
+	b.Run("lanes", func(b *testing.B) {
+		ls, _ := NewLanes(cfg, 8, 3, LanePrograms{F: pg.FLanes, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+			JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes})
+		q := lanetest.NewQueue(trs, 3*(1+ns), 8, false)
+		for b.Loop() {
+			q.Reset()
+			ls.SolveLanes(q, nil)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+	})
 }

@@ -68,16 +68,24 @@ type laneLayout struct {
 	files, fileLen int
 	p              laneArray // the parameters
 	k, fs          []laneArray
-	consts         int // the constants: one vector of W equal values each
-	size           int // values in all
+	// The sensitivity columns (ns of them): each one's increments
+	// l[c][i], stage input sIn[c], tangent at the stage input g[c]
+	// (from Go), M_c = ∂(J·S_c + J_p·w_c)/∂y (Dim×Dim) and its ∂_t.
+	ns          int
+	l           [][]laneArray
+	sIn, g, ftc []laneArray
+	mc          []laneArray
+	consts      int // the constants: one vector of W equal values each
+	size        int // values in all
 }
 
-// newLaneLayout lays out the arena of dim components, s stages, m
-// parameters and L lanes (a multiple of ode.LaneWidth), with register
-// files of fileLen values for f's body (0: none); the constants follow,
+// newLaneLayout lays out the arena of dim components with ns
+// sensitivity columns, s stages, m parameters and L lanes (a multiple of
+// ode.LaneWidth), with register files of fileLen values for f's body (0:
+// none); the constants follow,
 // as many as the code uses (size is set once they are known).
-func newLaneLayout(dim, s, m, L, fileLen int) *laneLayout {
-	lay := &laneLayout{dim: dim, s: s, m: m, L: L, G: L / ode.LaneWidth}
+func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
+	lay := &laneLayout{dim: dim, s: s, m: m, L: L, G: L / ode.LaneWidth, ns: ns}
 	next := 0
 	arr := func(n int) laneArray {
 		a := laneArray{off: next, n: n}
@@ -86,13 +94,24 @@ func newLaneLayout(dim, s, m, L, fileLen int) *laneLayout {
 	}
 	lay.h, lay.tt, lay.t, lay.ok, lay.moved, lay.err = arr(1), arr(1), arr(1), arr(1), arr(1), arr(1)
 	lay.rtol, lay.atol = arr(dim), arr(dim)
-	lay.y, lay.y1, lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
+	na := dim * (1 + ns) // the state and its columns
+	lay.y, lay.y1 = arr(na), arr(na)
+	lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
 	lay.piv, lay.inv = arr(dim), arr(dim)
 	for range s {
 		lay.k = append(lay.k, arr(dim))
 		lay.fs = append(lay.fs, arr(dim))
 	}
 	lay.jac, lay.lu = arr(dim*dim), arr(dim*dim)
+	for range ns {
+		var lc []laneArray
+		for range s {
+			lc = append(lc, arr(dim))
+		}
+		lay.l = append(lay.l, lc)
+		lay.sIn, lay.g, lay.ftc = append(lay.sIn, arr(dim)), append(lay.g, arr(dim)), append(lay.ftc, arr(dim))
+		lay.mc = append(lay.mc, arr(dim*dim))
+	}
 	lay.p = arr(m)
 	if fileLen > 0 {
 		lay.fileLen = (fileLen + 3) &^ 3 // whole vectors
@@ -439,6 +458,11 @@ func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
 // (stageRegs): the increment's values of one group, and four more.
 const regMaxDim = 12
 
+// LaneSensMaxDim is the largest system whose forward sensitivities run
+// in lanes as machine code (their stages run in registers only); larger
+// ones run each lane on a scalar Solver.
+const LaneSensMaxDim = regMaxDim
+
 // The shared registers of stageRegs, after the increments' values.
 const (
 	rgX = 12 // scratch: the swap, h²·d_i
@@ -460,166 +484,295 @@ func (g *laneGen) mov(dst, src byte) { g.op(jit.OpMov, dst, 0, src) }
 // formed (each row's terms still in matVec's order), the solve works on
 // the registers, and the sums that follow read K_i from them. The
 // operations and their order are increment's, solve's and combine's.
+// With sensitivity columns ΣΓK is also stored (acc), for columnStage.
 func (g *laneGen) stageRegs(tb *method.Rosenbrock, i int) {
 	lay, n, s := g.lay, g.lay.dim, tb.Stages()
 	gam := tb.GammaOff[i]
-	anyG := false
-	for _, c := range gam {
-		anyG = anyG || c != 0
-	}
+	anyG := anyNonzero(gam)
 	fs := lay.fs[i]
 	if i == 0 {
 		fs = lay.f0
 	}
-	di := tb.D[i]
-	lu := func(r, c, grp int) jit.Mem { return g.of(lay.lu, r*n+c, grp) }
-	at := max(1, regMaxDim/n) // groups at once
 	g.zero(rgZ)
-	for g0 := 0; g0 < lay.G; g0 += at {
-		var grps []int
-		for grp := g0; grp < min(g0+at, lay.G); grp++ {
-			grps = append(grps, grp)
-		}
-		// each runs f for every group of the chunk, with the group and
-		// the base of its registers (value r in register base+r).
-		each := func(f func(grp int, b byte)) {
-			for q, grp := range grps {
-				f(grp, byte(q*n))
-			}
-		}
-		h := func(grp int) jit.Mem { return g.of(lay.h, 0, grp) }
+	for _, grps := range g.chunks() {
+		each := func(f func(grp int, b byte)) { eachGroup(grps, n, f) }
 		if anyG {
 			for d := range n {
 				each(func(grp int, b byte) {
-					first := true
-					for j, c := range gam {
-						if c == 0 {
-							continue
-						}
-						if first {
-							g.ld(rgA, g.of(lay.k[j], d, grp))
-							g.opm(jit.OpMul, rgA, rgA, g.c(c))
-							first = false
-							continue
-						}
-						g.ld(rgT, g.of(lay.k[j], d, grp))
-						g.opm(jit.OpMul, rgT, rgT, g.c(c))
-						g.op(jit.OpAdd, rgA, rgA, rgT)
+					g.gammaSum(rgA, gam, lay.k, d, grp)
+					if lay.ns > 0 {
+						g.st(g.of(lay.acc, d, grp), rgA)
 					}
-					for r := range n {
-						g.opm(jit.OpMul, rgT, rgA, g.of(lay.jac, r*n+d, grp))
-						if d == 0 {
-							g.op(jit.OpAdd, b+byte(r), rgZ, rgT)
-						} else {
-							g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
-						}
-					}
+					g.matCol(b, rgA, lay.jac, d, grp)
 				})
 			}
 			each(func(grp int, b byte) {
 				for r := range n {
-					g.opm(jit.OpMul, b+byte(r), b+byte(r), h(grp)) // h·(J·ΣΓK)
-					g.ld(rgT, h(grp))
+					g.opm(jit.OpMul, b+byte(r), b+byte(r), g.h(grp)) // h·(J·ΣΓK)
+					g.ld(rgT, g.h(grp))
 					g.opm(jit.OpMul, rgT, rgT, g.of(fs, r, grp)) // h·f
 					g.op(jit.OpAdd, b+byte(r), rgT, b+byte(r))
 				}
 			})
 		} else {
 			each(func(grp int, b byte) {
-				g.ld(rgT, h(grp))
+				g.ld(rgT, g.h(grp))
 				for r := range n {
 					g.opm(jit.OpMul, b+byte(r), rgT, g.of(fs, r, grp))
 				}
 			})
 		}
-		if di != 0 {
-			each(func(grp int, b byte) {
-				g.ld(rgX, h(grp))
-				g.opm(jit.OpMul, rgX, rgX, h(grp))
-				g.opm(jit.OpMul, rgX, rgX, g.c(di)) // h²·d_i
-				for r := range n {
-					g.opm(jit.OpMul, rgT, rgX, g.of(lay.ft, r, grp))
-					g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
-				}
-			})
-		}
-		// The solve, on the registers.
-		for k := range n - 1 {
-			each(func(grp int, b byte) {
-				g.ld(rgA, g.of(lay.piv, k, grp))
-				for r := k + 1; r < n; r++ {
-					g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
-					g.blend(rgX, b+byte(k), b+byte(r), rgT)
-					g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
-					g.mov(b+byte(k), rgX)
-				}
-			})
-		}
-		for r := 1; r < n; r++ {
-			each(func(grp int, b byte) {
-				for j := range r {
-					g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
-					if j == 0 {
-						g.op(jit.OpAdd, rgA, rgZ, rgT)
-					} else {
-						g.op(jit.OpAdd, rgA, rgA, rgT)
-					}
-				}
-				g.op(jit.OpSub, b+byte(r), b+byte(r), rgA)
-			})
-		}
-		for r := n - 1; r >= 0; r-- {
-			each(func(grp int, b byte) {
-				sum := byte(rgZ)
-				for j := r + 1; j < n; j++ {
-					g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
-					if j == r+1 {
-						g.op(jit.OpAdd, rgA, rgZ, rgT)
-					} else {
-						g.op(jit.OpAdd, rgA, rgA, rgT)
-					}
-					sum = rgA
-				}
-				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
-				g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
-			})
-		}
+		g.dTerm(grps, tb.D[i], lay.ft)
+		g.solveRegs(grps)
 		each(func(grp int, b byte) {
 			for r := range n {
 				g.st(g.of(lay.k[i], r, grp), b+byte(r))
 			}
 		})
-		// The sums that follow, with K_i from the registers.
-		sum := func(dst laneArray, base bool, w []float64) {
+		if i+1 < s {
+			g.sumRegs(grps, lay.yt, 0, &lay.y, 0, tb.Alpha[i+1], lay.k, i)
+		} else {
+			g.sumRegs(grps, lay.y1, 0, &lay.y, 0, tb.M, lay.k, i)
+			g.sumRegs(grps, lay.ev, 0, nil, 0, tb.E, lay.k, i)
+		}
+	}
+}
+
+// columnStage is stageRegs for each sensitivity column c, after the
+// state's stage (genericStages's column loop): with S_c the column's
+// values in y and L_c its increments,
+//
+//	W·L_ci = h·G_ci + h·M_c·(ΣΓK + γ·K_i) + h·J·ΣΓL_c + h²·d_i·∂_t(tangent)
+//
+// where G_ci (the tangent at the stage's input, from Go) is in g[c],
+// then the column's next stage input sIn[c] = S_c + Σ α·L_c (or its
+// part of the proposal).
+func (g *laneGen) columnStage(tb *method.Rosenbrock, i int) {
+	lay, n, s := g.lay, g.lay.dim, tb.Stages()
+	gam := tb.GammaOff[i]
+	anyG := anyNonzero(gam)
+	g.zero(rgZ)
+	for _, grps := range g.chunks() {
+		each := func(f func(grp int, b byte)) { eachGroup(grps, n, f) }
+		for c := range lay.ns {
+			lc := lay.l[c]
+			if anyG {
+				// J·ΣΓL_c, kept in jv.
+				for d := range n {
+					each(func(grp int, b byte) {
+						g.gammaSum(rgA, gam, lc, d, grp)
+						g.matCol(b, rgA, lay.jac, d, grp)
+					})
+				}
+				each(func(grp int, b byte) {
+					for r := range n {
+						g.st(g.of(lay.jv, r, grp), b+byte(r))
+					}
+				})
+			}
+			// M_c·(ΣΓK + γ·K_i): ΣΓK is zero where no Γ_ij is.
 			for d := range n {
 				each(func(grp int, b byte) {
-					if base {
-						g.ld(rgA, g.of(lay.y, d, grp))
+					if anyG {
+						g.ld(rgA, g.of(lay.acc, d, grp))
 					} else {
 						g.mov(rgA, rgZ)
 					}
-					for j, c := range w {
-						if c == 0 {
-							continue
-						}
-						if j == i {
-							g.opm(jit.OpMul, rgT, b+byte(d), g.c(c))
-						} else {
-							g.ld(rgT, g.of(lay.k[j], d, grp))
-							g.opm(jit.OpMul, rgT, rgT, g.c(c))
-						}
-						g.op(jit.OpAdd, rgA, rgA, rgT)
-					}
-					g.st(g.of(dst, d, grp), rgA)
+					g.ld(rgT, g.of(lay.k[i], d, grp))
+					g.opm(jit.OpMul, rgT, rgT, g.c(tb.Gamma))
+					g.op(jit.OpAdd, rgA, rgA, rgT)
+					g.matCol(b, rgA, lay.mc[c], d, grp)
 				})
 			}
+			each(func(grp int, b byte) {
+				for r := range n {
+					g.opm(jit.OpMul, b+byte(r), b+byte(r), g.h(grp)) // h·(M_c·…)
+					g.ld(rgT, g.h(grp))
+					g.opm(jit.OpMul, rgT, rgT, g.of(lay.g[c], r, grp)) // h·G
+					g.op(jit.OpAdd, b+byte(r), rgT, b+byte(r))
+					if anyG {
+						g.ld(rgT, g.h(grp))
+						g.opm(jit.OpMul, rgT, rgT, g.of(lay.jv, r, grp)) // h·J·ΣΓL
+						g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
+					}
+				}
+			})
+			g.dTerm(grps, tb.D[i], lay.ftc[c])
+			g.solveRegs(grps)
+			each(func(grp int, b byte) {
+				for r := range n {
+					g.st(g.of(lc[i], r, grp), b+byte(r))
+				}
+			})
+			col := n * (1 + c) // the column's first value in y and y1
+			if i+1 < s {
+				g.sumRegs(grps, lay.sIn[c], 0, &lay.y, col, tb.Alpha[i+1], lc, i)
+			} else {
+				g.sumRegs(grps, lay.y1, col, &lay.y, col, tb.M, lc, i)
+			}
 		}
-		if i+1 < s {
-			sum(lay.yt, true, tb.Alpha[i+1])
+	}
+}
+
+// anyNonzero reports whether some value of w is not zero.
+func anyNonzero(w []float64) bool {
+	for _, c := range w {
+		if c != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// chunks returns the groups in the chunks stageRegs runs at once.
+func (g *laneGen) chunks() [][]int {
+	at := max(1, regMaxDim/g.lay.dim)
+	var out [][]int
+	for g0 := 0; g0 < g.lay.G; g0 += at {
+		var grps []int
+		for grp := g0; grp < min(g0+at, g.lay.G); grp++ {
+			grps = append(grps, grp)
+		}
+		out = append(out, grps)
+	}
+	return out
+}
+
+// eachGroup runs f for every group of a chunk, with the group and the
+// base of its registers (value r of n in register base+r).
+func eachGroup(grps []int, n int, f func(grp int, b byte)) {
+	for q, grp := range grps {
+		f(grp, byte(q*n))
+	}
+}
+
+// h returns the operand of group grp's step sizes.
+func (g *laneGen) h(grp int) jit.Mem { return g.of(g.lay.h, 0, grp) }
+
+// gammaSum sets register dst to Σ_j Γ_j·v_j[d] from the first nonzero
+// term (gammaSum's order); w has a nonzero value.
+func (g *laneGen) gammaSum(dst byte, w []float64, v []laneArray, d, grp int) {
+	first := true
+	for j, c := range w {
+		if c == 0 {
+			continue
+		}
+		if first {
+			g.ld(dst, g.of(v[j], d, grp))
+			g.opm(jit.OpMul, dst, dst, g.c(c))
+			first = false
+			continue
+		}
+		g.ld(rgT, g.of(v[j], d, grp))
+		g.opm(jit.OpMul, rgT, rgT, g.c(c))
+		g.op(jit.OpAdd, dst, dst, rgT)
+	}
+}
+
+// matCol adds column d of the n×n matrix a times register x into the
+// registers b…b+n−1 (the first column starts each row's sum from +0),
+// so that column by column each row is matVec's sum.
+func (g *laneGen) matCol(b, x byte, a laneArray, d, grp int) {
+	n := g.lay.dim
+	for r := range n {
+		g.opm(jit.OpMul, rgT, x, g.of(a, r*n+d, grp))
+		if d == 0 {
+			g.op(jit.OpAdd, b+byte(r), rgZ, rgT)
 		} else {
-			sum(lay.y1, true, tb.M)
-			sum(lay.ev, false, tb.E)
+			g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
 		}
+	}
+}
+
+// dTerm adds (h²·d_i)·ft to the registers where d_i ≠ 0.
+func (g *laneGen) dTerm(grps []int, di float64, ft laneArray) {
+	if di == 0 {
+		return
+	}
+	n := g.lay.dim
+	eachGroup(grps, n, func(grp int, b byte) {
+		g.ld(rgX, g.h(grp))
+		g.opm(jit.OpMul, rgX, rgX, g.h(grp))
+		g.opm(jit.OpMul, rgX, rgX, g.c(di)) // h²·d_i
+		for r := range n {
+			g.opm(jit.OpMul, rgT, rgX, g.of(ft, r, grp))
+			g.op(jit.OpAdd, b+byte(r), b+byte(r), rgT)
+		}
+	})
+}
+
+// solveRegs is solve on the registers of each group of the chunk.
+func (g *laneGen) solveRegs(grps []int) {
+	lay, n := g.lay, g.lay.dim
+	lu := func(r, c, grp int) jit.Mem { return g.of(lay.lu, r*n+c, grp) }
+	each := func(f func(grp int, b byte)) { eachGroup(grps, n, f) }
+	for k := range n - 1 {
+		each(func(grp int, b byte) {
+			g.ld(rgA, g.of(lay.piv, k, grp))
+			for r := k + 1; r < n; r++ {
+				g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
+				g.blend(rgX, b+byte(k), b+byte(r), rgT)
+				g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
+				g.mov(b+byte(k), rgX)
+			}
+		})
+	}
+	for r := 1; r < n; r++ {
+		each(func(grp int, b byte) {
+			for j := range r {
+				g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
+				if j == 0 {
+					g.op(jit.OpAdd, rgA, rgZ, rgT)
+				} else {
+					g.op(jit.OpAdd, rgA, rgA, rgT)
+				}
+			}
+			g.op(jit.OpSub, b+byte(r), b+byte(r), rgA)
+		})
+	}
+	for r := n - 1; r >= 0; r-- {
+		each(func(grp int, b byte) {
+			sum := byte(rgZ)
+			for j := r + 1; j < n; j++ {
+				g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
+				if j == r+1 {
+					g.op(jit.OpAdd, rgA, rgZ, rgT)
+				} else {
+					g.op(jit.OpAdd, rgA, rgA, rgT)
+				}
+				sum = rgA
+			}
+			g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+			g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
+		})
+	}
+}
+
+// sumRegs writes dst[off+d] = base[boff+d] + Σ_j w_j·v_j[d] (from +0
+// where base is nil), combine's sum, with v_i from the registers.
+func (g *laneGen) sumRegs(grps []int, dst laneArray, off int, base *laneArray, boff int, w []float64, v []laneArray, i int) {
+	n := g.lay.dim
+	for d := range n {
+		eachGroup(grps, n, func(grp int, b byte) {
+			if base != nil {
+				g.ld(rgA, g.of(*base, boff+d, grp))
+			} else {
+				g.mov(rgA, rgZ)
+			}
+			for j, c := range w {
+				if c == 0 {
+					continue
+				}
+				if j == i {
+					g.opm(jit.OpMul, rgT, b+byte(d), g.c(c))
+				} else {
+					g.ld(rgT, g.of(v[j], d, grp))
+					g.opm(jit.OpMul, rgT, rgT, g.c(c))
+				}
+				g.op(jit.OpAdd, rgA, rgA, rgT)
+			}
+			g.st(g.of(dst, off+d, grp), rgA)
+		})
 	}
 }
 
@@ -631,11 +784,11 @@ var memoryStages = false
 // laneKey identifies generated code: the tableau by the bits of its
 // coefficients, and the shape.
 type laneKey struct {
-	coefs         string
-	dim, m, lanes int
-	memory        bool   // memoryStages
-	body          string // f's body in the code, or ""
-	fileLen       int    // its register file's length
+	coefs             string
+	dim, m, lanes, ns int
+	memory            bool   // memoryStages
+	body              string // f's body in the code, or ""
+	fileLen           int    // its register file's length
 }
 
 var (
@@ -648,8 +801,11 @@ var (
 // k copied in where k is not nil, building it on first use; nil where
 // the processor has no AVX2, the code would pass laneMaxCode, or it
 // cannot be made executable.
-func laneCodeFor(tb *method.Rosenbrock, dim, m, L int, k *ode.LaneKernel) *laneCode {
-	est := laneCodeEstimate(tb, dim, L)
+func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k *ode.LaneKernel) *laneCode {
+	if ns > 0 && (k != nil || dim > regMaxDim || memoryStages) {
+		return nil // columns: the stages in registers, with f and the tangents from Go
+	}
+	est := laneCodeEstimate(tb, dim, L) * (1 + ns)
 	var body []byte
 	fileLen := 0
 	if k != nil {
@@ -665,13 +821,13 @@ func laneCodeFor(tb *method.Rosenbrock, dim, m, L int, k *ode.LaneKernel) *laneC
 	for _, c := range kernelgen.Rosenbrock(tb) {
 		key.WriteString(" " + strconv.FormatUint(math.Float64bits(c), 16))
 	}
-	ck := laneKey{key.String(), dim, m, L, memoryStages, string(body), fileLen}
+	ck := laneKey{key.String(), dim, m, L, ns, memoryStages, string(body), fileLen}
 	laneMu.Lock()
 	defer laneMu.Unlock()
 	if c, ok := laneCache[ck]; ok {
 		return c
 	}
-	c, err := buildLaneCode(tb, dim, m, L, body, fileLen)
+	c, err := buildLaneCode(tb, dim, m, L, ns, body, fileLen)
 	if err != nil {
 		c = nil
 	}
@@ -691,9 +847,9 @@ func laneCodeEstimate(tb *method.Rosenbrock, dim, L int) int {
 
 // buildLaneCode generates the pieces of an attempt (laneCode), or with
 // f's body the whole attempt.
-func buildLaneCode(tb *method.Rosenbrock, dim, m, L int, body []byte, fileLen int) (*laneCode, error) {
+func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLen int) (*laneCode, error) {
 	s := tb.Stages()
-	g := &laneGen{lay: newLaneLayout(dim, s, m, L, fileLen), cidx: map[uint64]int{}}
+	g := &laneGen{lay: newLaneLayout(dim, s, m, L, fileLen, ns), cidx: map[uint64]int{}}
 	lay := g.lay
 	fused := body != nil
 	var offs []int
@@ -712,6 +868,9 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L int, body []byte, fileLen in
 		switch {
 		case dim <= regMaxDim && !memoryStages:
 			g.stageRegs(tb, i)
+			if ns > 0 {
+				g.columnStage(tb, i)
+			}
 		default:
 			g.increment(tb, i)
 			if i+1 < s {
@@ -761,8 +920,9 @@ func (g *laneGen) fsal() {
 
 // norm writes each lane's error norm into err, with Norm.Of's
 // operations in Norm.Of's order for h = 1 (the increments include h):
-// sqrt(Σ r²/n) with r = (1·e)/(atol + rtol·MaxAbs(y, y1)), or +Inf where
-// the norm or a value of the lane's y1 is not finite.
+// sqrt(Σ r²/n) over the state with r = (1·e)/(atol + rtol·MaxAbs(y,
+// y1)), or +Inf where the norm or a value of the lane's y1 (its
+// sensitivity columns included) is not finite.
 func (g *laneGen) norm() {
 	lay, n := g.lay, g.lay.dim
 	const rS, rF, rA, rB, rM, rN, rR = 0, 1, 2, 3, 4, 5, 6
@@ -788,6 +948,11 @@ func (g *laneGen) norm() {
 			g.op(jit.OpAdd, rS, rS, rR)
 			g.ld(rB, g.of(lay.y1, d, grp))
 			g.op(jit.OpSub, rB, rB, rB) // 0 if finite, NaN otherwise
+			g.op(jit.OpAdd, rF, rF, rB)
+		}
+		for d := n; d < lay.y1.n; d++ { // the sensitivity columns: finite or not
+			g.ld(rB, g.of(lay.y1, d, grp))
+			g.op(jit.OpSub, rB, rB, rB)
 			g.op(jit.OpAdd, rF, rF, rB)
 		}
 		g.opm(jit.OpDiv, rS, rS, g.c(float64(n)))

@@ -55,6 +55,48 @@ func VJPAgrees(vjp func(t float64, y, p, u, gy, gp []float64), vl func(t, y, p, 
 	return true
 }
 
+// JVPAgrees is FuncAgrees for a tangent program of nout outputs and its
+// lane form, with tangents v (dim values) and w (m values) in
+// [0.5, 1.5) too.
+func JVPAgrees(jvp func(t float64, y, p, v, w, out []float64), jl func(t, y, p, v, w, out []float64), dim, m, nout int) (ok bool) {
+	const L = ode.LaneWidth
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	x := uint64(0x61C8864680B583EB)
+	in := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			v[i] = 0.5 + float64(x>>11)/(1<<53)
+		}
+		return v
+	}
+	t, y, p, v, w := in(L), in(dim*L), in(m*L), in(dim*L), in(m*L)
+	out := make([]float64, nout*L)
+	jl(t, y, p, v, w, out)
+	ys, ps, vs, ws, want := make([]float64, dim), make([]float64, m), make([]float64, dim), make([]float64, m), make([]float64, nout)
+	for l := range L {
+		for d := range dim {
+			ys[d], vs[d] = y[d*L+l], v[d*L+l]
+		}
+		for j := range m {
+			ps[j], ws[j] = p[j*L+l], w[j*L+l]
+		}
+		jvp(t[l], ys, ps, vs, ws, want)
+		for d := range nout {
+			if g, e := out[d*L+l], want[d]; math.Float64bits(g) != math.Float64bits(e) && !(g != g && e != e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // FuncAgrees reports whether fl gives, lane by lane, the bits of f on a
 // few states and parameters in [0.5, 1.5) and times in [0, 1): the lane
 // engines rely on it (ode.LaneFunc), and a lane form that breaks it — a

@@ -330,20 +330,23 @@ func (s *Set) WithGraph(fn func(g *sym.Graph)) {
 // which evaluators it has, builds nothing. Every evaluator is set.
 func (s *Set) Programs() *ode.Programs {
 	pg := &ode.Programs{
-		F:         s.f.NewFunc(),
-		JVP:       s.jvpFunc(lazyJVP),
-		VJP:       s.vjpFunc(lazyVJP),
-		JacY:      s.func4(lazyJacY),
-		DfDt:      s.func4(lazyDfDt),
-		JVPJacY:   s.jvpFunc(lazyJVPJacY),
-		JVPDfDt:   s.jvpFunc(lazyJVPDfDt),
-		JVPVJP:    s.jvpvjpFunc(lazyJVPVJP),
-		DfDtVJP:   s.vjpFunc(lazyDfDtVJP),
-		FLanes:    s.f.NewLaneFunc(),
-		JacYLanes: s.laneFunc(lazyJacY),
-		DfDtLanes: s.laneFunc(lazyDfDt),
-		VJPLanes:  s.vjpLanesFunc(),
-		VJPKernel: func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
+		F:            s.f.NewFunc(),
+		JVP:          s.jvpFunc(lazyJVP),
+		VJP:          s.vjpFunc(lazyVJP),
+		JacY:         s.func4(lazyJacY),
+		DfDt:         s.func4(lazyDfDt),
+		JVPJacY:      s.jvpFunc(lazyJVPJacY),
+		JVPDfDt:      s.jvpFunc(lazyJVPDfDt),
+		JVPVJP:       s.jvpvjpFunc(lazyJVPVJP),
+		DfDtVJP:      s.vjpFunc(lazyDfDtVJP),
+		FLanes:       s.f.NewLaneFunc(),
+		JacYLanes:    s.laneFunc(lazyJacY),
+		DfDtLanes:    s.laneFunc(lazyDfDt),
+		JVPLanes:     s.jvpLanesFunc(lazyJVP),
+		JVPJacYLanes: s.jvpLanesFunc(lazyJVPJacY),
+		JVPDfDtLanes: s.jvpLanesFunc(lazyJVPDfDt),
+		VJPLanes:     s.vjpLanesFunc(),
+		VJPKernel:    func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
 	}
 	pg.Kernel = s.f.LaneKernel()
 	return pg
@@ -361,6 +364,20 @@ func (s *Set) vjpLanesFunc() func(t, y, p, u, gy, gp []float64) {
 			r = pg.NewLaneRegisters()
 		}
 		pg.EvalVJPLanes(r, t, y, p, u, gy, gp)
+	}
+}
+
+// jvpLanesFunc returns the lane evaluator (EvalJVPLanes) of program k,
+// whose inputs are t, y, p, v and w, building the program on first use.
+func (s *Set) jvpLanesFunc(k lazyID) func(t, y, p, v, w, out []float64) {
+	var pg *Program
+	var r []float64
+	return func(t, y, p, v, w, out []float64) {
+		if pg == nil {
+			pg = s.mustProgram(k)
+			r = pg.NewLaneRegisters()
+		}
+		pg.EvalJVPLanes(r, t, y, p, v, w, out)
 	}
 }
 

@@ -65,11 +65,12 @@ func TestLanesServesAndPrefers(t *testing.T) {
 }
 
 // cpu-ros-lanes serves what cpu-ros serves where it can run, and
-// leaves to cpu-ros small ensembles, sensitivities (one trajectory at a
-// time here) and problems without a lane right-hand side.
+// leaves to cpu-ros small ensembles, the sensitivities of systems too
+// large for their lanes and problems without a lane right-hand side.
 func TestROSLanesServesAndPrefers(t *testing.T) {
 	f := func(float64, []float64, []float64, []float64) {}
 	pr := &ode.Problem{Name: "s", Dim: 2, F: f, Programs: func() *ode.Programs { return &ode.Programs{F: f} }}
+	big := &ode.Problem{Name: "b", Dim: 13, F: f, Programs: pr.Programs}
 	all := ode.HasFLanes | ode.HasJacY | ode.HasJVP | ode.HasJVPJacY
 	e := NewROSLanes("rl", 8, 1, true)
 	for _, c := range []struct {
@@ -81,7 +82,8 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 	}{
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
 		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
-		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "do not run in lanes"},
+		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", true, ""},
+		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "run in lanes up to 12"},
 		{"no lane f", engine.Request{Problem: pr, Offers: all &^ ode.HasFLanes, Method: method.Rosenbrock23, Job: engine.Forward, N: 100}, "", false, "no lane right-hand side"},
 		{"no Jacobian", engine.Request{Problem: pr, Offers: ode.HasFLanes, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "Jacobian program", false, ""},
 	} {

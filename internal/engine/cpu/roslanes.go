@@ -15,11 +15,10 @@ import (
 // Jacobian and factorisation, bit for bit cpu-ros's results. It needs
 // AVX2 and machine code (LanesAvailable; off with GRADSOLVE_LANES=off).
 //
-// Forward solves (with save times, re-stepped or dense) and the
-// recordings for the reverse replay run in lanes. Forward sensitivities
-// and the replays of a recording run one trajectory at a time on
-// cpu-ros's solvers, with its bits; the router leaves sensitivities to
-// cpu-ros (Prefers).
+// Forward solves (with save times, re-stepped or dense), forward
+// sensitivities and the recordings for the reverse replay run in lanes.
+// The replays of a recording run one trajectory at a time on cpu-ros's
+// replayers, with its bits.
 type ROSLanes struct{ laneEngine }
 
 // NewROSLanes returns a Rosenbrock lane engine named name with L lanes
@@ -44,15 +43,15 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes, sensitivities (which run one
-// trajectory at a time here), or a problem without a lane right-hand
-// side.
+// ensemble smaller than the lanes, sensitivities of a system too large
+// for them to run in lanes (ros.LaneSensMaxDim), or a problem without a
+// lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
 	case req.N > 0 && req.N < e.lanes:
 		return idleLanes(req.N, e.lanes)
-	case req.Job == engine.Sensitivities:
-		return fmt.Errorf("the sensitivities of a Rosenbrock method do not run in lanes: they would run one trajectory at a time")
+	case req.Job == engine.Sensitivities && req.Problem.Dim > ros.LaneSensMaxDim:
+		return fmt.Errorf("%s has %d components: the sensitivities of a Rosenbrock method run in lanes up to %d, beyond one trajectory at a time", req.Name(), req.Problem.Dim, ros.LaneSensMaxDim)
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
@@ -76,17 +75,19 @@ type rosLanesPlan struct {
 	lanes int
 }
 
-// NewSolver returns one worker's lane solver, or with sensitivities
-// cpu-ros's solver.
+// NewSolver returns one worker's lane solver (with sensitivities, on
+// the augmented state).
 func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
-	if pl.w != nil {
-		return pl.rosPlan.NewSolver()
-	}
 	c, pg, err := pl.config(pl.need)
 	if err != nil {
 		return nil, err
 	}
-	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+	if pl.w != nil {
+		c.NS, c.SensW = len(pl.w), pl.w
+		c.JVP, c.JVPJacY, c.JVPDfDt = pg.JVP, pg.JVPJacY, pg.JVPDfDt
+	}
+	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+		JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
 	ls, err := ros.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, lp)
 	if err != nil {
 		return nil, err
