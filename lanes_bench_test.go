@@ -180,3 +180,60 @@ func BenchmarkLanesMathFunction(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLanesStiff measures Rodas5P on 1000 Robertson trajectories
+// (examples/robertson.ode, k1 from 0.02 to 0.06, t to 1e5, rtol 1e-6,
+// atol 1e-10, one worker) on cpu-ros and cpu-ros-lanes: a forward solve,
+// one with the sensitivities to (k1, k3), a recording, and the reverse
+// gradient of ½Σ‖y(t1)‖² on the recording.
+func BenchmarkLanesStiff(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-ros-lanes cannot run here: %v", err)
+	}
+	rob := exampleProblem(b, "robertson")
+	const n = 1000
+	p := make([]float64, 0, 3*n)
+	for _, k1 := range linspace(0.02, 0.06, n) {
+		p = append(p, k1, 3e7, 1e4)
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p}
+	ctx := context.Background()
+	for _, e := range []string{"cpu-ros", "cpu-ros-lanes"} {
+		o := &gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10, Engine: e, Workers: 1}
+		so := *o
+		so.Sens = &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(2)}}
+		b.Run(e+"/forward", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Solve(ctx, rob, ens, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(e+"/sensitivities", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Solve(ctx, rob, ens, &so); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(e+"/record", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Record(ctx, rob, ens, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		rec, err := gradsolve.Record(ctx, rob, ens, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cot := gradsolve.Cotangents{Y: rec.Result.Y}
+		b.Run(e+"/gradient", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rec.Gradient(ctx, cot); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

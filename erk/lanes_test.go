@@ -251,25 +251,6 @@ func BenchmarkLanesWidth(b *testing.B) {
 	}
 }
 
-// revQueue hands out reverse jobs in order.
-type revQueue struct {
-	jobs []ivp.ReverseJob
-	next int
-	lane []int
-	done []int
-}
-
-func (q *revQueue) Next(l int) (*ivp.ReverseJob, bool) {
-	if q.next == len(q.jobs) {
-		return nil, false
-	}
-	q.lane[l] = q.next
-	q.next++
-	return &q.jobs[q.lane[l]], true
-}
-
-func (q *revQueue) Done(l int) { q.done[q.lane[l]]++ }
-
 // The reverse replay in lanes gives every trajectory the scalar
 // replayer's gradient bit for bit — with the mesh's stages or without,
 // with cotangents of save times (at step ends, inside steps, at t0) or
@@ -327,24 +308,9 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 						if inLanes && L%ode.LaneWidth == 0 && jit.HasAVX2() && lr.fused == nil {
 							t.Fatalf("L=%d: no fused reversed step, where f and the cotangent program are lane code of one piece", L)
 						}
-						q := &revQueue{jobs: append([]ivp.ReverseJob(nil), jobs...), lane: make([]int, L), done: make([]int, len(jobs))}
-						for i := range q.jobs {
-							q.jobs[i].GY0, q.jobs[i].GP = make([]float64, pr.Dim), make([]float64, pr.NumParams)
-						}
+						q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
 						lr.ReverseLanes(q, nil)
-						name := fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes)
-						for i, j := range q.jobs {
-							if q.done[i] != 1 {
-								t.Fatalf("%s: job %d done %d times", name, i, q.done[i])
-							}
-							for k, v := range [][2][]float64{{j.GY0, want[i][0]}, {j.GP, want[i][1]}} {
-								for e := range v[0] {
-									if math.Float64bits(v[0][e]) != math.Float64bits(v[1][e]) {
-										t.Fatalf("%s: job %d: %s[%d] = %v, want %v", name, i, []string{"gy0", "gp"}[k], e, v[0][e], v[1][e])
-									}
-								}
-							}
-						}
+						q.Check(t, fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes), want)
 					}
 				}
 				if len(jobs) < 4 {
@@ -387,10 +353,10 @@ func TestLanesDoNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rq := &revQueue{jobs: jobs, lane: make([]int, 8), done: make([]int, len(jobs))}
+		rq := lanetest.NewRevQueue(jobs, 8, pr.Dim, pr.NumParams)
 		lr.ReverseLanes(rq, nil)
 		if n := testing.AllocsPerRun(5, func() {
-			rq.next = 0
+			rq.Reset()
 			lr.ReverseLanes(rq, nil)
 		}); n != 0 {
 			t.Errorf("%s: %v allocations per lane reverse walk of %d jobs", c.name, n, len(jobs))

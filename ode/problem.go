@@ -176,6 +176,12 @@ type Programs struct {
 	// for LaneWidth trajectories at once (lane-major, as JVPLanes; the
 	// Jacobian's layout as JacYLanes'), with their bits lane by lane.
 	JVPJacYLanes, JVPDfDtLanes func(t, y, p, v, w, out []float64)
+	// JVPVJPLanes and DfDtVJPLanes, when set, are JVPVJP and DfDtVJP
+	// for LaneWidth trajectories at once (lane-major, as VJPLanes), with
+	// their bits lane by lane: the Rosenbrock lane engine's reverse
+	// replay calls them lane by lane where they are nil.
+	JVPVJPLanes  func(t, y, p, v, w, u, gy, gp []float64)
+	DfDtVJPLanes func(t, y, p, u, gy, gp []float64)
 	// VJPLanes, when set, is VJP for LaneWidth trajectories at once,
 	// every block lane-major (see LaneFunc): y, u and gy of Dim values,
 	// p and gp of NumParams values per lane. It must give VJP's bits

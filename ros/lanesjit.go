@@ -48,10 +48,15 @@ import (
 // the scalar solver, which gives the same bits.
 const laneMaxCode = 2 << 20
 
-// laneArray is an array of the arena: n values per lane, lane-major in
+// laneArray is an array of an arena: n values per lane, lane-major in
 // groups of ode.LaneWidth lanes (value d of lane l at off +
-// (l/W)·n·W + d·W + l mod W).
-type laneArray struct{ off, n int }
+// (l/W)·n·W + d·W + l mod W), addressed from register base (the
+// forward arena's, laneBase, unless set: the reverse replay's arena,
+// revBase).
+type laneArray struct {
+	off, n int
+	base   byte
+}
 
 // laneLayout places the arrays of an attempt in the arena.
 type laneLayout struct {
@@ -170,13 +175,19 @@ type laneGen struct {
 	lay    *laneLayout
 	consts []float64
 	cidx   map[uint64]int
+	// cbase and coff place the constants: at [cbase + 8·(coff + i·W)]
+	// (the forward arena's laneBase and lay.consts unless set).
+	cbase byte
+	coff  int
 }
 
 // mem returns the operand of arena index i.
 func (g *laneGen) mem(i int) jit.Mem { return jit.Mem{Base: laneBase, Disp: int32(8 * i)} }
 
 // of returns the operand of value d of group grp in array x.
-func (g *laneGen) of(x laneArray, d, grp int) jit.Mem { return g.mem(g.lay.at(x, d, grp)) }
+func (g *laneGen) of(x laneArray, d, grp int) jit.Mem {
+	return jit.Mem{Base: x.base, Disp: int32(8 * g.lay.at(x, d, grp))}
+}
 
 // c returns the operand of the constant vector of v (every lane v).
 func (g *laneGen) c(v float64) jit.Mem {
@@ -187,7 +198,10 @@ func (g *laneGen) c(v float64) jit.Mem {
 		g.consts = append(g.consts, v)
 		g.cidx[b] = i
 	}
-	return g.mem(g.lay.consts + i*ode.LaneWidth)
+	if g.cbase == laneBase && g.coff == 0 {
+		g.coff = g.lay.consts
+	}
+	return jit.Mem{Base: g.cbase, Disp: int32(8 * (g.coff + i*ode.LaneWidth))}
 }
 
 // cbits is c of the float64 with bits b (the masks).

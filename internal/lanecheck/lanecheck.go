@@ -55,6 +55,54 @@ func VJPAgrees(vjp func(t float64, y, p, u, gy, gp []float64), vl func(t, y, p, 
 	return true
 }
 
+// JVPVJPAgrees is VJPAgrees for a second-derivative cotangent program
+// (inputs t, y, p, v, w, u; outputs gy, gp) and its lane form.
+func JVPVJPAgrees(f func(t float64, y, p, v, w, u, gy, gp []float64), fl func(t, y, p, v, w, u, gy, gp []float64), dim, m int) (ok bool) {
+	const L = ode.LaneWidth
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	x := uint64(0xD1B54A32D192ED03)
+	in := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			v[i] = 0.5 + float64(x>>11)/(1<<53)
+		}
+		return v
+	}
+	t, y, p, v, w, u := in(L), in(dim*L), in(m*L), in(dim*L), in(m*L), in(dim*L)
+	gy, gp := make([]float64, dim*L), make([]float64, m*L)
+	fl(t, y, p, v, w, u, gy, gp)
+	ys, ps, vs, ws, us := make([]float64, dim), make([]float64, m), make([]float64, dim), make([]float64, m), make([]float64, dim)
+	wy, wp := make([]float64, dim), make([]float64, m)
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }
+	for l := range L {
+		for d := range dim {
+			ys[d], vs[d], us[d] = y[d*L+l], v[d*L+l], u[d*L+l]
+		}
+		for j := range m {
+			ps[j], ws[j] = p[j*L+l], w[j*L+l]
+		}
+		f(t[l], ys, ps, vs, ws, us, wy, wp)
+		for d := range dim {
+			if !same(gy[d*L+l], wy[d]) {
+				return false
+			}
+		}
+		for j := range m {
+			if !same(gp[j*L+l], wp[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // JVPAgrees is FuncAgrees for a tangent program of nout outputs and its
 // lane form, with tangents v (dim values) and w (m values) in
 // [0.5, 1.5) too.

@@ -5,6 +5,7 @@ package lanetest
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"testing"
 
@@ -146,6 +147,60 @@ func (q *Queue) Check(t testing.TB, name string, want *Queue) {
 			t.Errorf("%s: trajectory %d never done", name, i)
 		} else if d := SameOutput(&q.Outs[i], &want.Outs[i]); d != "" {
 			t.Errorf("%s: trajectory %d: %s", name, i, d)
+		}
+	}
+}
+
+// RevQueue hands out reverse jobs in order (an ivp.ReverseSource) and
+// counts how often each was reported done.
+type RevQueue struct {
+	Jobs  []ivp.ReverseJob
+	Times []int
+	next  int
+	lane  []int
+}
+
+// NewRevQueue returns a queue of copies of jobs for L lanes, each with
+// its own gradient slices (dim and m values).
+func NewRevQueue(jobs []ivp.ReverseJob, L, dim, m int) *RevQueue {
+	q := &RevQueue{Jobs: append([]ivp.ReverseJob(nil), jobs...), Times: make([]int, len(jobs)), lane: make([]int, L)}
+	for i := range q.Jobs {
+		q.Jobs[i].GY0, q.Jobs[i].GP = make([]float64, dim), make([]float64, m)
+	}
+	return q
+}
+
+// Next hands out the next job to lane l.
+func (q *RevQueue) Next(l int) (*ivp.ReverseJob, bool) {
+	if q.next == len(q.Jobs) {
+		return nil, false
+	}
+	q.lane[l] = q.next
+	q.next++
+	return &q.Jobs[q.lane[l]], true
+}
+
+// Done counts lane l's job done.
+func (q *RevQueue) Done(l int) { q.Times[q.lane[l]]++ }
+
+// Reset hands the jobs out again from the first.
+func (q *RevQueue) Reset() { q.next = 0 }
+
+// Check reports on t, under name, every job not done exactly once and
+// every gradient that differs from want's (∂/∂y0, ∂/∂p per job) in any
+// bit.
+func (q *RevQueue) Check(t testing.TB, name string, want [][2][]float64) {
+	t.Helper()
+	for i, j := range q.Jobs {
+		if q.Times[i] != 1 {
+			t.Fatalf("%s: job %d done %d times", name, i, q.Times[i])
+		}
+		for k, v := range [][2][]float64{{j.GY0, want[i][0]}, {j.GP, want[i][1]}} {
+			for e := range v[0] {
+				if math.Float64bits(v[0][e]) != math.Float64bits(v[1][e]) {
+					t.Fatalf("%s: job %d: %s[%d] = %v, want %v", name, i, []string{"gy0", "gp"}[k], e, v[0][e], v[1][e])
+				}
+			}
 		}
 	}
 }

@@ -345,25 +345,42 @@ func (s *Set) Programs() *ode.Programs {
 		JVPLanes:     s.jvpLanesFunc(lazyJVP),
 		JVPJacYLanes: s.jvpLanesFunc(lazyJVPJacY),
 		JVPDfDtLanes: s.jvpLanesFunc(lazyJVPDfDt),
-		VJPLanes:     s.vjpLanesFunc(),
+		VJPLanes:     s.vjpLanesFunc(lazyVJP),
+		JVPVJPLanes:  s.jvpvjpLanesFunc(),
+		DfDtVJPLanes: s.vjpLanesFunc(lazyDfDtVJP),
 		VJPKernel:    func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
 	}
 	pg.Kernel = s.f.LaneKernel()
 	return pg
 }
 
-// vjpLanesFunc returns the lane evaluator of the cotangent program
-// (EvalVJPLanes), built on its first call if need be, with its own lane
-// registers.
-func (s *Set) vjpLanesFunc() func(t, y, p, u, gy, gp []float64) {
+// vjpLanesFunc returns the lane evaluator (EvalVJPLanes) of program k,
+// a cotangent program with inputs t, y, p and u (the cotangent program,
+// or that of ∂f/∂t), built on its first call if need be, with its own
+// lane registers.
+func (s *Set) vjpLanesFunc(k lazyID) func(t, y, p, u, gy, gp []float64) {
 	var pg *Program
 	var r []float64
 	return func(t, y, p, u, gy, gp []float64) {
 		if pg == nil {
-			pg = s.mustProgram(lazyVJP)
+			pg = s.mustProgram(k)
 			r = pg.NewLaneRegisters()
 		}
 		pg.EvalVJPLanes(r, t, y, p, u, gy, gp)
+	}
+}
+
+// jvpvjpLanesFunc returns the lane evaluator of the second-derivative
+// cotangent program (EvalJVPVJPLanes), building it on first use.
+func (s *Set) jvpvjpLanesFunc() func(t, y, p, v, w, u, gy, gp []float64) {
+	var pg *Program
+	var r []float64
+	return func(t, y, p, v, w, u, gy, gp []float64) {
+		if pg == nil {
+			pg = s.mustProgram(lazyJVPVJP)
+			r = pg.NewLaneRegisters()
+		}
+		pg.EvalJVPVJPLanes(r, t, y, p, v, w, u, gy, gp)
 	}
 }
 

@@ -16,9 +16,9 @@ import (
 // AVX2 and machine code (LanesAvailable; off with GRADSOLVE_LANES=off).
 //
 // Forward solves (with save times, re-stepped or dense), forward
-// sensitivities and the recordings for the reverse replay run in lanes.
-// The replays of a recording run one trajectory at a time on cpu-ros's
-// replayers, with its bits.
+// sensitivities, the recordings and their reverse replay run in lanes;
+// the forward replay of a recording runs on cpu-ros's replayer, and so
+// does the reverse replay of a job with DenseSave.
 type ROSLanes struct{ laneEngine }
 
 // NewROSLanes returns a Rosenbrock lane engine named name with L lanes
@@ -93,4 +93,24 @@ func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
 		return nil, err
 	}
 	return &laneSolver{lanes: ls}, nil
+}
+
+// NewReplayer returns one worker's lane replayer — the reverse replay in
+// lanes, on the worker's own programs and their lane forms — or, where
+// the lanes cannot reverse the job (DenseSave, a system above
+// ros.LaneSensMaxDim components, no AVX2), cpu-ros's replayer.
+func (pl *rosLanesPlan) NewReplayer() (engine.Replayer, error) {
+	if pl.cfg.DenseSave {
+		return pl.rosPlan.NewReplayer()
+	}
+	c, pg, err := pl.config(pl.need | ode.HasVJP | ode.HasJVPVJP | pl.spec.Offers&ode.HasDfDtVJP)
+	if err != nil {
+		return nil, err
+	}
+	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+	lr, err := ros.NewLaneReplayer(c, pl.lanes, pl.spec.Problem.NumParams, pg, lp)
+	if err != nil {
+		return pl.rosPlan.NewReplayer()
+	}
+	return lr, nil
 }

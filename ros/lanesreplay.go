@@ -1,0 +1,510 @@
+package ros
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/lanecheck"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// The reverse replay in lanes: the discrete adjoint of L trajectories'
+// recorded Rosenbrock steps at once (ivp.LaneWalk), each lane at its own
+// step of its own mesh. A reversed step is Replayer.ReverseStep's
+// arithmetic lane by lane: the step recomputed by the lane solver's
+// attempt (f, J and f_t at the step's start, W, its LU, the stages),
+// then reverseStep's sweep back through the stages — W⁻ᵀ by the
+// transposed solve with the lane's pivots, the stage inputs, the sums
+// into the stages' cotangents, Jᵀ·R̄ — as machine code, with the
+// cotangent programs (uᵀJ at each stage input, the second derivatives
+// of J·v and of f_t) called from Go between its pieces, for every group
+// of lanes at once where the problem has their lane forms. So each
+// trajectory gets the scalar replayer's gradient bit for bit
+// (TestLaneReverseMatchesScalar). Save times inside a step and the
+// forward replay run on the scalar replayer lane by lane.
+
+// revBase is the register of the reverse code's own arena.
+const revBase = jit.R13
+
+// revLayout places the reverse sweep's arrays in their arena.
+type revLayout struct {
+	kbar                     []laneArray // the stages' cotangents
+	rb, v, gy, ybar, yi, ynb laneArray   // R̄_i, the programs' v, their ∂/∂y, ȳ, Y_i, ȳ_new
+	gpT, gp, zero            laneArray   // their ∂/∂p, p̄, and zeros (JVPVJP's w)
+	consts, size             int
+}
+
+func newRevLayout(dim, s, m, L int) *revLayout {
+	rl := &revLayout{}
+	next := 0
+	arr := func(n int) laneArray {
+		a := laneArray{off: next, n: n, base: revBase}
+		next += n * L
+		return a
+	}
+	for range s {
+		rl.kbar = append(rl.kbar, arr(dim))
+	}
+	rl.rb, rl.v, rl.gy, rl.ybar, rl.yi, rl.ynb = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
+	rl.gpT, rl.gp, rl.zero = arr(m), arr(m), arr(m)
+	rl.consts = next
+	return rl
+}
+
+// The programs the reverse code's pieces wait for, in order: after
+// piece k, revCalls[k].
+const (
+	callVJP     = iota // uᵀJ at the stage input Y_i: v = h·R̄_i
+	callJVPVJP         // R̄_iᵀ·∂(J·v)/∂(y, p): v = h·(ΣΓK + γ·K_i)
+	callDfDtVJP        // ∂(f_t)/∂(y, p)ᵀ·v: v = h²·d_i·R̄_i
+)
+
+type revCall struct{ kind, stage int }
+
+// revCode is the reverse sweep of one tableau, dimension, parameter
+// count and lane count as pieces of machine code, entered with the
+// forward arena's address in DI and the reverse arena's in SI.
+type revCode struct {
+	code    *jit.Code
+	entries []uintptr
+	calls   []revCall
+	consts  []float64
+	lay     *revLayout
+	size    int
+}
+
+var (
+	revMu    sync.Mutex
+	revCache = map[laneKey]*revCode{}
+)
+
+// revCodeFor returns the reverse code of the forward code fc (whose
+// layout it reads) for tb, with the h²·d_i·f_t terms where dfdt is set;
+// nil where there is no forward code or the system is larger than the
+// registers hold (regMaxDim).
+func revCodeFor(tb *method.Rosenbrock, fc *laneCode, m int, dfdt bool) *revCode {
+	if fc == nil || fc.lay.ns != 0 || fc.lay.dim > regMaxDim {
+		return nil
+	}
+	fl := fc.lay
+	k := laneKey{coefs: fmt.Sprintf("%p %v", fc, dfdt), dim: fl.dim, m: m, lanes: fl.L}
+	revMu.Lock()
+	defer revMu.Unlock()
+	if c, ok := revCache[k]; ok {
+		return c
+	}
+	c, err := buildRevCode(tb, fl, m, dfdt)
+	if err != nil {
+		c = nil
+	}
+	revCache[k] = c
+	return c
+}
+
+// buildRevCode emits reverseStep's sweep (see revCode).
+func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool) (*revCode, error) {
+	s, n := tb.Stages(), fl.dim
+	rl := newRevLayout(n, s, m, fl.L)
+	g := &laneGen{lay: fl, cidx: map[uint64]int{}, cbase: revBase, coff: rl.consts}
+	rc := &revCode{lay: rl}
+	var offs []int
+	begin := func() {
+		offs = append(offs, len(g.a.B))
+		g.a.MovRR(laneBase, jit.DI)
+		g.a.MovRR(revBase, jit.SI)
+	}
+	call := func(kind, i int) {
+		g.end()
+		rc.calls = append(rc.calls, revCall{kind, i})
+		begin()
+	}
+	// add emits dst += src over n values per lane (addTo).
+	add := func(dst, src laneArray) {
+		for d := range dst.n {
+			for grp := range fl.G {
+				g.ld(0, g.of(dst, d, grp))
+				g.opm(jit.OpAdd, 0, 0, g.of(src, d, grp))
+				g.st(g.of(dst, d, grp), 0)
+			}
+		}
+	}
+	// addScaled emits dst += a·src with a a constant, or (h·a) where
+	// byH (the lanes' own h times a).
+	addScaled := func(dst, src laneArray, a float64, byH bool) {
+		for d := range n {
+			for grp := range fl.G {
+				g.ld(1, g.of(src, d, grp))
+				if byH {
+					g.ld(2, g.h(grp))
+					g.opm(jit.OpMul, 2, 2, g.c(a))
+					g.op(jit.OpMul, 1, 2, 1)
+				} else {
+					g.opm(jit.OpMul, 1, 1, g.c(a))
+				}
+				g.ld(0, g.of(dst, d, grp))
+				g.op(jit.OpAdd, 0, 0, 1)
+				g.st(g.of(dst, d, grp), 0)
+			}
+		}
+	}
+	begin()
+	for i := range s { // K̄_i = m_i·ȳ_new, ȳ += ȳ_new
+		for d := range n {
+			for grp := range fl.G {
+				g.ld(0, g.of(rl.ynb, d, grp))
+				g.opm(jit.OpMul, 0, 0, g.c(tb.M[i]))
+				g.st(g.of(rl.kbar[i], d, grp), 0)
+			}
+		}
+	}
+	add(rl.ybar, rl.ynb)
+	for i := s - 1; i >= 0; i-- {
+		g.solveTRegs(rl.kbar[i], rl.rb)
+		g.combine(rl.yi, &fl.y, tb.Alpha[i])
+		for d := range n { // v = h·R̄_i
+			for grp := range fl.G {
+				g.ld(0, g.h(grp))
+				g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+				g.st(g.of(rl.v, d, grp), 0)
+			}
+		}
+		call(callVJP, i)
+		add(rl.ybar, rl.gy)
+		add(rl.gp, rl.gpT)
+		for j, a := range tb.Alpha[i] {
+			if a != 0 {
+				addScaled(rl.kbar[j], rl.gy, a, false)
+			}
+		}
+		gam := tb.GammaOff[i]
+		anyG := anyNonzero(gam)
+		if anyG { // Ā_i = h·Jᵀ·R̄_i reaches the earlier increments
+			for j := range n { // gy = Jᵀ·R̄ (matTVec: each sum from +0, over the rows in order)
+				for grp := range fl.G {
+					g.zero(0)
+					for r := range n {
+						g.ld(1, g.of(fl.jac, r*n+j, grp))
+						g.opm(jit.OpMul, 1, 1, g.of(rl.rb, r, grp))
+						g.op(jit.OpAdd, 0, 0, 1)
+					}
+					g.st(g.of(rl.gy, j, grp), 0)
+				}
+			}
+			for j, c := range gam {
+				if c != 0 {
+					addScaled(rl.kbar[j], rl.gy, c, true)
+				}
+			}
+		}
+		for d := range n { // v = h·(ΣΓK + γ·K_i)
+			for grp := range fl.G {
+				if anyG {
+					g.gammaSum(rgA, gam, fl.k, d, grp)
+				} else {
+					g.zero(rgA)
+				}
+				g.ld(rgT, g.of(fl.k[i], d, grp))
+				g.opm(jit.OpMul, rgT, rgT, g.c(tb.Gamma))
+				g.op(jit.OpAdd, rgA, rgA, rgT)
+				g.opm(jit.OpMul, rgA, rgA, g.h(grp))
+				g.st(g.of(rl.v, d, grp), rgA)
+			}
+		}
+		call(callJVPVJP, i)
+		add(rl.ybar, rl.gy)
+		add(rl.gp, rl.gpT)
+		if di := tb.D[i]; di != 0 && dfdt {
+			for d := range n { // v = (h·h·d_i)·R̄_i
+				for grp := range fl.G {
+					g.ld(0, g.h(grp))
+					g.opm(jit.OpMul, 0, 0, g.h(grp))
+					g.opm(jit.OpMul, 0, 0, g.c(di))
+					g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+					g.st(g.of(rl.v, d, grp), 0)
+				}
+			}
+			call(callDfDtVJP, i)
+			add(rl.ybar, rl.gy)
+			add(rl.gp, rl.gpT)
+		}
+	}
+	g.end()
+	rl.size = rl.consts + len(g.consts)*ode.LaneWidth
+	code, err := jit.NewCode(g.a.B)
+	if err != nil {
+		return nil, err
+	}
+	rc.code, rc.consts, rc.size = code, g.consts, len(g.a.B)
+	for _, o := range offs {
+		rc.entries = append(rc.entries, code.Addr(o))
+	}
+	return rc, nil
+}
+
+// solveTRegs writes into dst lu.solveT of src for every lane (Wᵀ·x =
+// b with the factors of W), on registers: Uᵀ·z = b from the first row,
+// Lᵀ·u = z from the last, then the row exchanges in reverse order, as
+// blends under the masks of the lanes whose pivot row each is.
+func (g *laneGen) solveTRegs(src, dst laneArray) {
+	lay, n := g.lay, g.lay.dim
+	lu := func(r, c, grp int) jit.Mem { return g.of(lay.lu, r*n+c, grp) }
+	g.zero(rgZ)
+	for _, grps := range g.chunks() {
+		each := func(f func(grp int, b byte)) { eachGroup(grps, n, f) }
+		each(func(grp int, b byte) {
+			for r := range n {
+				g.ld(b+byte(r), g.of(src, r, grp))
+			}
+		})
+		for r := range n { // Uᵀ·z = b
+			each(func(grp int, b byte) {
+				sum := byte(rgZ)
+				for j := range r {
+					g.opm(jit.OpMul, rgT, b+byte(j), lu(j, r, grp))
+					if j == 0 {
+						g.op(jit.OpAdd, rgA, rgZ, rgT)
+					} else {
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					sum = rgA
+				}
+				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+				g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
+			})
+		}
+		for r := n - 1; r >= 0; r-- { // Lᵀ·u = z, unit diagonal
+			each(func(grp int, b byte) {
+				sum := byte(rgZ)
+				for j := r + 1; j < n; j++ {
+					g.opm(jit.OpMul, rgT, b+byte(j), lu(j, r, grp))
+					if j == r+1 {
+						g.op(jit.OpAdd, rgA, rgZ, rgT)
+					} else {
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					sum = rgA
+				}
+				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+			})
+		}
+		for k := n - 2; k >= 0; k-- { // x = Pᵀ·u (the last row has no exchange)
+			each(func(grp int, b byte) {
+				g.ld(rgA, g.of(lay.piv, k, grp))
+				for r := k + 1; r < n; r++ {
+					g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
+					g.blend(rgX, b+byte(k), b+byte(r), rgT)
+					g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
+					g.mov(b+byte(k), rgX)
+				}
+			})
+		}
+		each(func(grp int, b byte) {
+			for r := range n {
+				g.st(g.of(dst, r, grp), b+byte(r))
+			}
+		})
+	}
+}
+
+// LaneReplayer is a Replayer whose Reverse also runs in lanes
+// (ReverseLanes).
+type LaneReplayer struct {
+	*Replayer
+	ls   *LaneSolver // the forward arrays and code, f and J in lanes
+	rc   *revCode
+	walk *ivp.LaneWalk
+	// The cotangent programs' lane forms (nil: lane by lane).
+	vjpL, dfdtvjpL func(t, y, p, u, gy, gp []float64)
+	jvpvjpL        func(t, y, p, v, w, u, gy, gp []float64)
+
+	arena                       []float64 // the reverse code's (revLayout)
+	rb, v, gy, ybar, yi, ynb    []float64
+	gpT, gp, zero               []float64
+	att                         ivp.LaneAttempt // the forward recomputation's attempt
+	st                          []ode.Stats
+	ys, vs, us, gyS, gpS, zeroS []float64 // one lane's, for the programs lane by lane
+}
+
+// NewLaneReplayer returns the replayer of cfg (as NewReplayer, with the
+// programs of pg) for L lanes of trajectories with m parameters, with
+// the lane forms of lp and of pg's cotangent programs where they give
+// the scalar programs' bits. Where the reverse sweep cannot run as
+// machine code here (no AVX2, L not a multiple of four, more than
+// regMaxDim components, or DenseSave, whose saves the lane walk does
+// not reverse) it returns an error: use NewReplayer.
+func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*LaneReplayer, error) {
+	if cfg.DenseSave {
+		return nil, fmt.Errorf("ros: the lane reverse replay does not reverse dense save times")
+	}
+	rp, err := NewReplayer(cfg, m, pg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.NS = 0
+	ls, err := NewLanes(cfg, L, m, lp)
+	if err != nil {
+		return nil, err
+	}
+	rc := revCodeFor(cfg.Tableau, ls.code, m, rp.dfdtvjp != nil)
+	if rc == nil {
+		return nil, fmt.Errorf("ros: no lane reverse replay here (AVX2, lanes a multiple of %d, at most %d components)", ode.LaneWidth, regMaxDim)
+	}
+	lr := &LaneReplayer{Replayer: rp, ls: ls, rc: rc, st: make([]ode.Stats, L)}
+	n := cfg.Dim
+	if v := pg.VJPLanes; v != nil && lanecheck.VJPAgrees(pg.VJP, v, n, m) {
+		lr.vjpL = v
+	}
+	if v := pg.JVPVJPLanes; v != nil && lanecheck.JVPVJPAgrees(pg.JVPVJP, v, n, m) {
+		lr.jvpvjpL = v
+	}
+	if v := pg.DfDtVJPLanes; v != nil && rp.dfdtvjp != nil && lanecheck.VJPAgrees(rp.dfdtvjp, v, n, m) {
+		lr.dfdtvjpL = v
+	}
+	rl := rc.lay
+	buf := make([]float64, rl.size+8)
+	skip := int((64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 8)
+	lr.arena = buf[skip : skip+rl.size]
+	for i, c := range rc.consts {
+		for w := range ode.LaneWidth {
+			lr.arena[rl.consts+i*ode.LaneWidth+w] = c
+		}
+	}
+	a := lr.arena
+	lr.rb, lr.v, lr.gy, lr.ybar, lr.yi, lr.ynb = rl.rb.slice(a, L), rl.v.slice(a, L), rl.gy.slice(a, L), rl.ybar.slice(a, L), rl.yi.slice(a, L), rl.ynb.slice(a, L)
+	lr.gpT, lr.gp, lr.zero = rl.gpT.slice(a, L), rl.gp.slice(a, L), rl.zero.slice(a, L)
+	lr.att = ivp.LaneAttempt{Moved: make([]bool, L), Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	for l := range L {
+		lr.att.Stats[l] = &lr.st[l]
+	}
+	lr.ys, lr.vs, lr.us, lr.gyS = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	lr.gpS, lr.zeroS = make([]float64, m), make([]float64, m)
+	lr.walk = ivp.NewLaneWalk(lr, n)
+	return lr, nil
+}
+
+// Lanes returns L.
+func (lr *LaneReplayer) Lanes() int { return lr.ls.L }
+
+// ReverseLanes runs the reverse replay of every job src hands out, L at
+// a time (ivp.LaneWalk.Reverse).
+func (lr *LaneReplayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
+	lr.walk.Reverse(src, stop)
+}
+
+// ReversePartial reverses a save time inside a lane's step on the
+// scalar replayer, after recomputing f, J and f_t at the step's start
+// there (the scalar walk's ReverseStep leaves them in place).
+func (lr *LaneReplayer) ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64) {
+	lr.start(t, y, p)
+	replayStep{lr.Replayer}.ReversePartial(t, ts, y, p, cot, ybar, gp)
+}
+
+// ReverseSteps reverses a step of every active lane (ivp.LaneReverse):
+// the step recomputed in lanes, then the sweep.
+func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
+	const W = ode.LaneWidth
+	ls, n, m := lr.ls, lr.ls.dim, lr.ls.m
+	for l, on := range r.Active {
+		if !on {
+			continue
+		}
+		scatter(ls.y, r.Y[l][:n], l)
+		scatter(ls.p, r.P[l][:m], l)
+		ls.pl[l] = r.P[l]
+		ls.t[l], ls.h[l] = r.T[l], r.H[l]
+		ls.fresh[l] = false
+		scatter(lr.ynb, r.YNewBar[l][:n], l)
+		scatter(lr.ybar, r.YBar[l][:n], l)
+		scatter(lr.gp, r.GP[l][:m], l)
+	}
+	// f at the steps' starts (start), then the attempt.
+	if fl := ls.lp.F; fl != nil {
+		for grp := range ls.L / W {
+			fl(ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*m*W:(grp+1)*m*W], ls.f0[grp*n*W:(grp+1)*n*W])
+		}
+	} else {
+		for l, on := range r.Active {
+			if on {
+				gather(ls.ys, ls.y, l)
+				ls.cfg.F(ls.t[l], ls.ys, ls.pl[l], ls.fv)
+				scatter(ls.f0, ls.fv, l)
+			}
+		}
+	}
+	a := &lr.att
+	a.Active, a.T, a.H = r.Active, r.T, r.H
+	ls.Attempt(a)
+	rc := lr.rc
+	fwd, rev := unsafe.Pointer(unsafe.SliceData(ls.arena)), unsafe.Pointer(unsafe.SliceData(lr.arena))
+	for k, e := range rc.entries {
+		jit.Call5(e, fwd, rev, nil, nil, nil)
+		if k < len(rc.calls) {
+			lr.program(rc.calls[k], r.Active)
+		}
+	}
+	runtime.KeepAlive(rc)
+	for l, on := range r.Active {
+		if on {
+			gather(r.YBar[l][:n], lr.ybar, l)
+			gather(r.GP[l][:m], lr.gp, l)
+		}
+	}
+}
+
+// program runs the cotangent program the sweep waits for, into gy and
+// gpT: for every group at once where it has its lane form, else lane by
+// lane for the active lanes.
+func (lr *LaneReplayer) program(c revCall, active []bool) {
+	const W = ode.LaneWidth
+	ls, n, m := lr.ls, lr.ls.dim, lr.ls.m
+	tb := ls.cfg.Tableau
+	y := ls.y
+	t := ls.t
+	if c.kind == callVJP {
+		ls.stageTimes(tb.C[c.stage])
+		y, t = lr.yi, ls.tt
+	}
+	grp := func(x []float64, k, g int) []float64 { return x[g*k*W : (g+1)*k*W] }
+	switch {
+	case c.kind == callVJP && lr.vjpL != nil:
+		for g := range ls.L / W {
+			lr.vjpL(grp(t, 1, g), grp(y, n, g), grp(ls.p, m, g), grp(lr.v, n, g), grp(lr.gy, n, g), grp(lr.gpT, m, g))
+		}
+		return
+	case c.kind == callJVPVJP && lr.jvpvjpL != nil:
+		for g := range ls.L / W {
+			lr.jvpvjpL(grp(t, 1, g), grp(y, n, g), grp(ls.p, m, g), grp(lr.v, n, g), grp(lr.zero, m, g), grp(lr.rb, n, g), grp(lr.gy, n, g), grp(lr.gpT, m, g))
+		}
+		return
+	case c.kind == callDfDtVJP && lr.dfdtvjpL != nil:
+		for g := range ls.L / W {
+			lr.dfdtvjpL(grp(t, 1, g), grp(y, n, g), grp(ls.p, m, g), grp(lr.v, n, g), grp(lr.gy, n, g), grp(lr.gpT, m, g))
+		}
+		return
+	}
+	for l, on := range active {
+		if !on {
+			continue
+		}
+		gather(lr.ys, y, l)
+		gather(lr.vs, lr.v, l)
+		p := ls.pl[l]
+		switch c.kind {
+		case callVJP:
+			lr.vjp(t[l], lr.ys, p, lr.vs, lr.gyS, lr.gpS)
+		case callJVPVJP:
+			gather(lr.us, lr.rb, l)
+			lr.jvpvjp(t[l], lr.ys, p, lr.vs, lr.zeroS, lr.us, lr.gyS, lr.gpS)
+		case callDfDtVJP:
+			lr.dfdtvjp(t[l], lr.ys, p, lr.vs, lr.gyS, lr.gpS)
+		}
+		scatter(lr.gy, lr.gyS, l)
+		scatter(lr.gpT, lr.gpS, l)
+	}
+}
