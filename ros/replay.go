@@ -150,7 +150,7 @@ func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, yne
 		for d := range rb {
 			rp.v[d] = h * rb[d]
 		}
-		rp.vjp(t+tb.C[i]*h, rp.yi, p, rp.v, rp.gy, rp.gpTmp)
+		rp.vjp(t+float64(tb.C[i]*h), rp.yi, p, rp.v, rp.gy, rp.gpTmp)
 		addTo(ybarOut, rp.gy)
 		addTo(gp, rp.gpTmp)
 		for j, a := range tb.Alpha[i] {
@@ -177,7 +177,7 @@ func (rp *Replayer) reverseStep(t, h float64, y, p []float64, k [][]float64, yne
 		// v = h·(γ·K_i + Σ_j Γ_ij·K_j).
 		gammaSum(rp.v, tb.GammaOff[i], k)
 		for d := range rp.v {
-			rp.v[d] = h * (rp.v[d] + tb.Gamma*k[i][d])
+			rp.v[d] = h * (rp.v[d] + float64(tb.Gamma*k[i][d]))
 		}
 		rp.jvpvjp(t, y, p, rp.v, rp.zero, rb, rp.gy, rp.gpTmp)
 		addTo(ybarOut, rp.gy)
@@ -202,10 +202,12 @@ func addTo(dst, src []float64) {
 	}
 }
 
+// addScaled sets dst += a·src, each product rounded before the sum (no
+// fused multiply–add under any GOAMD64: the lane replay's bits).
 func addScaled(dst []float64, a float64, src []float64) {
 	src = src[:len(dst)]
 	for i := range dst {
-		dst[i] += a * src[i]
+		dst[i] += float64(a * src[i])
 	}
 }
 
@@ -216,7 +218,7 @@ func matTVec(dst, a, x []float64, n int) {
 		xi := x[i]
 		row := a[i*n : (i+1)*n]
 		for j, v := range row {
-			dst[j] += v * xi
+			dst[j] += float64(v * xi)
 		}
 	}
 }
