@@ -67,7 +67,12 @@ type LaneSolver struct {
 	fregp []unsafe.Pointer
 	kptrs []unsafe.Pointer
 	tIn   []float64
-	moved []uint64 // all-ones in the lanes completing a step (the fused code's mask)
+	// moved is all-ones in the lanes completing a step (the fused code's
+	// mask), then (moved[L:]) in the lanes whose accepted proposal is
+	// yet to become their state (pending: Accept left it to the fused
+	// code, which blends y1 into y).
+	moved   []uint64
+	pending []bool
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
@@ -158,6 +163,9 @@ func (ls *LaneSolver) Size() int { return ls.dim }
 // Load puts a trajectory's state, first stage and parameters into lane
 // l.
 func (ls *LaneSolver) Load(l int, y, f0, p []float64) {
+	if ls.pending != nil {
+		ls.pending[l] = false
+	}
 	ls.scatter(ls.y, y, l)
 	ls.scatter(ls.k[0], f0, l)
 	for j, v := range p {
@@ -208,10 +216,31 @@ func (ls *LaneSolver) gather(dst, src []float64, l int) {
 func (ls *LaneSolver) Proposal(l int, dst []float64) { ls.gather(dst, ls.y1, l) }
 
 // State copies lane l's state into dst.
-func (ls *LaneSolver) State(l int, dst []float64) { ls.gather(dst, ls.y, l) }
+func (ls *LaneSolver) State(l int, dst []float64) {
+	ls.settle(l)
+	ls.gather(dst, ls.y, l)
+}
 
 // Accept makes lane l's proposal its state.
-func (ls *LaneSolver) Accept(l int) { ls.copyLane(ls.y, ls.y1, l) }
+// With the fused code the copy is left to the next attempt's code
+// (pending), which blends it in; anything else that reads the state
+// first settles it.
+func (ls *LaneSolver) Accept(l int) {
+	if ls.fused != nil {
+		ls.pending[l] = true
+		return
+	}
+	ls.copyLane(ls.y, ls.y1, l)
+}
+
+// settle makes lane l's accepted proposal its state where Accept left
+// that to the fused code.
+func (ls *LaneSolver) settle(l int) {
+	if ls.pending != nil && ls.pending[l] {
+		ls.copyLane(ls.y, ls.y1, l)
+		ls.pending[l] = false
+	}
+}
 
 // Keep returns lane l's stages k_0…k_lastB, as the scalar solver's mesh
 // keeps them.
@@ -225,6 +254,7 @@ func (ls *LaneSolver) Keep(l int) [][]float64 {
 // Save re-steps lane l from the start of its accepted step to ts
 // (stepper.Save), on the scalar solver's arrays.
 func (ls *LaneSolver) Save(l int, dst []float64, t, _, ts float64, p []float64, st *ode.Stats) {
+	ls.settle(l)
 	sv := ls.sv
 	ls.gather(sv.y, ls.y, l)
 	ls.gather(sv.k[0], ls.k[0], l)
@@ -236,6 +266,7 @@ func (ls *LaneSolver) Save(l int, dst []float64, t, _, ts float64, p []float64, 
 // FSAL stage (evaluated now if deferred) becomes the lane's k_0, or for
 // a method without FSAL f at the new point.
 func (ls *LaneSolver) Advance(l int, tEnd float64, p []float64, next bool, st *ode.Stats) {
+	ls.settle(l)
 	sv := ls.sv
 	switch {
 	case sv.fsal && !sv.defer_:
@@ -315,8 +346,13 @@ func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
 	sv := ls.sv
 	evals := sv.attemptEvals
 	advEval := !sv.fsal || sv.defer_ // completing a step evaluates f
+	L := ls.L
 	for l, on := range a.Active {
-		ls.moved[l] = 0
+		ls.moved[l], ls.moved[L+l] = 0, 0
+		if ls.pending[l] {
+			ls.moved[L+l] = ^uint64(0)
+			ls.pending[l] = false
+		}
 		if !on {
 			continue
 		}

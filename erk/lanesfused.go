@@ -100,6 +100,21 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
 		reload()
 	}
 	reload()
+	// The lanes' accepted proposals become their states (Accept leaves
+	// it here): y = y1 under the mask at moved[L:], before anything
+	// reads y.
+	for grp := range G {
+		a.Load64(jit.R12, arg(argMoved))
+		a.VRM(pp, m0, true, jit.OpLoad, yMask, 0, jit.Mem{Base: jit.R12, Disp: int32(8*L + 32*grp)})
+		for d := grp * gdim; d < (grp+1)*gdim; d += 4 {
+			yv := jit.Mem{Base: regY, Disp: int32(8 * d)}
+			a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, jit.Mem{Base: regY1, Disp: int32(8 * d)})
+			a.VRR(pp, m0, true, jit.OpAnd, yT0, yT0, yMask) // y1 where pending
+			a.VRM(pp, m0, true, jit.OpAndN, yT1, yMask, yv) // y elsewhere
+			a.VRR(pp, m0, true, jit.OpOr, yT0, yT0, yT1)
+			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, yv)
+		}
+	}
 	// The completion of the lanes' accepted steps (Stepper.Advance):
 	// k_0 of a lane that moved becomes its FSAL stage, or f at its new
 	// point, evaluated for every lane into the spare stage (index s of
@@ -170,7 +185,8 @@ func (ls *LaneSolver) setFused(regs func() []float64) {
 		ls.kptrs[j] = ptr(kj)
 	}
 	ls.kptrs[len(ls.k)] = ptr(ls.adv)
-	ls.moved = make([]uint64, ls.L)
+	ls.moved = make([]uint64, 2*ls.L)
+	ls.pending = make([]bool, ls.L)
 	ls.fargs = ls.jargs
 	ls.fargs[7] = ptr(ls.fused.coefs)
 	ls.fargs[argT], ls.fargs[argP] = ptr(ls.tIn), ptr(ls.p)
