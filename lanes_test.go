@@ -13,9 +13,9 @@ import (
 
 // The built-in systems' lane forms run on the lane engines with their
 // references' bits: Lorenz forward, the halo forward and with
-// sensitivities (its lane sensitivity system) on cpu-lanes, Robertson
-// with Rodas5P on cpu-ros-lanes; the router picks the lane engines for
-// them.
+// sensitivities (its lane sensitivity system) on cpu-lanes, Robertson,
+// HIRES and the stiff Van der Pol oscillator on cpu-ros-lanes; the
+// router picks the lane engines for them.
 func TestBuiltinSystemsInLanes(t *testing.T) {
 	if err := cpu.LanesAvailable(); err != nil {
 		t.Skipf("cpu-lanes cannot run here: %v", err)
@@ -27,6 +27,8 @@ func TestBuiltinSystemsInLanes(t *testing.T) {
 	for i := range rob.N {
 		rob.P = append(rob.P, 0.02+0.003*float64(i), 3e7, 1e4)
 	}
+	hires := &gradsolve.Ensemble{N: 9, T0: []float64{0}, T1: []float64{10, 20, 40, 80, 160, 321.8122, 5, 1, 2}}
+	vdp := &gradsolve.Ensemble{N: 10, P: linspace(1e2, 1e4, 10), T0: []float64{0}, T1: []float64{2}}
 	for _, c := range []struct {
 		name, engine, ref string
 		pr                *gradsolve.Problem
@@ -38,6 +40,8 @@ func TestBuiltinSystemsInLanes(t *testing.T) {
 		{"halo sensitivities", "cpu-lanes", "cpu-erk", systems.Halo(), ph, gradsolve.Options{Method: method.Vern7, RTol: 1e-8, ATol: 1e-8,
 			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1), gradsolve.InitialValue(2)}}}},
 		{"robertson", "cpu-ros-lanes", "cpu-ros", systems.Robertson(), rob, gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-11}},
+		{"hires", "cpu-ros-lanes", "cpu-ros", systems.HIRES(), hires, gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-9}},
+		{"vdp stiff", "cpu-ros-lanes", "cpu-ros", systems.VanDerPolStiff(0), vdp, gradsolve.Options{Method: method.Rosenbrock23, RTol: 1e-6, ATol: 1e-8}},
 	} {
 		lanes, err := gradsolve.Solve(ctx, c.pr, c.ens, &c.o)
 		if err != nil {

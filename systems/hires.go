@@ -61,8 +61,8 @@ func HIRES() *ode.Problem {
 		T0:         0,
 		T1:         321.8122,
 		Stiff:      true,
-		Programs:   hiresPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return hiresLanes.add(hiresPrograms()) },
+		Offers:     hiresLanes.offers(),
 	}
 }
 

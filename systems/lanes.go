@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/gradsolve/gradsolve/ode"
@@ -13,8 +14,9 @@ import (
 // the same formulas written in the same order as the hand-written
 // function, whose bits it therefore has (TestLaneForms). Lorenz and the
 // halo have one, so the command's default ensemble runs in lanes, and
-// so has Robertson, for the Rosenbrock lane engine (its J stays the
-// hand-written one, evaluated lane by lane).
+// so have the stiff Robertson, HIRES and Van der Pol systems, for the
+// Rosenbrock lane engine (their J stays the hand-written one, evaluated
+// lane by lane).
 
 // laneForm is a system's formulas, compiled once on first use.
 type laneForm struct {
@@ -74,6 +76,37 @@ var robertsonLanes = &laneForm{model: func() *sym.Model {
 	m.Deriv(y1, k1.Neg().Mul(y1).Add(b))
 	m.Deriv(y2, k1.Mul(y1).Sub(b).Sub(c))
 	m.Deriv(y3, c)
+	return m
+}}
+
+// hiresLanes is HIRES's f as hiresF computes it.
+var hiresLanes = &laneForm{model: func() *sym.Model {
+	m := sym.NewModel("hires")
+	var y [8]sym.Expr
+	for i, v := range []float64{1, 0, 0, 0, 0, 0, 0, 0.0057} {
+		y[i] = m.State(fmt.Sprintf("y%d", i+1), v)
+	}
+	c := m.Const
+	r := c(280).Mul(y[5]).Mul(y[7])
+	m.Deriv(y[0], c(-1.71).Mul(y[0]).Add(c(0.43).Mul(y[1])).Add(c(8.32).Mul(y[2])).Add(c(0.0007)))
+	m.Deriv(y[1], c(1.71).Mul(y[0]).Sub(c(8.75).Mul(y[1])))
+	m.Deriv(y[2], c(-10.03).Mul(y[2]).Add(c(0.43).Mul(y[3])).Add(c(0.035).Mul(y[4])))
+	m.Deriv(y[3], c(8.32).Mul(y[1]).Add(c(1.71).Mul(y[2])).Sub(c(1.12).Mul(y[3])))
+	m.Deriv(y[4], c(-1.745).Mul(y[4]).Add(c(0.43).Mul(y[5].Add(y[6]))))
+	m.Deriv(y[5], r.Neg().Add(c(0.69).Mul(y[3])).Add(c(1.71).Mul(y[4])).Sub(c(0.43).Mul(y[5])).Add(c(0.69).Mul(y[6])))
+	f7 := r.Sub(c(1.81).Mul(y[6]))
+	m.Deriv(y[6], f7)
+	m.Deriv(y[7], f7.Neg())
+	return m
+}}
+
+// vanDerPolLanes is Van der Pol's f as vanDerPolF computes it.
+var vanDerPolLanes = &laneForm{model: func() *sym.Model {
+	m := sym.NewModel("vdp")
+	x, v := m.State("x", 2), m.State("v", 0)
+	mu := m.Param("mu", 1)
+	m.Deriv(x, v)
+	m.Deriv(v, mu.Mul(m.Const(1).Sub(x.Mul(x)).Mul(v).Sub(x)))
 	return m
 }}
 

@@ -10,14 +10,15 @@ import (
 	"github.com/gradsolve/gradsolve/systems"
 )
 
-// The lane forms of the built-in systems (Lorenz, the halo, Robertson) give, lane
+// The lane forms of the built-in systems (Lorenz, the halo, Robertson,
+// HIRES, Van der Pol) give, lane
 // by lane, the bits of the hand-written f, on random states and
 // parameters of both signs and a wide range of scales; they are offered
 // exactly where lane code runs.
 func TestLaneForms(t *testing.T) {
 	const L = ode.LaneWidth
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, pr := range []*ode.Problem{systems.Lorenz(), systems.Halo(), systems.Robertson()} {
+	for _, pr := range []*ode.Problem{systems.Lorenz(), systems.Halo(), systems.Robertson(), systems.HIRES(), systems.VanDerPol(), systems.VanDerPolStiff(0)} {
 		pg := pr.Programs()
 		if got, want := pg.FLanes != nil, tape.HasLaneCode(); got != want || pr.ProgramSet().Has(ode.HasFLanes) != want {
 			t.Fatalf("%s: FLanes set %v, offered %v; lane code here %v", pr.Name, got, pr.ProgramSet().Has(ode.HasFLanes), want)

@@ -41,8 +41,8 @@ func VanDerPol() *ode.Problem {
 		P:          []float64{1},
 		T0:         0,
 		T1:         6.3,
-		Programs:   vanDerPolPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return vanDerPolLanes.add(vanDerPolPrograms()) },
+		Offers:     vanDerPolLanes.offers(),
 	}
 }
 
@@ -151,7 +151,7 @@ func VanDerPolStiff(mu float64) *ode.Problem {
 		T0:         0,
 		T1:         2,
 		Stiff:      true,
-		Programs:   vanDerPolPrograms,
-		Offers:     builtinPrograms,
+		Programs:   func() *ode.Programs { return vanDerPolLanes.add(vanDerPolPrograms()) },
+		Offers:     vanDerPolLanes.offers(),
 	}
 }
