@@ -362,20 +362,24 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		}
 		return
 	}
-	need := false // some lane's J is due
+	need := false     // some lane's J is due
+	anyMoved := false // some lane needs f at its new point
 	for l, on := range a.Active {
 		if !on {
 			ls.h[l] = 0 // an idle lane computes on what it holds, harmlessly
 			continue
 		}
-		st, p := a.Stats[l], ls.pl[l]
+		st := a.Stats[l]
 		ls.moved[l] = 0
-		switch {
-		case a.Moved[l] && ls.fsal: // the code makes the last stage's f the lane's f0
+		if a.Moved[l] {
+			// The code makes the last stage's f the lane's f0 (FSAL), or
+			// f at its new (t, y) (fadv: the code's, or advanceF's).
 			ls.moved[l] = math.Float64frombits(^uint64(0))
 			ls.fresh[l] = false
-		case a.Moved[l]:
-			ls.Advance(l, a.T[l], p, true, st)
+			if !ls.fsal {
+				st.FEvals++
+				anyMoved = true
+			}
 		}
 		if !ls.fresh[l] {
 			need = true
@@ -385,10 +389,13 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		ls.t[l] = a.T[l]
 		st.LUs++
 	}
+	lc, tb := ls.code, ls.cfg.Tableau
+	if anyMoved && !lc.fused {
+		ls.advanceF(a)
+	}
 	if need {
 		ls.jacobians(a.Active)
 	}
-	lc, tb := ls.code, ls.cfg.Tableau
 	arena := unsafe.Pointer(unsafe.SliceData(ls.arena))
 	if ls.ns > 0 {
 		ls.stageTimes(tb.C[0])
@@ -420,6 +427,29 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 			e := ls.err[l]
 			a.Err[l], a.OK[l] = e, e <= math.MaxFloat64
 			a.Stats[l].FEvals += ls.s - 1 + ls.ns*ls.s // f at stages 1…, a tangent per column at every stage
+		}
+	}
+}
+
+// advanceF writes f at (t, y) of the lanes that moved on into the
+// code's fadv, for a method without FSAL whose code does not evaluate f
+// itself: for every group at once (lp.F), or lane by lane.
+func (ls *LaneSolver) advanceF(a *ivp.LaneAttempt) {
+	const W = ode.LaneWidth
+	n, na, m := ls.dim, ls.na, ls.m
+	fadv := ls.code.lay.fadv.slice(ls.arena, ls.L)
+	if fl := ls.lp.F; fl != nil {
+		for grp := range ls.L / W {
+			b := grp * na * W
+			fl(ls.t[grp*W:(grp+1)*W], ls.y[b:b+n*W], ls.p[grp*m*W:(grp+1)*m*W], fadv[grp*n*W:(grp+1)*n*W])
+		}
+		return
+	}
+	for l, on := range a.Active {
+		if on && a.Moved[l] {
+			gatherAt(ls.ys, ls.y, na, 0, l)
+			ls.cfg.F(ls.t[l], ls.ys, ls.pl[l], ls.fv)
+			scatter(fadv, ls.fv, l)
 		}
 	}
 }

@@ -62,6 +62,7 @@ type laneArray struct {
 type laneLayout struct {
 	dim, s, m, L, G                int
 	y, y1, f0, yt, acc, jv, ev, ft laneArray
+	fadv                           laneArray // f at the new (t, y) of the lanes that moved on (a method without FSAL)
 	jac, lu                        laneArray // Dim×Dim, row-major per lane
 	piv, inv                       laneArray // the pivot rows (as float64) and U's reciprocal diagonal
 	ok                             laneArray // all ones where W factored, else zero
@@ -101,7 +102,7 @@ func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
 	lay.rtol, lay.atol = arr(dim), arr(dim)
 	na := dim * (1 + ns) // the state and its columns
 	lay.y, lay.y1 = arr(na), arr(na)
-	lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
+	lay.f0, lay.yt, lay.acc, lay.jv, lay.ev, lay.ft, lay.fadv = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
 	lay.piv, lay.inv = arr(dim), arr(dim)
 	for range s {
 		lay.k = append(lay.k, arr(dim))
@@ -873,8 +874,14 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 			g.begin()
 		}
 		if i == 0 {
-			if tb.FSAL() {
-				g.fsal()
+			switch {
+			case tb.FSAL():
+				g.advance(lay.fs[s-1])
+			case fused:
+				g.f(body, 0, -1) // f at (t, y): into fadv
+				g.advance(lay.fadv)
+			default:
+				g.advance(lay.fadv) // (Go evaluated it)
 			}
 			g.formW(tb.Gamma)
 			g.factor()
@@ -915,17 +922,16 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 	return lc, nil
 }
 
-// fsal makes f at the end of the last step f0 in the lanes whose step
-// moved on (the mask moved), as stepper.Advance copies it for an FSAL
-// method.
-func (g *laneGen) fsal() {
+// advance makes src f0 in the lanes whose step moved on (the mask
+// moved), as stepper.Advance does: the last stage's f for an FSAL
+// method, else f at the new (t, y) (fadv).
+func (g *laneGen) advance(src laneArray) {
 	lay := g.lay
-	last := lay.fs[lay.s-1]
 	for grp := range lay.G {
 		g.ld(0, g.of(lay.moved, 0, grp))
 		for d := range lay.dim {
 			g.ld(1, g.of(lay.f0, d, grp))
-			g.ld(2, g.of(last, d, grp))
+			g.ld(2, g.of(src, d, grp))
 			g.blend(1, 1, 2, 0)
 			g.st(g.of(lay.f0, d, grp), 1)
 		}
@@ -985,22 +991,32 @@ func (g *laneGen) norm() {
 
 // f emits f's body for every group at the stage time t + c·h (the
 // scalar solver's t + float64(c·h)) of the input yt, into stage j's
-// fs, under ode.LaneKernel's contract: the group's register file in DI
+// fs — or with j < 0 at (t, y) into fadv — under ode.LaneKernel's
+// contract: the group's register file in DI
 // (the lanes' times in its first values), yt in SI, p in DX, the output
 // in R11 (and CX); the body keeps AX, the arena's address.
 func (g *laneGen) f(body []byte, c float64, j int) {
 	lay := g.lay
 	const W = ode.LaneWidth
+	in, out := lay.yt, lay.fadv
+	if j >= 0 {
+		out = lay.fs[j]
+	}
 	for grp := range lay.G {
 		file := g.mem(lay.files + grp*lay.fileLen)
-		g.ld(0, g.of(lay.h, 0, grp))
-		g.opm(jit.OpMul, 0, 0, g.c(c))
-		g.opm(jit.OpAdd, 0, 0, g.of(lay.t, 0, grp)) // t + c·h
+		g.ld(0, g.of(lay.t, 0, grp))
+		if j >= 0 {
+			g.ld(1, g.of(lay.h, 0, grp))
+			g.opm(jit.OpMul, 1, 1, g.c(c))
+			g.op(jit.OpAdd, 0, 0, 1) // t + c·h
+		} else {
+			in = lay.y // f at (t, y) itself
+		}
 		g.st(file, 0)
 		g.a.Lea(jit.DI, file)
-		g.a.Lea(jit.SI, g.mem(lay.yt.off+grp*lay.yt.n*W))
+		g.a.Lea(jit.SI, g.mem(in.off+grp*in.n*W))
 		g.a.Lea(jit.DX, g.mem(lay.p.off+grp*lay.p.n*W))
-		g.a.Lea(jit.R11, g.mem(lay.fs[j].off+grp*lay.fs[j].n*W))
+		g.a.Lea(jit.R11, g.mem(out.off+grp*out.n*W))
 		g.a.MovRR(jit.CX, jit.R11)
 		g.a.B = append(g.a.B, body...)
 	}
