@@ -83,6 +83,28 @@ type LaneSolver struct {
 // Programs (nil for none): where it is set and the processor has AVX2,
 // the whole attempt runs as one function of machine code.
 func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel) (*LaneSolver, error) {
+	return newLanes(cfg, L, m, ode.LaneProgram{F: flanes, Kernel: kernel}, 0)
+}
+
+// NewSensLanes is NewLanes for a forward sensitivity system of n states
+// (cfg.Dim = n·(1 + columns)) in lane form: lp.F evaluates the whole
+// system for four lanes at once, and where lp gives the machine code by
+// columns (lp.Columns, with lp.Kernel f's), the whole attempt runs as
+// one function of machine code with each column's program in it.
+func NewSensLanes(cfg Config, L, m int, lp ode.LaneProgram, n int) (*LaneSolver, error) {
+	return newLanes(cfg, L, m, lp, n)
+}
+
+// newLanes is NewLanes with the lane program lp, of a sensitivity
+// system of nState states where nState > 0.
+func newLanes(cfg Config, L, m int, lp ode.LaneProgram, nState int) (*LaneSolver, error) {
+	flanes, kernel := lp.F, lp.Kernel
+	var cols *laneCols
+	if lp.Columns != nil {
+		if cols = newLaneCols(lp.Columns, cfg.Dim, nState, m); cols == nil {
+			kernel = nil // not a system of the columns' shape: no fused attempt
+		}
+	}
 	if L < 1 {
 		return nil, fmt.Errorf("erk: %d lanes: must be ≥ 1", L)
 	}
@@ -140,9 +162,9 @@ func NewLanes(cfg Config, L, m int, flanes ode.LaneFunc, kernel *ode.LaneKernel)
 		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
 	}
 	if k := kernel; k != nil && ls.jit != nil && flanes != nil && jit.HasAVX2() {
-		if ls.fused = buildFusedLanes(sv, k, L, m); ls.fused != nil {
+		if ls.fused = buildFusedLanes(sv, k, cols, L, m); ls.fused != nil {
 			ls.tIn = make([]float64, L)
-			ls.setFused(k.Registers)
+			ls.setFused(k.Registers, cols)
 		}
 	}
 	ls.driver = ivp.NewLaneDriver(ls, &sv.loop)

@@ -22,6 +22,9 @@ type laneCase struct {
 	pr   *ode.Problem
 	trs  []ivp.Trajectory
 	nd   int // Config.NormDim (0: all)
+	// cols, where set, is the sensitivity system's machine code by
+	// columns (of nd states), with f's kernel as the Programs' Kernel.
+	cols *ode.LaneColumns
 }
 
 // blowup has a finite escape time at t = 1/(c·y0): the step size
@@ -58,7 +61,7 @@ func laneCases(t testing.TB) []laneCase {
 		}
 		trs = append(trs, tr)
 	}
-	cs = append(cs, laneCase{"lorenz", lor, trs, 0})
+	cs = append(cs, laneCase{"lorenz", lor, trs, 0, nil})
 	trs = nil
 	for i := range 6 {
 		x := float64(i)
@@ -70,7 +73,7 @@ func laneCases(t testing.TB) []laneCase {
 		}
 		trs = append(trs, tr)
 	}
-	cs = append(cs, laneCase{"halo", halo, trs, 0})
+	cs = append(cs, laneCase{"halo", halo, trs, 0, nil})
 	// The halo's fused sensitivity system to (vc, q) in lanes
 	// (SensLanes): 18 components, the 6 of the state in the norm.
 	sensF, err := halo.SensF([]int{0, 1})
@@ -90,7 +93,23 @@ func laneCases(t testing.TB) []laneCase {
 		tr.Y0 = append(append([]float64(nil), tr.Y0...), make([]float64, 12)...)
 		strs = append(strs, tr)
 	}
-	cs = append(cs, laneCase{"halo-sens", sens, strs, 6})
+	cs = append(cs, laneCase{"halo-sens", sens, strs, 6, nil})
+	// The same system with its machine code by columns, as the code
+	// gradsolve gen writes gives it: f's body, then the body of the
+	// program of f and J_y·v + J_p·w (FJVP) for each column.
+	if hs := lanetest.Set(t, "../examples/halo.ode", ""); hs != nil {
+		fj, err := hs.FJVP()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fk, ck := hs.F().LaneKernel(), fj.SeededLaneKernel(); fk != nil && ck != nil {
+			cols := &ode.LaneColumns{Kernel: ck, W: [][]float64{{1, 0, 0}, {0, 1, 0}}}
+			byCols := &ode.Problem{Name: "halo-sens-columns", Dim: 18, NumParams: 3, F: sensF(), Programs: func() *ode.Programs {
+				return &ode.Programs{F: sensF(), FLanes: sensL().F, Kernel: fk}
+			}}
+			cs = append(cs, laneCase{"halo-sens-columns", byCols, strs, 6, cols})
+		}
+	}
 	trs = nil
 	for i := range 7 {
 		x := float64(i)
@@ -99,7 +118,7 @@ func laneCases(t testing.TB) []laneCase {
 	// sqrt(y) of y0 < 0: f(t0, y0) is not finite, and the lane's
 	// trajectory ends at its start (NonFinite).
 	trs = append(trs[:3], append([]ivp.Trajectory{{T0: 0, T1: 1, Y0: []float64{-1, 0}, P: []float64{1}}}, trs[3:]...)...)
-	cs = append(cs, laneCase{"blowup", bl, trs, 0})
+	cs = append(cs, laneCase{"blowup", bl, trs, 0, nil})
 	// Lorenz-96 of 40 states, with a time-dependent forcing (sin t: f
 	// calls Go between pieces of lane code, so no fused attempt): a
 	// system whose stage code is large.
@@ -122,7 +141,7 @@ func laneCases(t testing.TB) []laneCase {
 		}
 		trs = append(trs, ivp.Trajectory{T0: 0, T1: 0.3 + 0.05*float64(i), Y0: y0, P: []float64{8 + 0.1*float64(i)}, Save: []float64{0.1}})
 	}
-	cs = append(cs, laneCase{"lorenz96", l96, trs, 0})
+	cs = append(cs, laneCase{"lorenz96", l96, trs, 0, nil})
 	return cs
 }
 
@@ -158,6 +177,9 @@ func TestLanesMatchScalar(t *testing.T) {
 							fl, kernel = pg.FLanes, pg.Kernel
 						}
 						ls, err := NewLanes(cfg, L, pr.NumParams, fl, kernel)
+						if c.cols != nil {
+							ls, err = NewSensLanes(cfg, L, pr.NumParams, ode.LaneProgram{F: fl, Kernel: kernel, Columns: c.cols}, c.nd)
+						}
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -41,7 +41,12 @@ type fusedLanes struct {
 // where the code would pass jitMaxCode or cannot be made executable.
 // Each stage's sums run for every group, then f for each group in turn:
 // the groups' chains are independent, so the processor overlaps them.
-func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
+//
+// With cols (a sensitivity system by columns, ode.LaneColumns), each
+// evaluation is f's body followed, for each column, by the column
+// program's body on the column's block, with its own register file
+// (laneCols).
+func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *fusedLanes {
 	const W = ode.LaneWidth
 	s := sv.s
 	end := s
@@ -49,7 +54,11 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
 		end = s - 1
 	}
 	G := L / W
-	if jitCodeEstimate(sv)*L+G*(s+1)*(len(k.Body)+160) > jitMaxCode {
+	per := len(k.Body) + 160
+	if cols != nil {
+		per += cols.ns * (len(cols.k.Body) + 80)
+	}
+	if jitCodeEstimate(sv)*L+G*(s+1)*per > jitMaxCode {
 		return nil
 	}
 	gdim := sv.dim * W // a group's values of an array of states
@@ -85,6 +94,11 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
 			a.VRR(pp, m0, true, jit.OpMul, yT1, yT1, yH)  // c·h
 			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yT1) // t + c·h
 		}
+		if cols != nil { // the times into the columns' register file too
+			a.Load64(jit.DI, arg(argFRegs))
+			a.Load64(jit.DI, jit.Mem{Base: jit.DI, Disp: int32(8 * (G + grp))})
+			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
+		}
 		a.Load64(jit.DI, arg(argFRegs))
 		a.Load64(jit.DI, jit.Mem{Base: jit.DI, Disp: int32(8 * grp)}) // the group's register file
 		a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.DI})
@@ -96,7 +110,20 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
 		a.Load64(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * j)})
 		a.Lea(jit.R11, jit.Mem{Base: jit.R11, Disp: int32(8 * grp * gdim)})
 		a.MovRR(jit.CX, jit.R11)
+		a.MovRR(jit.AX, jit.R11) // the output, kept for the columns (the bodies keep AX, SI and DX)
 		a.B = append(a.B, k.Body...)
+		if cols != nil {
+			n := cols.n * W // a group's values of one block of the state
+			for c := range cols.ns {
+				a.Load64(jit.DI, arg(argFRegs))
+				a.Load64(jit.DI, jit.Mem{Base: jit.DI, Disp: int32(8 * (G + grp))})
+				a.Lea(jit.R8, jit.Mem{Base: jit.SI, Disp: int32(8 * n * (1 + c))}) // v: the column's block
+				a.Lea(jit.R9, jit.Mem{Base: jit.DI, Disp: int32(8 * (cols.fileLen + c*m*W))})
+				a.Lea(jit.R11, jit.Mem{Base: jit.DI, Disp: int32(8 * (cols.fileLen + cols.ns*m*W))}) // f, discarded
+				a.Lea(jit.CX, jit.Mem{Base: jit.AX, Disp: int32(8 * n * (1 + c))})
+				a.B = append(a.B, cols.k.Body...)
+			}
+		}
 		reload()
 	}
 	reload()
@@ -169,16 +196,60 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, L, m int) *fusedLanes {
 	return &fusedLanes{code: code, entry: code.Addr(0), coefs: g.coefs, size: len(a.B)}
 }
 
+// laneCols is a sensitivity system by columns (ode.LaneColumns) as the
+// fused code runs it: ns columns of n states, the column program's body
+// k, and the length of its register file, after which each group's
+// file holds every column's w (m·W values, lane-major) and then the
+// n·W values of the f it writes and the code discards.
+type laneCols struct {
+	k       *ode.LaneKernel
+	w       [][]float64
+	n, ns   int
+	fileLen int
+}
+
+// newLaneCols returns c as the fused code runs it for a system of n
+// states and m parameters, or nil where it does not fit it: no kernel,
+// columns that do not fill the state, or a direction of another length.
+func newLaneCols(c *ode.LaneColumns, dim, n, m int) *laneCols {
+	if c == nil || c.Kernel == nil || n < 1 || dim != n*(1+len(c.W)) {
+		return nil
+	}
+	for _, w := range c.W {
+		if len(w) != m {
+			return nil
+		}
+	}
+	return &laneCols{k: c.Kernel, w: c.W, n: n, ns: len(c.W), fileLen: len(c.Kernel.Registers())}
+}
+
 // setFused points the fused code's arguments at ls's arrays; regs
-// makes a register file of f's lane code, one per group of lanes.
-func (ls *LaneSolver) setFused(regs func() []float64) {
+// makes a register file of f's lane code, one per group of lanes (and
+// with columns, each group's file of the column program after them).
+func (ls *LaneSolver) setFused(regs func() []float64, cols *laneCols) {
+	const W = ode.LaneWidth
 	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
-	G := ls.L / ode.LaneWidth
+	G := ls.L / W
 	ls.fregs = make([][]float64, G)
 	ls.fregp = make([]unsafe.Pointer, G)
 	for grp := range G {
 		ls.fregs[grp] = regs()
 		ls.fregp[grp] = ptr(ls.fregs[grp])
+	}
+	if cols != nil {
+		for range G {
+			f := make([]float64, cols.fileLen+cols.ns*ls.m*W+cols.n*W)
+			copy(f, cols.k.Registers())
+			for c, w := range cols.w {
+				for j, v := range w {
+					for l := range W {
+						f[cols.fileLen+c*ls.m*W+j*W+l] = v
+					}
+				}
+			}
+			ls.fregs = append(ls.fregs, f)
+			ls.fregp = append(ls.fregp, ptr(f))
+		}
 	}
 	ls.kptrs = make([]unsafe.Pointer, len(ls.k)+1)
 	for j, kj := range ls.k {

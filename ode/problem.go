@@ -53,10 +53,27 @@ type LaneKernel struct {
 
 // LaneProgram is a right-hand side in lane form: F for LaneWidth
 // trajectories at once and, where it has one, its Kernel (see
-// Programs.FLanes and Programs.Kernel).
+// Programs.FLanes and Programs.Kernel). A forward sensitivity system
+// may instead give its machine code by columns (Columns): Kernel is
+// then f's, and the system's is f followed by each column's program.
 type LaneProgram struct {
-	F      LaneFunc
+	F       LaneFunc
+	Kernel  *LaneKernel
+	Columns *LaneColumns
+}
+
+// LaneColumns is a forward sensitivity system's machine code by
+// columns, for a system of Dim states followed by len(W) columns S_c:
+// column c's derivative is Kernel — a LaneKernel with seeds, reading v
+// from R8 and w from R9 — evaluated with v = S_c and w = W[c], which
+// writes f into its first Dim outputs ([R11]; the engine discards them)
+// and J_y·v + J_p·w into the next Dim ([CX]). Together with the
+// LaneProgram's Kernel (f) it must give the LaneProgram's F bit for bit.
+type LaneColumns struct {
 	Kernel *LaneKernel
+	// W holds each column's parameter direction w_c (NumParams values,
+	// the same in every lane).
+	W [][]float64
 }
 
 // InitialFunc computes an initial state from the parameters: it writes

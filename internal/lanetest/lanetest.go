@@ -114,7 +114,11 @@ func SameOutput(got, want *ivp.Output) string {
 
 // Compiled returns the problem of the problem file at path compiled by
 // the tape, or of src where it is not empty (path then names it).
-func Compiled(t testing.TB, path, src string) *ode.Problem {
+func Compiled(t testing.TB, path, src string) *ode.Problem { return Set(t, path, src).Problem() }
+
+// Set returns the tape's Set of the problem file at path, or of src
+// where it is not empty (path then names it).
+func Set(t testing.TB, path, src string) *tape.Set {
 	t.Helper()
 	if src == "" {
 		b, err := os.ReadFile(path)
@@ -131,7 +135,7 @@ func Compiled(t testing.TB, path, src string) *ode.Problem {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return set.Problem()
+	return set
 }
 
 // Check reports on t, under name, what went wrong in the hand-out, the

@@ -106,7 +106,7 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	byteLines(&w, body, 16, "0x%02x", ", ", ",")
 	w.WriteString("}\n")
 	if fj != nil {
-		sensLanes(&w, prefix, hook, dim, np, fj.LaneRegisters(), fjBase, fjLits)
+		sensLanes(&w, prefix, hook, dim, np, fj.LaneRegisters(), fjBase, fjLits, fjBody)
 	}
 	goSrc, err = format.Source(w.Bytes())
 	if err != nil {
@@ -188,15 +188,17 @@ func registers(w *bytes.Buffer, name string, n, base int, lits []string) {
 // once per column with its direction w (a unit vector, or zero for an
 // initial value), the column's tangent from its second block — the
 // instructions <Prefix>Sens runs for a column, so its bits.
-func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, lits []string) {
+func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, lits []string, body []byte) {
 	const L = ode.LaneWidth
 	fmt.Fprintf(w, "\n// %sSensLanes is %sSensF in lane form (ode.Problem.SensLanes):\n", hook, prefix)
-	fmt.Fprintf(w, "// f's lane code, then for each column the lane code of f and\n// J_y·v + J_p·w (%sFJVP), whose instructions %sSens runs for a column.\n", hook, prefix)
+	fmt.Fprintf(w, "// f's lane code, then for each column the lane code of f and\n// J_y·v + J_p·w (%sFJVP), whose instructions %sSens runs for a column;\n// as machine code, the same bodies by columns (ode.LaneColumns).\n", hook, prefix)
 	fmt.Fprintf(w, "func %sSensLanes(paramCols []int) (func() ode.LaneProgram, error) {\n", hook)
 	fmt.Fprintf(w, "\tws := make([]float64, len(paramCols)*%d)\n", np*L)
 	fmt.Fprintf(w, "\tfor c, j := range paramCols {\n\t\tif j >= %d {\n", np)
 	fmt.Fprintf(w, "\t\t\treturn nil, fmt.Errorf(\"%%s: sensitivity column %%d: parameter %%d, but the model has %d\", %q, c, j)\n\t\t}\n", np, strings.ToLower(prefix))
 	fmt.Fprintf(w, "\t\tif j >= 0 {\n\t\t\tfor l := range %d {\n\t\t\t\tws[(c*%d+j)*%d+l] = 1\n\t\t\t}\n\t\t}\n\t}\n", L, np, L)
+	fmt.Fprintf(w, "\twc := make([][]float64, len(paramCols)) // each column's direction, for the machine code\n")
+	fmt.Fprintf(w, "\tfor c, j := range paramCols {\n\t\twc[c] = make([]float64, %d)\n\t\tif j >= 0 {\n\t\t\twc[c][j] = 1\n\t\t}\n\t}\n", np)
 	fmt.Fprintf(w, "\tif !tape.HasLaneCode() {\n\t\treturn func() ode.LaneProgram { return ode.LaneProgram{} }, nil\n\t}\n")
 	fmt.Fprintf(w, "\treturn func() ode.LaneProgram {\n\t\trf, rs := %sRegisters(), %sFJVPRegisters()\n", hook, hook)
 	fmt.Fprintf(w, "\t\tscratch := make([]float64, %d)\n", dim*L)
@@ -211,9 +213,14 @@ func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, l
 	fmt.Fprintf(w, "\t\t\tcopy(rf[:%d], t[:%d])\n\t\t\t%sF(&rf[0], &y[0], %s, &dy[0])\n", L, L, hook, pArg)
 	fmt.Fprintf(w, "\t\t\tfor c := range paramCols {\n\t\t\t\to := %d * (1 + c)\n\t\t\t\tcopy(rs[:%d], t[:%d])\n", dim*L, L, L)
 	fmt.Fprintf(w, "\t\t\t\t%sFJVP(&rs[0], &y[0], %s, &y[o], %s, &scratch[0], &dy[o])\n\t\t\t}\n\t\t}\n", hook, pArg, wArg)
-	fmt.Fprintf(w, "\t\treturn ode.LaneProgram{F: f}\n\t}, nil\n}\n\n")
+	fmt.Fprintf(w, "\t\treturn ode.LaneProgram{F: f, Kernel: &ode.LaneKernel{Body: %sBody, Registers: %sRegisters},\n", hook, hook)
+	fmt.Fprintf(w, "\t\t\tColumns: &ode.LaneColumns{Kernel: &ode.LaneKernel{Body: %sFJVPBody, Registers: %sFJVPRegisters}, W: wc}}\n\t}, nil\n}\n\n", hook, hook)
 	fmt.Fprintf(w, "// %sFJVP runs the lane code of f and J_y·v + J_p·w: register file\n// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.\n//\n//go:noescape\nfunc %sFJVP(r, y, p, v, w, f, jvp *float64)\n\n", hook, hook)
 	registers(w, hook+"FJVPRegisters", nregs, base, lits)
+	fmt.Fprintf(w, "// %sFJVPBody is that lane code as the body of an ode.LaneKernel (the\n// bytes of %sFJVP between its loads and its vzeroupper): the columns'\n// program of ode.LaneColumns.\n", hook, hook)
+	fmt.Fprintf(w, "var %sFJVPBody = []byte{\n", hook)
+	byteLines(w, body, 16, "0x%02x", ", ", ",")
+	w.WriteString("}\n")
 }
 
 // byteLines writes b, per bytes to a line, each byte in format, joined

@@ -160,11 +160,12 @@ func (pl *lanesPlan) NewSolver() (engine.Solver, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ls *erk.LaneSolver
 	if pl.sensLanes != nil {
-		lp := pl.sensLanes()
-		flanes, kernel = lp.F, lp.Kernel
+		ls, err = erk.NewSensLanes(c, pl.lanes, pl.spec.Problem.NumParams, pl.sensLanes(), pl.spec.Problem.Dim)
+	} else {
+		ls, err = erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes, kernel)
 	}
-	ls, err := erk.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, flanes, kernel)
 	if err != nil {
 		return nil, err
 	}
