@@ -291,21 +291,11 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					t.Fatal(err)
 				}
 				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-				var jobs []ivp.ReverseJob
 				for i := range c.trs {
 					rec.Meshes[i].KeepStages = keep
 					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-					if rec.Outs[i].Status != ode.Success {
-						continue
-					}
-					tr := &rec.Trs[i]
-					job := ivp.ReverseJob{Mesh: rec.Outs[i].Mesh, P: tr.P, Save: tr.Save, CotY: rec.Outs[i].Y,
-						GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)}
-					if i%2 == 0 && len(tr.Save) > 0 {
-						job.CotSaved = rec.Outs[i].Saved
-					}
-					jobs = append(jobs, job)
 				}
+				jobs := rec.Jobs(pr.Dim, pr.NumParams)
 				rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
 				if err != nil {
 					t.Fatal(err)

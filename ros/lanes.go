@@ -518,12 +518,7 @@ func (ls *LaneSolver) jacobians(active []bool) {
 	}
 	n, na := ls.dim, ls.na
 	for grp := range ls.L / W {
-		due := 0
-		for l := grp * W; l < (grp+1)*W; l++ {
-			if active[l] && !ls.fresh[l] {
-				due++
-			}
-		}
+		due := ls.due(grp, active)
 		if due == 0 {
 			continue
 		}
@@ -588,12 +583,7 @@ func (ls *LaneSolver) columnsDue(active []bool) {
 	}
 	n, na, m := ls.dim, ls.na, ls.m
 	for grp := range ls.L / W {
-		due := 0
-		for l := grp * W; l < (grp+1)*W; l++ {
-			if active[l] && !ls.fresh[l] {
-				due++
-			}
-		}
+		due := ls.due(grp, active)
 		if due == 0 {
 			continue
 		}
@@ -630,6 +620,18 @@ func (ls *LaneSolver) columnsDue(active []bool) {
 			}
 		}
 	}
+}
+
+// due counts the active lanes of group grp whose J is due.
+func (ls *LaneSolver) due(grp int, active []bool) int {
+	const W = ode.LaneWidth
+	n := 0
+	for l := grp * W; l < (grp+1)*W; l++ {
+		if active[l] && !ls.fresh[l] {
+			n++
+		}
+	}
+	return n
 }
 
 // columns evaluates lane l's M_c = ∂(J·S_c + J_p·w_c)/∂y and its ∂_t

@@ -304,20 +304,10 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-			var jobs []ivp.ReverseJob
 			for i := range c.trs {
 				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-				if rec.Outs[i].Status != ode.Success {
-					continue
-				}
-				tr := &rec.Trs[i]
-				job := ivp.ReverseJob{Mesh: rec.Outs[i].Mesh, P: tr.P, Save: tr.Save, CotY: rec.Outs[i].Y,
-					GY0: make([]float64, pr.Dim), GP: make([]float64, pr.NumParams)}
-				if i%2 == 0 && len(tr.Save) > 0 {
-					job.CotSaved = rec.Outs[i].Saved
-				}
-				jobs = append(jobs, job)
 			}
+			jobs := rec.Jobs(pr.Dim, pr.NumParams)
 			if len(jobs) < 4 {
 				t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(jobs))
 			}

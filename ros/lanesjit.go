@@ -721,8 +721,51 @@ func (g *laneGen) solveRegs(grps []int) {
 	lay, n := g.lay, g.lay.dim
 	lu := func(r, c, grp int) jit.Mem { return g.of(lay.lu, r*n+c, grp) }
 	each := func(f func(grp int, b byte)) { eachGroup(grps, n, f) }
+	ks := make([]int, 0, n)
 	for k := range n - 1 {
+		ks = append(ks, k)
+	}
+	g.swapRegs(grps, ks)
+	for r := 1; r < n; r++ {
 		each(func(grp int, b byte) {
+			sum := g.dot(b, 0, r, func(j int) jit.Mem { return lu(r, j, grp) })
+			g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+		})
+	}
+	for r := n - 1; r >= 0; r-- {
+		each(func(grp int, b byte) {
+			sum := g.dot(b, r+1, n, func(j int) jit.Mem { return lu(r, j, grp) })
+			g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
+			g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
+		})
+	}
+}
+
+// dot sums registers b+j times the operands a(j), j from lo to hi − 1,
+// from +0 (a solve's row sum, in its order), and returns the register
+// that holds the sum: rgA, or rgZ (zero) for an empty range.
+func (g *laneGen) dot(b byte, lo, hi int, a func(j int) jit.Mem) byte {
+	if lo >= hi {
+		return rgZ
+	}
+	for j := lo; j < hi; j++ {
+		g.opm(jit.OpMul, rgT, b+byte(j), a(j))
+		if j == lo {
+			g.op(jit.OpAdd, rgA, rgZ, rgT)
+		} else {
+			g.op(jit.OpAdd, rgA, rgA, rgT)
+		}
+	}
+	return rgA
+}
+
+// swapRegs exchanges, for k from each of ks in turn, registers b+k and
+// b+r (r > k) in the lanes whose pivot row for k is r (piv), as a
+// solve's row exchanges.
+func (g *laneGen) swapRegs(grps []int, ks []int) {
+	lay, n := g.lay, g.lay.dim
+	for _, k := range ks {
+		eachGroup(grps, n, func(grp int, b byte) {
 			g.ld(rgA, g.of(lay.piv, k, grp))
 			for r := k + 1; r < n; r++ {
 				g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
@@ -730,35 +773,6 @@ func (g *laneGen) solveRegs(grps []int) {
 				g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
 				g.mov(b+byte(k), rgX)
 			}
-		})
-	}
-	for r := 1; r < n; r++ {
-		each(func(grp int, b byte) {
-			for j := range r {
-				g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
-				if j == 0 {
-					g.op(jit.OpAdd, rgA, rgZ, rgT)
-				} else {
-					g.op(jit.OpAdd, rgA, rgA, rgT)
-				}
-			}
-			g.op(jit.OpSub, b+byte(r), b+byte(r), rgA)
-		})
-	}
-	for r := n - 1; r >= 0; r-- {
-		each(func(grp int, b byte) {
-			sum := byte(rgZ)
-			for j := r + 1; j < n; j++ {
-				g.opm(jit.OpMul, rgT, b+byte(j), lu(r, j, grp))
-				if j == r+1 {
-					g.op(jit.OpAdd, rgA, rgZ, rgT)
-				} else {
-					g.op(jit.OpAdd, rgA, rgA, rgT)
-				}
-				sum = rgA
-			}
-			g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
-			g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
 		})
 	}
 }

@@ -264,46 +264,22 @@ func (g *laneGen) solveTRegs(src, dst laneArray) {
 		})
 		for r := range n { // Uᵀ·z = b
 			each(func(grp int, b byte) {
-				sum := byte(rgZ)
-				for j := range r {
-					g.opm(jit.OpMul, rgT, b+byte(j), lu(j, r, grp))
-					if j == 0 {
-						g.op(jit.OpAdd, rgA, rgZ, rgT)
-					} else {
-						g.op(jit.OpAdd, rgA, rgA, rgT)
-					}
-					sum = rgA
-				}
+				sum := g.dot(b, 0, r, func(j int) jit.Mem { return lu(j, r, grp) })
 				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
 				g.opm(jit.OpMul, b+byte(r), b+byte(r), g.of(lay.inv, r, grp))
 			})
 		}
 		for r := n - 1; r >= 0; r-- { // Lᵀ·u = z, unit diagonal
 			each(func(grp int, b byte) {
-				sum := byte(rgZ)
-				for j := r + 1; j < n; j++ {
-					g.opm(jit.OpMul, rgT, b+byte(j), lu(j, r, grp))
-					if j == r+1 {
-						g.op(jit.OpAdd, rgA, rgZ, rgT)
-					} else {
-						g.op(jit.OpAdd, rgA, rgA, rgT)
-					}
-					sum = rgA
-				}
+				sum := g.dot(b, r+1, n, func(j int) jit.Mem { return lu(j, r, grp) })
 				g.op(jit.OpSub, b+byte(r), b+byte(r), sum)
 			})
 		}
-		for k := n - 2; k >= 0; k-- { // x = Pᵀ·u (the last row has no exchange)
-			each(func(grp int, b byte) {
-				g.ld(rgA, g.of(lay.piv, k, grp))
-				for r := k + 1; r < n; r++ {
-					g.cmpm(rgT, rgA, g.c(float64(r)), cmpEQ)
-					g.blend(rgX, b+byte(k), b+byte(r), rgT)
-					g.blend(b+byte(r), b+byte(r), b+byte(k), rgT)
-					g.mov(b+byte(k), rgX)
-				}
-			})
+		var ks []int // x = Pᵀ·u (the last row has no exchange)
+		for k := n - 2; k >= 0; k-- {
+			ks = append(ks, k)
 		}
+		g.swapRegs(grps, ks)
 		each(func(grp int, b byte) {
 			for r := range n {
 				g.st(g.of(dst, r, grp), b+byte(r))

@@ -10,24 +10,16 @@ import (
 	"github.com/gradsolve/gradsolve/examples/compiled"
 	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/internal/gencheck"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
 // tapeSet compiles examples/NAME.ode to the tape.
 func tapeSet(t *testing.T, name string) *tape.Set {
 	t.Helper()
-	m, err := parse.ParseFile("../" + name + ".ode")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := tape.Build(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return lanetest.Set(t, "../"+name+".ode", "")
 }
 
 // Each generated file is what gradsolve gen writes from its problem file

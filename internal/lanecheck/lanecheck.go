@@ -17,17 +17,7 @@ func VJPAgrees(vjp func(t float64, y, p, u, gy, gp []float64), vl func(t, y, p, 
 			ok = false
 		}
 	}()
-	x := uint64(0x2545F4914F6CDD1D)
-	in := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			v[i] = 0.5 + float64(x>>11)/(1<<53)
-		}
-		return v
-	}
+	in := inputs(0x2545F4914F6CDD1D)
 	t, y, p, u := in(L), in(dim*L), in(m*L), in(dim*L)
 	gy, gp := make([]float64, dim*L), make([]float64, m*L)
 	vl(t, y, p, u, gy, gp)
@@ -55,17 +45,11 @@ func VJPAgrees(vjp func(t float64, y, p, u, gy, gp []float64), vl func(t, y, p, 
 	return true
 }
 
-// JVPVJPAgrees is VJPAgrees for a second-derivative cotangent program
-// (inputs t, y, p, v, w, u; outputs gy, gp) and its lane form.
-func JVPVJPAgrees(f func(t float64, y, p, v, w, u, gy, gp []float64), fl func(t, y, p, v, w, u, gy, gp []float64), dim, m int) (ok bool) {
-	const L = ode.LaneWidth
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	x := uint64(0xD1B54A32D192ED03)
-	in := func(n int) []float64 {
+// inputs returns a maker of n values in [0.5, 1.5) from a fixed
+// xorshift64 sequence seeded by x, so that every worker checks the same
+// inputs.
+func inputs(x uint64) func(n int) []float64 {
+	return func(n int) []float64 {
 		v := make([]float64, n)
 		for i := range v {
 			x ^= x << 13
@@ -75,6 +59,18 @@ func JVPVJPAgrees(f func(t float64, y, p, v, w, u, gy, gp []float64), fl func(t,
 		}
 		return v
 	}
+}
+
+// JVPVJPAgrees is VJPAgrees for a second-derivative cotangent program
+// (inputs t, y, p, v, w, u; outputs gy, gp) and its lane form.
+func JVPVJPAgrees(f func(t float64, y, p, v, w, u, gy, gp []float64), fl func(t, y, p, v, w, u, gy, gp []float64), dim, m int) (ok bool) {
+	const L = ode.LaneWidth
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	in := inputs(0xD1B54A32D192ED03)
 	t, y, p, v, w, u := in(L), in(dim*L), in(m*L), in(dim*L), in(m*L), in(dim*L)
 	gy, gp := make([]float64, dim*L), make([]float64, m*L)
 	fl(t, y, p, v, w, u, gy, gp)
@@ -113,17 +109,7 @@ func JVPAgrees(jvp func(t float64, y, p, v, w, out []float64), jl func(t, y, p, 
 			ok = false
 		}
 	}()
-	x := uint64(0x61C8864680B583EB)
-	in := func(n int) []float64 {
-		v := make([]float64, n)
-		for i := range v {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			v[i] = 0.5 + float64(x>>11)/(1<<53)
-		}
-		return v
-	}
+	in := inputs(0x61C8864680B583EB)
 	t, y, p, v, w := in(L), in(dim*L), in(m*L), in(dim*L), in(m*L)
 	out := make([]float64, nout*L)
 	jl(t, y, p, v, w, out)

@@ -208,3 +208,24 @@ func (q *RevQueue) Check(t testing.TB, name string, want [][2][]float64) {
 		}
 	}
 }
+
+// Jobs returns the reverse jobs of the queue's successful trajectories
+// once their solves are done: each one's mesh, parameters and save
+// times, with the cotangent ȳ(t1) = y(t1) (of ½‖y(t1)‖²) and, for every
+// other trajectory with save times, the saved states as their
+// cotangents; gradients of dim and m values.
+func (q *Queue) Jobs(dim, m int) []ivp.ReverseJob {
+	var jobs []ivp.ReverseJob
+	for i := range q.Trs {
+		out, tr := &q.Outs[i], &q.Trs[i]
+		if out.Status != ode.Success {
+			continue
+		}
+		job := ivp.ReverseJob{Mesh: out.Mesh, P: tr.P, Save: tr.Save, CotY: out.Y, GY0: make([]float64, dim), GP: make([]float64, m)}
+		if i%2 == 0 && len(tr.Save) > 0 {
+			job.CotSaved = out.Saved
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs
+}

@@ -107,16 +107,26 @@ func (pl *rosPlan) config(need ode.ProgramSet) (ros.Config, *ode.Programs, error
 	return c, pg, nil
 }
 
-// NewSolver returns a ros.Solver on the worker's own programs; with
-// sensitivities, on the augmented state.
-func (pl *rosPlan) NewSolver() (engine.Solver, error) {
+// solverConfig returns the configuration of a worker's solver on its
+// own programs; with sensitivities, of the augmented state.
+func (pl *rosPlan) solverConfig() (ros.Config, *ode.Programs, error) {
 	c, pg, err := pl.config(pl.need)
 	if err != nil {
-		return nil, err
+		return c, nil, err
 	}
 	if pl.w != nil {
 		c.NS, c.SensW = len(pl.w), pl.w
 		c.JVP, c.JVPJacY, c.JVPDfDt = pg.JVP, pg.JVPJacY, pg.JVPDfDt
+	}
+	return c, pg, nil
+}
+
+// NewSolver returns a ros.Solver on the worker's own programs; with
+// sensitivities, on the augmented state.
+func (pl *rosPlan) NewSolver() (engine.Solver, error) {
+	c, _, err := pl.solverConfig()
+	if err != nil {
+		return nil, err
 	}
 	sv, err := ros.New(c)
 	if err != nil {

@@ -78,13 +78,9 @@ type rosLanesPlan struct {
 // NewSolver returns one worker's lane solver (with sensitivities, on
 // the augmented state).
 func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
-	c, pg, err := pl.config(pl.need)
+	c, pg, err := pl.solverConfig()
 	if err != nil {
 		return nil, err
-	}
-	if pl.w != nil {
-		c.NS, c.SensW = len(pl.w), pl.w
-		c.JVP, c.JVPJacY, c.JVPDfDt = pg.JVP, pg.JVPJacY, pg.JVPDfDt
 	}
 	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
 		JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
