@@ -16,12 +16,15 @@ import (
 // Lanes: L trajectories of one configuration side by side, each with
 // its own time, step size, controller, Jacobian and factorisation
 // (ivp.SolveLanes). Where the processor has AVX2 and L is a multiple of
-// ode.LaneWidth, an attempt's linear algebra runs for every lane at once
-// as machine code (lanesjit.go), with f for all lanes in one call of an
-// ode.LaneFunc where the problem has one, and J and f_t lane by lane;
-// elsewhere each lane runs on a scalar Solver of its own. Either way
-// each trajectory gets the bits the scalar Solver gives it alone
-// (TestLanesMatchScalar).
+// ode.LaneWidth, an attempt of every lane runs as machine code
+// (lanesjit.go): with f's body in it where the problem's f is lane code
+// of one piece (one function per attempt), else in pieces with f for
+// all lanes at once (an ode.LaneFunc) or lane by lane between them; J
+// and f_t (and with sensitivities the tangents, M_c and its ∂_t) are
+// evaluated for a group of lanes at once where the problem has their
+// lane forms, else lane by lane. Elsewhere each lane runs on a scalar
+// Solver of its own. Either way each trajectory gets the bits the scalar
+// Solver gives it alone (TestLanesMatchScalar, TestLanesSensMatchScalar).
 
 // LaneSolver is the ivp.LaneStepper of Rosenbrock methods: one worker's
 // L lanes.
@@ -651,7 +654,7 @@ func (ls *LaneSolver) columns(l int, t float64, p []float64) {
 }
 
 // eval writes f at the stage times t and lane-major inputs y into out:
-// for every group of lanes at once (flanes), or lane by lane for the
+// for every group of lanes at once (lp.F), or lane by lane for the
 // lanes whose W factored (the others' inputs are not used).
 func (ls *LaneSolver) eval(t, y, out []float64) {
 	const W = ode.LaneWidth

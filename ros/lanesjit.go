@@ -14,13 +14,17 @@ import (
 
 // A Rosenbrock attempt of every lane as machine code.
 //
-// Where the processor has AVX2, the linear algebra of an attempt — W =
-// I − hγJ, its LU factorisation with partial pivoting, the solves of the
-// stages, the products with J, the stage inputs, the proposal and the
-// error vector — runs as straight-line code generated for the tableau,
-// the dimension and the lane count, one instruction doing one value of
-// four lanes. f is evaluated between the pieces of code, from Go (the
-// problem's lane form, or lane by lane). Every lane performs the
+// Where the processor has AVX2, an attempt — the completion of the
+// lanes' accepted steps (f0), W = I − hγJ, its LU factorisation with
+// partial pivoting, the solves of the stages (on registers, for systems
+// of up to regMaxDim components), the products with J, the stage
+// inputs, the proposal, the error vector and its norm, and with
+// sensitivities each column's stages — runs as straight-line code
+// generated for the tableau, the dimension and the lane count, one
+// instruction doing one value of four lanes. f is copied in at each
+// stage where it is lane code of one piece (ode.LaneKernel), else
+// evaluated between pieces of the code from Go (the problem's lane
+// form, or lane by lane), as are the sensitivities' tangents. Every lane performs the
 // scalar solver's operations (factor, solve, matVec, genericStages) on
 // the same operands in the same order, without fused multiply–add:
 //
