@@ -96,9 +96,9 @@ func laneCases(t testing.TB) []laneCase {
 	cs = append(cs, laneCase{"halo-sens", sens, strs, 6, nil})
 	// The same system with its machine code by columns, as the code
 	// gradsolve gen writes gives it: f's body, then the body of the
-	// program of f and J_y·v + J_p·w (FJVP) for each column.
+	// tangent program J_y·v + J_p·w for each column.
 	if hs := lanetest.Set(t, "../examples/halo.ode", ""); hs != nil {
-		fj, err := hs.FJVP()
+		fj, err := hs.JVP()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ type fusedLanes struct {
 // the groups' chains are independent, so the processor overlaps them.
 //
 // With cols (a sensitivity system by columns, ode.LaneColumns), each
-// evaluation is f's body followed, for each column, by the column
+// evaluation is f's body followed, for each column, by the tangent
 // program's body on the column's block, with its own register file
 // (laneCols).
 func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *fusedLanes {
@@ -119,8 +119,8 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *f
 				a.Load64(jit.DI, jit.Mem{Base: jit.DI, Disp: int32(8 * (G + grp))})
 				a.Lea(jit.R8, jit.Mem{Base: jit.SI, Disp: int32(8 * n * (1 + c))}) // v: the column's block
 				a.Lea(jit.R9, jit.Mem{Base: jit.DI, Disp: int32(8 * (cols.fileLen + c*m*W))})
-				a.Lea(jit.R11, jit.Mem{Base: jit.DI, Disp: int32(8 * (cols.fileLen + cols.ns*m*W))}) // f, discarded
-				a.Lea(jit.CX, jit.Mem{Base: jit.AX, Disp: int32(8 * n * (1 + c))})
+				a.Lea(jit.R11, jit.Mem{Base: jit.AX, Disp: int32(8 * n * (1 + c))}) // the column's derivative
+				a.MovRR(jit.CX, jit.R11)
 				a.B = append(a.B, cols.k.Body...)
 			}
 		}
@@ -197,10 +197,9 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *f
 }
 
 // laneCols is a sensitivity system by columns (ode.LaneColumns) as the
-// fused code runs it: ns columns of n states, the column program's body
+// fused code runs it: ns columns of n states, the tangent program's body
 // k, and the length of its register file, after which each group's
-// file holds every column's w (m·W values, lane-major) and then the
-// n·W values of the f it writes and the code discards.
+// file holds every column's w (m·W values, lane-major).
 type laneCols struct {
 	k       *ode.LaneKernel
 	w       [][]float64
@@ -238,7 +237,7 @@ func (ls *LaneSolver) setFused(regs func() []float64, cols *laneCols) {
 	}
 	if cols != nil {
 		for range G {
-			f := make([]float64, cols.fileLen+cols.ns*ls.m*W+cols.n*W)
+			f := make([]float64, cols.fileLen+cols.ns*ls.m*W)
 			copy(f, cols.k.Registers())
 			for c, w := range cols.w {
 				for j, v := range w {

@@ -64,11 +64,11 @@ type LaneProgram struct {
 
 // LaneColumns is a forward sensitivity system's machine code by
 // columns, for a system of Dim states followed by len(W) columns S_c:
-// column c's derivative is Kernel — a LaneKernel with seeds, reading v
-// from R8 and w from R9 — evaluated with v = S_c and w = W[c], which
-// writes f into its first Dim outputs ([R11]; the engine discards them)
-// and J_y·v + J_p·w into the next Dim ([CX]). Together with the
-// LaneProgram's Kernel (f) it must give the LaneProgram's F bit for bit.
+// column c's derivative is Kernel — the tangent program J_y·v + J_p·w
+// as a LaneKernel with seeds, reading v from R8 and w from R9 and
+// writing its Dim outputs to [R11] — evaluated with v = S_c and w =
+// W[c]. Together with the LaneProgram's Kernel (f) it must give the
+// LaneProgram's F bit for bit.
 type LaneColumns struct {
 	Kernel *LaneKernel
 	// W holds each column's parameter direction w_c (NumParams values,

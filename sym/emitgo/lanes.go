@@ -70,6 +70,14 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 			fj, fjBody, fjBase, fjLits = p, b, bs, literals(lg, cs)
 		}
 	}
+	// The columns as machine code (ode.LaneColumns): the lane code of the
+	// tangent program J_y·v + J_p·w, whose values are FJVP's second half.
+	var cols *laneColsCode
+	if p, err := s.JVP(); err == nil && fj != nil {
+		if b, bs, cs := p.LaneCodeSeeded(); b != nil {
+			cols = &laneColsCode{body: b, nregs: p.LaneRegisters(), base: bs, lits: literals(lg, cs)}
+		}
+	}
 	imports := "\t\"fmt\"\n"
 	if lg.usesMath {
 		imports += "\t\"math\"\n"
@@ -106,7 +114,7 @@ func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, er
 	byteLines(&w, body, 16, "0x%02x", ", ", ",")
 	w.WriteString("}\n")
 	if fj != nil {
-		sensLanes(&w, prefix, hook, dim, np, fj.LaneRegisters(), fjBase, fjLits, fjBody)
+		sensLanes(&w, prefix, hook, dim, np, fj.LaneRegisters(), fjBase, fjLits, cols)
 	}
 	goSrc, err = format.Source(w.Bytes())
 	if err != nil {
@@ -188,10 +196,19 @@ func registers(w *bytes.Buffer, name string, n, base int, lits []string) {
 // once per column with its direction w (a unit vector, or zero for an
 // initial value), the column's tangent from its second block — the
 // instructions <Prefix>Sens runs for a column, so its bits.
-func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, lits []string, body []byte) {
+// laneColsCode is the tangent program's lane code for the columns of the
+// sensitivity system (ode.LaneColumns): its body, register count, the
+// index of its first constant and its constants' literals.
+type laneColsCode struct {
+	body        []byte
+	nregs, base int
+	lits        []string
+}
+
+func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, lits []string, cols *laneColsCode) {
 	const L = ode.LaneWidth
 	fmt.Fprintf(w, "\n// %sSensLanes is %sSensF in lane form (ode.Problem.SensLanes):\n", hook, prefix)
-	fmt.Fprintf(w, "// f's lane code, then for each column the lane code of f and\n// J_y·v + J_p·w (%sFJVP), whose instructions %sSens runs for a column;\n// as machine code, the same bodies by columns (ode.LaneColumns).\n", hook, prefix)
+	fmt.Fprintf(w, "// f's lane code, then for each column the lane code of f and\n// J_y·v + J_p·w (%sFJVP), whose instructions %sSens runs for a column;\n// as machine code, f's body and the tangent program's by columns\n// (ode.LaneColumns).\n", hook, prefix)
 	fmt.Fprintf(w, "func %sSensLanes(paramCols []int) (func() ode.LaneProgram, error) {\n", hook)
 	fmt.Fprintf(w, "\tws := make([]float64, len(paramCols)*%d)\n", np*L)
 	fmt.Fprintf(w, "\tfor c, j := range paramCols {\n\t\tif j >= %d {\n", np)
@@ -213,13 +230,22 @@ func sensLanes(w *bytes.Buffer, prefix, hook string, dim, np, nregs, base int, l
 	fmt.Fprintf(w, "\t\t\tcopy(rf[:%d], t[:%d])\n\t\t\t%sF(&rf[0], &y[0], %s, &dy[0])\n", L, L, hook, pArg)
 	fmt.Fprintf(w, "\t\t\tfor c := range paramCols {\n\t\t\t\to := %d * (1 + c)\n\t\t\t\tcopy(rs[:%d], t[:%d])\n", dim*L, L, L)
 	fmt.Fprintf(w, "\t\t\t\t%sFJVP(&rs[0], &y[0], %s, &y[o], %s, &scratch[0], &dy[o])\n\t\t\t}\n\t\t}\n", hook, pArg, wArg)
-	fmt.Fprintf(w, "\t\treturn ode.LaneProgram{F: f, Kernel: &ode.LaneKernel{Body: %sBody, Registers: %sRegisters},\n", hook, hook)
-	fmt.Fprintf(w, "\t\t\tColumns: &ode.LaneColumns{Kernel: &ode.LaneKernel{Body: %sFJVPBody, Registers: %sFJVPRegisters}, W: wc}}\n\t}, nil\n}\n\n", hook, hook)
+	if cols != nil {
+		fmt.Fprintf(w, "\t\treturn ode.LaneProgram{F: f, Kernel: &ode.LaneKernel{Body: %sBody, Registers: %sRegisters},\n", hook, hook)
+		fmt.Fprintf(w, "\t\t\tColumns: &ode.LaneColumns{Kernel: &ode.LaneKernel{Body: %sJVPBody, Registers: %sJVPRegisters}, W: wc}}\n\t}, nil\n}\n\n", hook, hook)
+	} else {
+		fmt.Fprintf(w, "\t\t_ = wc\n\t\treturn ode.LaneProgram{F: f}\n\t}, nil\n}\n\n")
+	}
 	fmt.Fprintf(w, "// %sFJVP runs the lane code of f and J_y·v + J_p·w: register file\n// r, y, p, v and w lane-major; f into f, J_y·v + J_p·w into jvp.\n//\n//go:noescape\nfunc %sFJVP(r, y, p, v, w, f, jvp *float64)\n\n", hook, hook)
 	registers(w, hook+"FJVPRegisters", nregs, base, lits)
-	fmt.Fprintf(w, "// %sFJVPBody is that lane code as the body of an ode.LaneKernel (the\n// bytes of %sFJVP between its loads and its vzeroupper): the columns'\n// program of ode.LaneColumns.\n", hook, hook)
-	fmt.Fprintf(w, "var %sFJVPBody = []byte{\n", hook)
-	byteLines(w, body, 16, "0x%02x", ", ", ",")
+	if cols == nil {
+		return
+	}
+	w.WriteString("\n")
+	registers(w, hook+"JVPRegisters", cols.nregs, cols.base, cols.lits)
+	fmt.Fprintf(w, "// %sJVPBody is the tangent program's lane code (J_y·v + J_p·w, the\n// second half of %sFJVP's values) as the body of an ode.LaneKernel:\n// the columns' program of ode.LaneColumns.\n", hook, hook)
+	fmt.Fprintf(w, "var %sJVPBody = []byte{\n", hook)
+	byteLines(w, cols.body, 16, "0x%02x", ", ", ",")
 	w.WriteString("}\n")
 }
 
