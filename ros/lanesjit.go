@@ -829,6 +829,9 @@ var (
 	laneCache = map[laneKey]*laneCode{}
 )
 
+// The code is kept for the process's life (laneCache), one per tableau,
+// shape and f body, as erk's stage code is.
+
 // laneCodeFor returns the attempt code of tb for dim components, m
 // parameters and L lanes (a multiple of ode.LaneWidth), with f's body
 // k copied in where k is not nil, building it on first use; nil where
