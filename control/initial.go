@@ -74,7 +74,7 @@ func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, ord
 	n := len(atol)
 	var s0, s1 float64
 	for i := range n {
-		sc := atol[i] + rtol[i]*math.Abs(y0[i])
+		sc := atol[i] + float64(rtol[i]*math.Abs(y0[i]))
 		s0 += sq(y0[i] / sc)
 		s1 += sq(f0[i] / sc)
 	}
@@ -86,12 +86,12 @@ func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, ord
 	}
 	h0 = math.Min(h0, hmax)
 	for i := range y0 {
-		y1[i] = y0[i] + float64(dir*h0)*f0[i]
+		y1[i] = y0[i] + float64(float64(dir*h0)*f0[i])
 	}
-	f(t0+dir*h0, y1, p, f1)
+	f(t0+float64(dir*h0), y1, p, f1)
 	var s2 float64
 	for i := range n {
-		sc := atol[i] + rtol[i]*math.Abs(y0[i])
+		sc := atol[i] + float64(rtol[i]*math.Abs(y0[i]))
 		s2 += sq((f1[i] - f0[i]) / sc)
 	}
 	d2 := math.Sqrt(s2/float64(n)) / h0
@@ -109,4 +109,4 @@ func InitialStep(f ode.Func, p []float64, t0, dir float64, y0, f0 []float64, ord
 	return math.Max(math.Min(math.Min(100*h0, h1), hmax), hmin), 1
 }
 
-func sq(x float64) float64 { return x * x }
+func sq(x float64) float64 { return float64(x * x) } // rounded: no FMA with a sum under any GOAMD64

@@ -117,7 +117,7 @@ func NormOfSquares(sum5, sum3 float64, n int, dop853 bool) float64 {
 		return math.Sqrt(sum5 / nf)
 	}
 	var err float64
-	if den := sum5 + 0.01*sum3; den > 0 {
+	if den := sum5 + float64(0.01*sum3); den > 0 { // the product rounded: no FMA under any GOAMD64
 		err = sum5 / math.Sqrt(nf*den)
 	}
 	return err
