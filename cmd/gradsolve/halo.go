@@ -78,7 +78,7 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gradsolve halo: %d stars (seed %d), vc = %g, q = %g, rc = %g, t ∈ [0, %.4g] (%.1f median periods)\n",
 		c.N, c.Seed, c.VC, c.Q, c.RC, r.T1, halo.MedianPeriods)
-	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, sensitivities to (vc, q), %d workers\n", r.Solve.Method, c.RTol, c.ATol, r.Solve.Workers)
+	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, sensitivities to (vc, q), %s\n", r.Solve.Method, c.RTol, c.ATol, counted(r.Solve.Workers, "worker", "workers"))
 	fmt.Fprintf(tw, "  solve\t%v\t(%.1f steps per star, %.3g µs per star)\n", r.Solve.Elapsed.Round(time.Millisecond),
 		float64(tot.Accepted)/float64(c.N), float64(r.Solve.Elapsed.Nanoseconds())/1e3/float64(c.N))
 	if c.Check {

@@ -71,7 +71,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gradsolve precession: %d binaries (seed %d), r from %g M to %g M\n", c.N, c.Seed, precession.RStart, precession.REnd)
-	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, %d workers\n", r.Solve.Method, c.RTol, c.ATol, r.Solve.Workers)
+	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, %s\n", r.Solve.Method, c.RTol, c.ATol, counted(r.Solve.Workers, "worker", "workers"))
 	fmt.Fprintf(tw, "  solve\t%v\t(%.0f steps per binary, %.3g µs per binary)\n", r.Solve.Elapsed.Round(time.Millisecond),
 		float64(tot.Accepted)/float64(c.N), float64(r.Solve.Elapsed.Nanoseconds())/1e3/float64(c.N))
 	if c.Check {

@@ -392,7 +392,7 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 	o := res.Options
-	fmt.Fprintf(w, "gradsolve: %s (dim %d), %d trajectories", pr.Name, pr.Dim, res.N)
+	fmt.Fprintf(w, "gradsolve: %s (dim %d), %s", pr.Name, pr.Dim, counted(res.N, "trajectory", "trajectories"))
 	for _, s := range in.sweeps {
 		fmt.Fprintf(w, ", %s from %g to %g", s.name, s.lo, s.hi)
 	}
@@ -400,7 +400,7 @@ func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 		fmt.Fprintf(w, ", t from %g to %g", in.ens.T0[0], in.ens.T1[0])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %d workers\n", res.Method, flagTerms(res.Reason), o.RTolVec[0], o.ATolVec[0], res.Workers)
+	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %s\n", res.Method, flagTerms(res.Reason), o.RTolVec[0], o.ATolVec[0], counted(res.Workers, "worker", "workers"))
 	fmt.Fprintf(w, "  engine %s (%s)\n", res.Engine, flagTerms(res.EngineReason))
 	tot := res.Total()
 	att := tot.Attempts()
@@ -529,4 +529,13 @@ func parseNumberList(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// counted returns n with the singular or plural noun: "1 trajectory",
+// "2 trajectories".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
