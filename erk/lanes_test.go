@@ -230,13 +230,7 @@ func BenchmarkLanesLorenz(b *testing.B) {
 		MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
 	b.Run("scalar", func(b *testing.B) {
 		sv, _ := New(cfg)
-		q := lanetest.NewQueue(trs, 3, 1, false)
-		for b.Loop() {
-			for i := range trs {
-				sv.Solve(&q.Trs[i], &q.Outs[i], nil)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+		lanetest.NewQueue(trs, 3, 1, false).BenchScalar(b, sv.Solve)
 	})
 	b.Run("lanes", func(b *testing.B) {
 		pg := pr.Programs()
@@ -246,7 +240,7 @@ func BenchmarkLanesLorenz(b *testing.B) {
 			q = lanetest.NewQueue(trs, 3, ode.LaneWidth, false)
 			ls.SolveLanes(q, nil)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+		q.ReportPerStep(b)
 	})
 }
 
@@ -267,7 +261,7 @@ func BenchmarkLanesWidth(b *testing.B) {
 					q = lanetest.NewQueue(trs, 3, L, false)
 					ls.SolveLanes(q, nil)
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+				q.ReportPerStep(b)
 			})
 		}
 	}

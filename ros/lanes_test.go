@@ -386,13 +386,7 @@ func BenchmarkLanesRobertson(b *testing.B) {
 		cfg.RTol, cfg.ATol, cfg.MaxSteps = fill(1e-6, 3), fill(1e-10, 3), 1<<20
 		b.Run(tb.Name+"/scalar", func(b *testing.B) {
 			sv, _ := New(cfg)
-			q := lanetest.NewQueue(trs, 3, 8, false)
-			for b.Loop() {
-				for i := range trs {
-					sv.Solve(&q.Trs[i], &q.Outs[i], nil)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+			lanetest.NewQueue(trs, 3, 8, false).BenchScalar(b, sv.Solve)
 		})
 		b.Run(tb.Name+"/lanes", func(b *testing.B) {
 			pg := pr.Programs()
@@ -402,7 +396,7 @@ func BenchmarkLanesRobertson(b *testing.B) {
 				q.Reset()
 				ls.SolveLanes(q, nil)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+			q.ReportPerStep(b)
 		})
 	}
 }
@@ -430,13 +424,7 @@ func BenchmarkLanesRobertsonSens(b *testing.B) {
 	}
 	b.Run("scalar", func(b *testing.B) {
 		sv, _ := New(cfg)
-		q := lanetest.NewQueue(trs, 3*(1+ns), 8, false)
-		for b.Loop() {
-			for i := range trs {
-				sv.Solve(&q.Trs[i], &q.Outs[i], nil)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+		lanetest.NewQueue(trs, 3*(1+ns), 8, false).BenchScalar(b, sv.Solve)
 	})
 	b.Run("lanes", func(b *testing.B) {
 		ls, _ := NewLanes(cfg, 8, 3, LanePrograms{F: pg.FLanes, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
@@ -446,6 +434,6 @@ func BenchmarkLanesRobertsonSens(b *testing.B) {
 			q.Reset()
 			ls.SolveLanes(q, nil)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+		q.ReportPerStep(b)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/internal/testutil"
@@ -228,4 +229,21 @@ func (q *Queue) Jobs(dim, m int) []ivp.ReverseJob {
 		jobs = append(jobs, job)
 	}
 	return jobs
+}
+
+// ReportPerStep reports b's time per step attempt of the queue's
+// outputs (after its last run) as the metric ns/step.
+func (q *Queue) ReportPerStep(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*q.Steps()), "ns/step")
+}
+
+// BenchScalar measures solve, a scalar solver's Solve, on every
+// trajectory of q in turn, one at a time, and reports ns/step.
+func (q *Queue) BenchScalar(b *testing.B, solve func(*ivp.Trajectory, *ivp.Output, *atomic.Bool)) {
+	for b.Loop() {
+		for i := range q.Trs {
+			solve(&q.Trs[i], &q.Outs[i], nil)
+		}
+	}
+	q.ReportPerStep(b)
 }
