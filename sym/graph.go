@@ -3,6 +3,8 @@ package sym
 import (
 	"fmt"
 	"math"
+
+	"github.com/gradsolve/gradsolve/pmath"
 )
 
 // Op is the kind of a node.
@@ -445,9 +447,9 @@ func Eval(op Op, a, b, c float64) float64 {
 	case OpSqrt:
 		return math.Sqrt(a)
 	case OpExp:
-		return math.Exp(a)
+		return pmath.Exp(a)
 	case OpLog:
-		return math.Log(a)
+		return pmath.Log(a)
 	case OpSin:
 		return math.Sin(a)
 	case OpCos:

@@ -443,7 +443,8 @@ var fused = regexp.MustCompile(`\)\t(FN?M(ADD|SUB)[A-Z]*|WFN?M[AS][A-Z]*)\t`)
 // contains no fused multiply–add: the float64 conversions round every
 // product, as the tape does. A control function without the conversion
 // shows the check can see fusion. The generated file is cross-compiled
-// without its Problem function, so that only package math is needed.
+// without its Problem function, so that only packages math and pmath
+// (copied in, and checked too) are needed.
 func TestNoFusedMultiplyAdd(t *testing.T) {
 	gobin := goTool(t)
 	dir := t.TempDir()
@@ -455,7 +456,8 @@ func TestNoFusedMultiplyAdd(t *testing.T) {
 		}
 		name := strings.ToLower(gm.prefix) + "_gen.go"
 		files = append(files, name)
-		if err := os.WriteFile(filepath.Join(dir, name), withoutProblem(t, src), 0o644); err != nil {
+		src = bytes.ReplaceAll(withoutProblem(t, src), []byte(`"github.com/gradsolve/gradsolve/pmath"`), []byte(`"fusecheck/pmath"`))
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -465,23 +467,41 @@ func TestNoFusedMultiplyAdd(t *testing.T) {
 		}
 	}
 	must(os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fusecheck\n\ngo 1.26\n"), 0o644))
+	// Package pmath (the generated exp and log) goes in as a copy,
+	// checked as well: it must not fuse either.
+	must(os.MkdirAll(filepath.Join(dir, "pmath"), 0o755))
+	pm, err := filepath.Glob(filepath.Join("..", "..", "pmath", "*.go"))
+	must(err)
+	for _, f := range pm {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		must(err)
+		name := "pmath_" + filepath.Base(f)
+		files = append(files, name)
+		must(os.WriteFile(filepath.Join(dir, "pmath", name), b, 0o644))
+	}
 	must(os.WriteFile(filepath.Join(dir, "control.go"), []byte("package fusecheck\n\nfunc control(a, b, c float64) float64 { return a*b + c }\n"), 0o644))
 	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64"} {
-		_, asm := goCmd(t, gobin, dir, []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0"}, "build", "-gcflags=-S", ".")
-		controlFused, genLines := false, 0
+		_, asm := goCmd(t, gobin, dir, []string{"GOOS=linux", "GOARCH=" + arch, "CGO_ENABLED=0"}, "build", "-gcflags=fusecheck/...=-S", "./...")
+		controlFused, genLines, pmathLines := false, 0, 0
 		for _, l := range strings.Split(asm, "\n") {
 			switch {
 			case strings.Contains(l, "control.go:") && fused.MatchString(l):
 				controlFused = true
 			case containsAny(l, files):
 				genLines++
+				if strings.Contains(l, "/pmath_") {
+					pmathLines++
+				}
 				if fused.MatchString(l) {
 					t.Errorf("%s: fused multiply-add in generated code: %s", arch, strings.TrimSpace(l))
 				}
 			}
 		}
-		if !controlFused || genLines == 0 {
-			t.Errorf("%s: the assembly listing shows no fusion in the control function (%v) or no generated code (%d lines): the check is blind", arch, controlFused, genLines)
+		if !controlFused || genLines == 0 || pmathLines == 0 {
+			t.Errorf("%s: the assembly listing shows no fusion in the control function (%v) or no generated code (%d lines, %d of pmath): the check is blind", arch, controlFused, genLines, pmathLines)
 		}
 	}
 }

@@ -137,7 +137,11 @@ func Generate(s *tape.Set, opts Options) ([]byte, error) {
 	if g.usesMath {
 		out.WriteString("\t\"math\"\n")
 	}
-	out.WriteString("\n\t\"github.com/gradsolve/gradsolve/ode\"\n)\n")
+	out.WriteString("\n\t\"github.com/gradsolve/gradsolve/ode\"\n")
+	if g.usesPmath {
+		out.WriteString("\t\"github.com/gradsolve/gradsolve/pmath\"\n")
+	}
+	out.WriteString(")\n")
 	out.Write(g.body.Bytes())
 	src, err := format.Source(out.Bytes())
 	if err != nil {
@@ -189,8 +193,10 @@ type gen struct {
 	prefix   string
 	body     bytes.Buffer // everything after the import block
 	usesMath bool
-	usesFmt  bool
-	initial  bool // <Prefix>Initial was written
+	// usesPmath: the code calls pmath (exp, log).
+	usesPmath bool
+	usesFmt   bool
+	initial   bool // <Prefix>Initial was written
 	// Read from the graph under its lock (see Generate): the doc comment
 	// of <Prefix>F after its name, and the default initial state.
 	fdoc []string
@@ -683,9 +689,10 @@ func inputOf(l tape.Layout, r int32) (block int, index int32) {
 	return blockT, 0
 }
 
-// mathFuncs maps operations to the math function sym.Eval calls.
+// mathFuncs maps operations to the function sym.Eval calls: of package
+// math, or of package pmath (the portable exp and log).
 var mathFuncs = map[sym.Op]string{
-	sym.OpPow: "math.Pow", sym.OpSqrt: "math.Sqrt", sym.OpExp: "math.Exp", sym.OpLog: "math.Log",
+	sym.OpPow: "math.Pow", sym.OpSqrt: "math.Sqrt", sym.OpExp: "pmath.Exp", sym.OpLog: "pmath.Log",
 	sym.OpSin: "math.Sin", sym.OpCos: "math.Cos", sym.OpTan: "math.Tan", sym.OpTanh: "math.Tanh",
 	sym.OpAtan2: "math.Atan2", sym.OpAbs: "math.Abs", sym.OpMin: "math.Min", sym.OpMax: "math.Max",
 	sym.OpFloor: "math.Floor", sym.OpCeil: "math.Ceil",
@@ -739,7 +746,11 @@ func (g *gen) instruction(w *bytes.Buffer, k int, op sym.Op, args [3]string, lit
 		if !ok || n > 2 {
 			return fmt.Errorf("instruction %d: unsupported operation %v", k, op)
 		}
-		g.usesMath = true
+		if strings.HasPrefix(name, "pmath.") {
+			g.usesPmath = true
+		} else {
+			g.usesMath = true
+		}
 		fmt.Fprintf(w, "\t%s := %s(%s)\n", v, name, strings.Join(args[:n], ", "))
 	}
 	return nil
