@@ -482,11 +482,18 @@ func TestGenerateLanes(t *testing.T) {
 		!bytes.Contains(goSrc, []byte("func lanesLorenzSensLanes(paramCols []int)")) {
 		t.Errorf("the sensitivity system's lane form is missing or holds %d bytes of the %d of its lane code", strings.Count(sens, "BYTE $"), len(fjBody))
 	}
-	// exp stays a Go call between pieces of lane code: no lane form.
+	// exp and log are lane code (pmath's straight-line forms); sin stays
+	// a Go call between pieces of lane code: no lane form.
 	m := sym.NewModel("decay")
 	y := m.State("y", 1)
-	m.Deriv(y, sym.Exp(y).Neg())
-	if _, _, ok, err := emitgo.GenerateLanes(mustBuild(t, m), emitgo.Options{Package: "decay"}); ok || err != nil {
-		t.Errorf("a model with exp: ok %v, %v", ok, err)
+	m.Deriv(y, sym.Exp(y).Neg().Add(sym.Log(y)))
+	if _, _, ok, err := emitgo.GenerateLanes(mustBuild(t, m), emitgo.Options{Package: "decay"}); !ok || err != nil {
+		t.Errorf("a model with exp and log: ok %v, %v", ok, err)
+	}
+	m = sym.NewModel("wave")
+	y = m.State("y", 1)
+	m.Deriv(y, sym.Sin(y).Neg())
+	if _, _, ok, err := emitgo.GenerateLanes(mustBuild(t, m), emitgo.Options{Package: "wave"}); ok || err != nil {
+		t.Errorf("a model with sin: ok %v, %v", ok, err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // code that keeps values in the vector registers and reads y, p and the
 // seeds straight from the caller's slices; the math functions (exp,
 // log, pow, …) and min/max stay Go calls, run between pieces of
-// machine code. Every operation is the IEEE operation the interpreter
+// machine code (lane code computes exp and log itself: jitfunc.go). Every operation is the IEEE operation the interpreter
 // performs, in the same order, so both give the same bits
 // (TestJITMatchesInterpreter). No Go compiler is involved: this is the
 // run-time route of a problem file, at close to the speed of generated
@@ -69,9 +69,9 @@ func jitable(op sym.Op) bool { return jitableFor(op, 1) }
 // jitableFor is jitable for code of the given lanes: lane code needs
 // AVX2, which implies SSE4.1, so floor and ceil are always machine code
 // there, whatever the machine that generates it (gradsolve gen writes
-// lane code for other machines).
+// lane code for other machines), and so are exp and log (laneFuncs).
 func jitableFor(op sym.Op, lanes int) bool {
-	if lanes > 1 && (op == sym.OpFloor || op == sym.OpCeil) {
+	if lanes > 1 && (op == sym.OpFloor || op == sym.OpCeil || (laneFuncs[op] != nil && laneFuncsInline)) {
 		return true
 	}
 	switch op {

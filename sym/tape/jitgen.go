@@ -333,6 +333,8 @@ func (g *jitGen) instr(i int) {
 		d = g.sign(in, nx)
 	case sym.OpFloor, sym.OpCeil:
 		d = g.round(in, nx)
+	case sym.OpExp, sym.OpLog:
+		d = g.laneFunc(in, nx)
 	default:
 		panic("tape: no machine code for " + in.Op.String())
 	}

@@ -21,8 +21,9 @@ import (
 // mixes lanes, and each lane performs the scalar code's IEEE operations
 // on the same operands in the same order, so every lane gets the bits
 // the interpreter gives that trajectory alone (TestLanesMatchInterpreter).
-// The math functions stay Go calls, made lane by lane between pieces of
-// lane code. The code is compiled on first use, entered only through
+// exp and log are lane code too, in pmath's straight-line forms
+// (jitfunc.go); the other math functions stay Go calls, made lane by
+// lane between pieces of lane code. The code is compiled on first use, entered only through
 // jit.Call (ABI0), and kept with the program. Without AVX2, or with
 // GRADSOLVE_JIT=off, EvalFLanes runs the interpreter on each lane, with
 // the same bits.
@@ -109,8 +110,9 @@ func (pg *Program) kernel(code func() ([]byte, int, []float64)) *ode.LaneKernel 
 // follow, each in every lane: constant i at [(base+i)·LaneWidth + l]),
 // and the constants. It writes the code without running it, the same on
 // every machine (gradsolve gen writes it into Go assembly for others).
-// body is nil for a program with math functions (several pieces, with
-// Go calls between them), seeds, or outputs past its first block.
+// body is nil for a program with math functions other than exp and log
+// (several pieces, with Go calls between them), seeds, or outputs past
+// its first block.
 func (pg *Program) LaneCode() (body []byte, base int, consts []float64) {
 	body, base, consts = pg.LaneCodeSeeded()
 	if pg.uses[3] || pg.uses[4] || pg.uses[5] || pg.split() != len(pg.outs) {

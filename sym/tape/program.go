@@ -57,6 +57,10 @@ type Program struct {
 	jit    *jitCode   // the code as machine code, or nil (see jit.go)
 	entry  uintptr    // the machine code when it is one piece, else 0
 	lane   *laneState // the lane code, compiled on first use (lanes.go)
+	// fnConsts is, for each math function the lane code computes itself
+	// (laneFuncs) and the program uses, the register of the first of its
+	// constants (preloaded after the program's own).
+	fnConsts map[sym.Op]int32
 }
 
 // Layout returns the register layout.
@@ -134,6 +138,21 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 		case sym.OpConst:
 			reg[id] = nIn + int32(len(pg.consts))
 			pg.consts = append(pg.consts, n.Value)
+		}
+	}
+	// The constants of the math functions lane code computes in its
+	// straight-line form, after the program's own: they are read from
+	// the register file like the others.
+	for id := range int32(g.Len()) {
+		op := g.Node(id).Op
+		if fn := laneFuncs[op]; need[id] && fn != nil && pg.fnConsts[op] == 0 {
+			if pg.fnConsts == nil {
+				pg.fnConsts = map[sym.Op]int32{}
+			}
+			pg.fnConsts[op] = nIn + int32(len(pg.consts))
+			for _, b := range fn.Consts {
+				pg.consts = append(pg.consts, math.Float64frombits(b))
+			}
 		}
 	}
 	// Operations, in id order (a topological order).
