@@ -41,6 +41,16 @@ const (
 	StepNGE                  // Dst = mask(!(A ≥ B)), true with a NaN
 	StepUnord                // Dst = mask(A or B is NaN)
 	StepBlend                // Dst = C's sign bit set ? B : A
+	StepXor                  // Dst = A ^ B (bits)
+	StepISub                 // Dst = A − B as 64-bit integers (wrapping)
+	StepIEq                  // Dst = mask(A == B as 64-bit integers)
+	StepIGT                  // Dst = mask(A > B as signed 64-bit integers)
+	StepShlV                 // Dst = A << B (bits; a count of 64 or more gives 0)
+	StepShrV                 // Dst = A >> B (bits, logical; a count of 64 or more gives 0)
+	StepRound                // Dst = A rounded to an integer: Imm 0 to nearest (ties to even), 1 down, 2 up, 3 toward zero
+	StepGather               // Dst = Consts[−1−B + A], A a signed 64-bit integer index (the table starts at constant B), in range for every argument
+	StepIfAny                // the steps up to the next StepEnd run only where C's sign bit is set (see Program)
+	StepEnd                  // ends a StepIfAny block
 )
 
 // Step is one operation of a Program: Dst = Op(A, B, C). Operands are
@@ -54,22 +64,46 @@ type Step struct {
 }
 
 // Program is a function in straight-line form.
+//
+// A StepGather's index must be in its table's range for every
+// argument, also inside a StepIfAny block where the block's mask is
+// clear (vector code reads the table for every lane).
+//
+// A StepIfAny block (blocks do not nest) is a rarely taken path: code
+// for several lanes at once may run it for all of them when any lane's
+// mask is set, and skip it when none is. Its results must therefore
+// matter only where the mask is set: the steps after the block blend
+// them in under that mask. A register the block writes is otherwise
+// dead after it.
 type Program struct {
 	Steps []Step
 	// Consts are the constants' bit patterns.
 	Consts []uint64
-	// Regs is the number of registers the steps use (the argument's
+	// Args is the number of arguments (1 or 2), in registers 0 and 1
+	// at entry; steps never write them.
+	Args int
+	// Regs is the number of registers the steps use (the arguments'
 	// included); Result the one that holds the result at the end.
 	Regs   int
 	Result int8
 }
 
 // Run executes p's steps on x, one lane: the reference semantics of the
-// straight-line form, which generated code must follow.
-func (p *Program) Run(x float64) float64 {
+// straight-line form, which generated code must follow. For a Program
+// of two arguments, x is the first and the second is 0 (use Run2).
+func (p *Program) Run(x float64) float64 { return p.Run2(x, 0) }
+
+// Run2 is Run for a Program of two arguments, x and y.
+func (p *Program) Run2(x, y float64) float64 {
 	var r [16]uint64
 	r[0] = math.Float64bits(x)
+	r[1] = math.Float64bits(y)
+	skip := false
 	for _, s := range p.Steps {
+		if skip {
+			skip = s.Op != StepEnd
+			continue
+		}
 		a := r[s.A]
 		var b uint64
 		if s.B < 0 {
@@ -129,6 +163,40 @@ func (p *Program) Run(x float64) float64 {
 			if r[s.C]>>63 != 0 {
 				d = b
 			}
+		case StepXor:
+			d = a ^ b
+		case StepISub:
+			d = a - b
+		case StepIEq:
+			d = mask(a == b)
+		case StepIGT:
+			d = mask(int64(a) > int64(b))
+		case StepShlV:
+			if b < 64 {
+				d = a << b
+			}
+		case StepShrV:
+			if b < 64 {
+				d = a >> b
+			}
+		case StepRound:
+			switch s.Imm {
+			case 0:
+				d = math.Float64bits(math.RoundToEven(fa))
+			case 1:
+				d = math.Float64bits(math.Floor(fa))
+			case 2:
+				d = math.Float64bits(math.Ceil(fa))
+			default:
+				d = math.Float64bits(math.Trunc(fa))
+			}
+		case StepGather:
+			d = p.Consts[-1-int(s.B)+int(int64(a))]
+		case StepIfAny:
+			skip = r[s.C]>>63 == 0
+			continue
+		case StepEnd:
+			continue
 		}
 		r[s.Dst] = d
 	}
@@ -245,6 +313,7 @@ func buildExp() *Program {
 	b.op(StepUnord, m, x, x)
 	b.blend(y, y, x, m)
 	b.p.Result = y
+	b.p.Args = 1
 	return &b.p
 }
 
@@ -305,5 +374,31 @@ func buildLog() *Program {
 	b.op(StepNGE, m, x, b.f(0))
 	b.blend(k, k, b.k(nanBits), m)
 	b.p.Result = k
+	b.p.Args = 1
 	return &b.p
 }
+
+// round appends dst = a rounded in the given StepRound mode.
+func (b *builder) round(dst, a int8, mode uint8) {
+	b.p.Steps = append(b.p.Steps, Step{Op: StepRound, Dst: dst, A: a, Imm: mode})
+	b.p.Regs = max(b.p.Regs, int(dst)+1)
+}
+
+// table appends constants as one consecutive run (not shared with
+// other constants) and returns the operand naming the first, for
+// StepGather.
+func (b *builder) table(bits []uint64) int8 {
+	b.p.Consts = append(b.p.Consts, bits...)
+	return int8(-(len(b.p.Consts) - len(bits) + 1))
+}
+
+// gather appends dst = table[idx].
+func (b *builder) gather(dst, idx, table int8) {
+	b.p.Steps = append(b.p.Steps, Step{Op: StepGather, Dst: dst, A: idx, B: table})
+	b.p.Regs = max(b.p.Regs, int(dst)+1)
+}
+
+// ifAny opens a StepIfAny block under mask m; end closes it.
+func (b *builder) ifAny(m int8) { b.p.Steps = append(b.p.Steps, Step{Op: StepIfAny, C: m}) }
+
+func (b *builder) end() { b.p.Steps = append(b.p.Steps, Step{Op: StepEnd}) }

@@ -56,19 +56,51 @@ func TestStepsMatchFunctions(t *testing.T) {
 	}
 }
 
-// TestStepsWellFormed checks the contract code generators rely on:
-// register 0 is never written, operands are in range, and only B names
-// constants.
+// allPrograms are the straight-line forms, by function name.
+func allPrograms() map[string]*Program {
+	return map[string]*Program{"Exp": ExpSteps(), "Log": LogSteps()}
+}
+
+// TestStepsWellFormed checks the contract code generators rely on: the
+// arguments' registers are never written, operands are in range, only
+// B names constants, and StepIfAny blocks are closed and do not nest.
 func TestStepsWellFormed(t *testing.T) {
-	for name, p := range map[string]*Program{"Exp": ExpSteps(), "Log": LogSteps()} {
-		if p.Regs > 16 || int(p.Result) <= 0 || int(p.Result) >= p.Regs {
-			t.Errorf("%s: %d registers, result in %d", name, p.Regs, p.Result)
+	for name, p := range allPrograms() {
+		checkWellFormed(t, name, p)
+	}
+}
+
+// checkWellFormed is TestStepsWellFormed for one Program.
+func checkWellFormed(t *testing.T, name string, p *Program) {
+	t.Helper()
+	{
+		if p.Args < 1 || p.Args > 2 || p.Regs > 16 || int(p.Result) < p.Args || int(p.Result) >= p.Regs {
+			t.Errorf("%s: %d arguments, %d registers, result in %d", name, p.Args, p.Regs, p.Result)
 		}
+		inBlock := false
 		for i, s := range p.Steps {
-			if s.Dst <= 0 || int(s.Dst) >= p.Regs || s.A < 0 || int(s.A) >= p.Regs || int(s.B) >= p.Regs ||
-				-1-int(s.B) >= len(p.Consts) || (s.Op == StepBlend && (s.C < 0 || int(s.C) >= p.Regs)) {
+			switch s.Op {
+			case StepIfAny:
+				if inBlock || s.C < 0 || int(s.C) >= p.Regs {
+					t.Errorf("%s step %d: a nested block, or its mask out of range", name, i)
+				}
+				inBlock = true
+				continue
+			case StepEnd:
+				if !inBlock {
+					t.Errorf("%s step %d: StepEnd outside a block", name, i)
+				}
+				inBlock = false
+				continue
+			}
+			if int(s.Dst) < p.Args || int(s.Dst) >= p.Regs || s.A < 0 || int(s.A) >= p.Regs || int(s.B) >= p.Regs ||
+				-1-int(s.B) >= len(p.Consts) || (s.Op == StepBlend && (s.C < 0 || int(s.C) >= p.Regs)) ||
+				(s.Op == StepGather && s.B >= 0) {
 				t.Errorf("%s step %d: %+v out of range", name, i, s)
 			}
+		}
+		if inBlock {
+			t.Errorf("%s: a StepIfAny block is not closed", name)
 		}
 	}
 }
