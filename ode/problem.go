@@ -41,8 +41,10 @@ type LaneFunc func(t, y, p, dy []float64)
 //     for a cotangent program the parameters' part to [CX];
 //   - clobbers R12 and every vector register, and no other general
 //     register;
-//   - has no branches, no RIP-relative operands and no stack use, so
-//     it runs the same wherever it is copied;
+//   - has no RIP-relative operands, no stack use and no jumps out of
+//     itself (only relative forward jumps within the body, over the
+//     rarely taken paths of math functions), so it runs the same
+//     wherever it is copied;
 //   - uses VEX encodings only, and ends without vzeroupper or ret.
 type LaneKernel struct {
 	Body []byte

@@ -1,6 +1,8 @@
 package tape
 
 import (
+	"encoding/binary"
+
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/pmath"
 	"github.com/gradsolve/gradsolve/sym"
@@ -27,18 +29,48 @@ var laneFuncsInline = true
 var laneFuncs = map[sym.Op]*pmath.Program{
 	sym.OpExp: pmath.ExpSteps(),
 	sym.OpLog: pmath.LogSteps(),
+	sym.OpMin: pmath.MinSteps(),
+	sym.OpMax: pmath.MaxSteps(),
 }
 
-// The VEX encodings of the steps (map 0F, prefix 66, 256-bit): the
-// packed double arithmetic and bitwise operations, vpaddq, and the
-// vcmppd predicates of the comparisons (LT_OS, GE_OS, GT_OS, EQ_OQ,
-// NGE_US, UNORD_Q: the IEEE predicates of Go's operators, and their
-// negation, true with a NaN).
+// laneFuncRegs returns the vector registers laneFunc needs for p: its
+// registers, and two more where it gathers.
+func laneFuncRegs(p *pmath.Program) int {
+	n := p.Regs
+	for _, s := range p.Steps {
+		if s.Op == pmath.StepGather {
+			return n + 2
+		}
+	}
+	return n
+}
+
+// A function whose straight-line form needs more vector registers than
+// lane code has stays a Go call (TestLaneFuncsFit says none does).
+func init() {
+	for op, p := range laneFuncs {
+		if laneFuncRegs(p) > numSlots {
+			delete(laneFuncs, op)
+		}
+	}
+}
+
+// The VEX encodings of the steps (prefix 66, 256-bit): the packed
+// double arithmetic and bitwise operations and the integer ones (map 0F
+// or 0F38, with VEX.W1 for the variable shifts), and the vcmppd
+// predicates of the comparisons (LT_OS, GE_OS, GT_OS, EQ_OQ, NGE_US,
+// UNORD_Q: the IEEE predicates of Go's operators, and their negation,
+// true with a NaN).
 var (
-	stepOpcode = map[pmath.StepOp]byte{
-		pmath.StepAdd: jit.OpAdd, pmath.StepSub: jit.OpSub, pmath.StepMul: jit.OpMul, pmath.StepDiv: jit.OpDiv,
-		pmath.StepMax: jit.OpMax, pmath.StepMin: jit.OpMin, pmath.StepAnd: jit.OpAnd, pmath.StepOr: jit.OpOr,
-		pmath.StepAndNot: jit.OpAndN, pmath.StepIAdd: opPAddQ,
+	stepOpcode = map[pmath.StepOp]struct{ mmmmm, op byte }{
+		pmath.StepAdd: {jit.Map0F, jit.OpAdd}, pmath.StepSub: {jit.Map0F, jit.OpSub},
+		pmath.StepMul: {jit.Map0F, jit.OpMul}, pmath.StepDiv: {jit.Map0F, jit.OpDiv},
+		pmath.StepMax: {jit.Map0F, jit.OpMax}, pmath.StepMin: {jit.Map0F, jit.OpMin},
+		pmath.StepAnd: {jit.Map0F, jit.OpAnd}, pmath.StepOr: {jit.Map0F, jit.OpOr},
+		pmath.StepAndNot: {jit.Map0F, jit.OpAndN}, pmath.StepXor: {jit.Map0F, jit.OpXor},
+		pmath.StepIAdd: {jit.Map0F, 0xD4}, pmath.StepISub: {jit.Map0F, 0xFB}, // vpaddq, vpsubq
+		pmath.StepIEq: {jit.Map0F38, jit.OpPCmpEqQ}, pmath.StepIGT: {jit.Map0F38, 0x37}, // vpcmpeqq, vpcmpgtq
+		pmath.StepShlV: {jit.Map0F38, 0x47}, pmath.StepShrV: {jit.Map0F38, 0x45}, // vpsllvq, vpsrlvq (W1)
 	}
 	stepPredicate = map[pmath.StepOp]byte{
 		pmath.StepLT: 0x01, pmath.StepGE: 0x0D, pmath.StepGT: 0x0E, pmath.StepEQ: 0x00,
@@ -46,23 +78,44 @@ var (
 	}
 )
 
-// opPAddQ is vpaddq (map 0F, 66; AVX2 in its 256-bit form).
-const opPAddQ = 0xD4
-
-// laneFunc translates exp or log in lane code: the function's steps on
-// vector registers taken for its temporaries (the argument's register
-// is only read), the result left in one of them.
+// laneFunc translates a laneFuncs function in lane code: its steps on
+// vector registers taken for its temporaries (the arguments' registers
+// are only read), the result left in one of them.
+//
+//   - A constant operand is read from the register file, where every
+//     constant is held once per lane.
+//   - StepGather is vgatherqpd from the table's constants in the
+//     register file: index·4 (the table's entries are a lane-major run,
+//     so entry i of lane 0 is at the table's start + 32·i), scaled by
+//     8, under an all-ones mask, in two more temporaries.
+//   - A StepIfAny block is skipped by a forward jump where no lane's
+//     mask is set (vmovmskpd into R12, which lane code may clobber):
+//     the only jump in lane code, within its own body.
 func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 	p := laneFuncs[in.Op]
 	base := g.pg.fnConsts[in.Op]
 	var phys [16]int
 	phys[0] = g.ensure(in.A, nx[0])
 	pinned := []int{phys[0]}
-	for v := 1; v < p.Regs; v++ {
+	if p.Args == 2 {
+		phys[1] = g.ensure(in.B, nx[1], phys[0])
+		pinned = append(pinned, phys[1])
+	}
+	for v := p.Args; v < p.Regs; v++ {
 		phys[v] = g.alloc(pinned...)
 		pinned = append(pinned, phys[v])
 	}
+	var gIdx, gMask byte // the temporaries of StepGather
+	for _, s := range p.Steps {
+		if s.Op == pmath.StepGather {
+			gIdx = byte(g.alloc(pinned...))
+			pinned = append(pinned, int(gIdx))
+			gMask = byte(g.alloc(pinned...))
+			break
+		}
+	}
 	a := &g.a
+	jump := -1 // the rel32 of the open block's jump
 	for _, s := range p.Steps {
 		d, x := byte(phys[s.Dst]), byte(phys[s.A])
 		konst := s.B < 0
@@ -73,12 +126,17 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 		} else {
 			y = byte(phys[s.B])
 		}
-		// rr or rm: d = op(x, y or m) in map 0F, with an immediate where imm >= 0.
-		emit := func(mmmmm, op byte, x byte, imm int) {
+		// emit writes d = op(x, y or m), with an immediate where imm ≥ 0
+		// and VEX.W1 where w.
+		emit := func(mmmmm, op, x byte, imm int, w bool) {
+			at := len(a.B)
 			if konst {
 				a.VRM(jit.VexPP66, mmmmm, true, op, d, x, m)
 			} else {
 				a.VRR(jit.VexPP66, mmmmm, true, op, d, x, y)
+			}
+			if w {
+				a.B[at+2] |= 0x80
 			}
 			if imm >= 0 {
 				a.B = append(a.B, byte(imm))
@@ -87,23 +145,56 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 		switch s.Op {
 		case pmath.StepLoad:
 			if konst {
-				emit(jit.Map0F, jit.OpLoad, 0, -1)
+				emit(jit.Map0F, jit.OpLoad, 0, -1, false)
 			} else {
-				emit(jit.Map0F, jit.OpMov, 0, -1)
+				emit(jit.Map0F, jit.OpMov, 0, -1, false)
 			}
 		case pmath.StepShl:
 			a.VShiftQ(jit.ShiftLeftQ, d, x, s.Imm)
 		case pmath.StepShr:
 			a.VShiftQ(jit.ShiftRightQ, d, x, s.Imm)
 		case pmath.StepBlend:
-			emit(jit.Map0F3A, jit.OpBlendv, x, int(phys[s.C])<<4)
+			emit(jit.Map0F3A, jit.OpBlendv, x, phys[s.C]<<4, false)
+		case pmath.StepRound:
+			a.VRRI(jit.VexPP66, jit.Map0F3A, true, jit.OpRound, d, 0, x, 8|s.Imm)
+		case pmath.StepGather:
+			a.VShiftQ(jit.ShiftLeftQ, gIdx, x, 2)
+			a.VRR(jit.VexPP66, jit.Map0F38, true, jit.OpPCmpEqQ, gMask, gMask, gMask)
+			g.gather(d, gIdx, gMask, m)
+		case pmath.StepIfAny:
+			a.VRR(jit.VexPP66, jit.Map0F, true, jit.OpMovmsk, jit.R12, 0, byte(phys[s.C]))
+			a.B = append(a.B, 0x45, 0x85, 0xE4, 0x0F, 0x84, 0, 0, 0, 0) // test r12d, r12d; jz rel32
+			jump = len(a.B) - 4
+		case pmath.StepEnd:
+			binary.LittleEndian.PutUint32(a.B[jump:], uint32(len(a.B)-(jump+4)))
 		default:
 			if op, ok := stepOpcode[s.Op]; ok {
-				emit(jit.Map0F, op, x, -1)
+				w := s.Op == pmath.StepShlV || s.Op == pmath.StepShrV
+				emit(op.mmmmm, op.op, x, -1, w)
 			} else {
-				emit(jit.Map0F, jit.OpCmp, x, int(stepPredicate[s.Op]))
+				emit(jit.Map0F, jit.OpCmp, x, int(stepPredicate[s.Op]), false)
 			}
 		}
 	}
 	return phys[p.Result]
+}
+
+// gather emits vgatherqpd d, [m.Base + idx·8 + m.Disp], mask (VEX.256.66.0F38.W1
+// 93 /r with a VSIB operand: ModRM mod 10 with a SIB byte and a 32-bit
+// displacement). The mask is all ones on entry and zero after.
+func (g *jitGen) gather(d, idx, mask byte, m jit.Mem) {
+	a := &g.a
+	b1 := byte(jit.Map0F38)
+	if d&8 == 0 {
+		b1 |= 0x80 // R̄
+	}
+	if idx&8 == 0 {
+		b1 |= 0x40 // X̄
+	}
+	if m.Base&8 == 0 {
+		b1 |= 0x20 // B̄
+	}
+	b2 := byte(0x80) | (^mask&15)<<3 | 4 | jit.VexPP66 // W1, vvvv = mask, L 256
+	a.B = append(a.B, 0xC4, b1, b2, 0x93, 0x80|(d&7)<<3|4, 3<<6|(idx&7)<<3|m.Base&7)
+	a.B = binary.LittleEndian.AppendUint32(a.B, uint32(m.Disp))
 }

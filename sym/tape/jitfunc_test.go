@@ -132,3 +132,141 @@ func BenchmarkLaneExpLog(b *testing.B) {
 		})
 	}
 }
+
+// TestLaneFuncsFit checks that every function pmath gives a
+// straight-line form is lane code: none needs more vector registers than
+// lane code has (else init leaves it a Go call).
+func TestLaneFuncsFit(t *testing.T) {
+	for op, p := range map[sym.Op]*pmath.Program{sym.OpExp: pmath.ExpSteps(), sym.OpLog: pmath.LogSteps(),
+		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps()} {
+		if laneFuncs[op] != p {
+			t.Errorf("%v: not lane code (%d vector registers needed, %d there)", op, laneFuncRegs(p), numSlots)
+		}
+	}
+}
+
+// stepsProbe is a straight-line form of two arguments that uses every
+// step operation, each result folded into the result by xor, so that a
+// wrong encoding of any of them shows: rounding in every mode, integer
+// and variable shifts (counts past 63 included), a table lookup, and two
+// rarely taken blocks, one whose mask holds in some lanes (its results
+// blended in under the mask) and one whose mask holds in none for
+// ordinary arguments (the jump over it).
+func stepsProbe() *pmath.Program {
+	p := &pmath.Program{Args: 2, Regs: 10, Result: 9}
+	var consts []uint64
+	k := func(x float64) int8 { consts = append(consts, math.Float64bits(x)); return int8(-len(consts)) }
+	kb := func(b uint64) int8 { consts = append(consts, b); return int8(-len(consts)) }
+	tab := make([]int8, 8)
+	for i := range tab {
+		tab[i] = k(float64(i) + 0.25)
+	}
+	st := func(op pmath.StepOp, d, a, b int8) { p.Steps = append(p.Steps, pmath.Step{Op: op, Dst: d, A: a, B: b}) }
+	const x, y, t, u, m, acc = 0, 1, 2, 3, 4, 9
+	fold := func(r int8) { st(pmath.StepXor, acc, acc, r) }
+	st(pmath.StepLoad, acc, 0, k(0))
+	st(pmath.StepAdd, t, x, y)
+	st(pmath.StepSub, u, x, k(1.5))
+	st(pmath.StepMul, t, t, u)
+	st(pmath.StepDiv, t, t, k(3))
+	fold(t)
+	for _, op := range []pmath.StepOp{pmath.StepMax, pmath.StepMin, pmath.StepAnd, pmath.StepOr, pmath.StepAndNot,
+		pmath.StepXor, pmath.StepIAdd, pmath.StepISub, pmath.StepIEq, pmath.StepIGT, pmath.StepLT, pmath.StepGE,
+		pmath.StepGT, pmath.StepEQ, pmath.StepNGE, pmath.StepUnord} {
+		st(op, u, x, y)
+		fold(u)
+		st(op, u, y, kb(0x4010000000000123))
+		fold(u)
+	}
+	for mode := range uint8(4) {
+		p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepRound, Dst: u, A: t, Imm: mode})
+		fold(u)
+	}
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepShl, Dst: u, A: x, Imm: 3}, pmath.Step{Op: pmath.StepShr, Dst: 5, A: y, Imm: 7})
+	fold(u)
+	fold(5)
+	st(pmath.StepAnd, 5, y, kb(0x7F)) // shift counts 0…127
+	st(pmath.StepShlV, u, x, 5)
+	fold(u)
+	st(pmath.StepShrV, u, x, 5)
+	fold(u)
+	st(pmath.StepLT, m, x, y)
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepBlend, Dst: u, A: x, B: y, C: m})
+	fold(u)
+	st(pmath.StepAnd, 6, x, kb(7))
+	st(pmath.StepGather, u, 6, tab[0])
+	fold(u)
+	// A block taken in the lanes where x < 0.
+	st(pmath.StepLT, m, x, k(0))
+	st(pmath.StepLoad, 7, 0, k(42))
+	st(pmath.StepLoad, 8, 0, k(42))
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepIfAny, C: m})
+	st(pmath.StepMul, 7, x, y)
+	st(pmath.StepAnd, 6, y, kb(7))
+	st(pmath.StepGather, 6, 6, tab[0])
+	st(pmath.StepAdd, 7, 7, 6)
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepEnd})
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepBlend, Dst: u, A: 8, B: 7, C: m})
+	fold(u)
+	// A block taken only where x > 1e300.
+	st(pmath.StepGT, m, x, k(1e300))
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepIfAny, C: m})
+	st(pmath.StepSub, 7, y, x)
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepEnd})
+	p.Steps = append(p.Steps, pmath.Step{Op: pmath.StepBlend, Dst: u, A: 8, B: 7, C: m})
+	fold(u)
+	p.Consts = consts
+	return p
+}
+
+// TestLaneStepEncodings checks the lane code of every step operation
+// against pmath.Program.Run, lane by lane, bit for bit: stepsProbe in
+// place of atan2 (two arguments) in a program compiled for the test.
+func TestLaneStepEncodings(t *testing.T) {
+	if !HasLaneCode() {
+		t.Skip("no AVX2: lane code does not run here")
+	}
+	probe := stepsProbe()
+	if laneFuncRegs(probe) > numSlots {
+		t.Fatalf("the probe needs %d registers", laneFuncRegs(probe))
+	}
+	laneFuncs[sym.OpAtan2] = probe
+	defer delete(laneFuncs, sym.OpAtan2)
+	m := sym.NewModel("probe")
+	x := m.State("x", 1)
+	y := m.State("y", 1)
+	m.Deriv(x, sym.Atan2(x, y))
+	m.Deriv(y, y.Mul(x)) // keeps x and y live across the function
+	s, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := s.F()
+	if pg.laneCode() == nil || pg.lane.entry == 0 {
+		t.Fatal("the probe's lane code is not of one piece")
+	}
+	const L = LaneWidth
+	rng := rand.New(rand.NewPCG(31, 32))
+	r, tl, out := pg.NewLaneRegisters(), make([]float64, L), make([]float64, 2*L)
+	in := make([]float64, 2*L)
+	for trial := range 2000 {
+		for i := range in {
+			switch {
+			case trial%3 == 0:
+				in[i] = math.Float64frombits(rng.Uint64())
+			case trial%3 == 1:
+				in[i] = math.Abs(rng.NormFloat64()) * 10 // no lane takes the first block
+			default:
+				in[i] = rng.NormFloat64() * 1e3
+			}
+		}
+		pg.EvalFLanes(r, tl, in, nil, out)
+		for ln := range L {
+			want := probe.Run2(in[ln], in[L+ln])
+			if math.Float64bits(out[ln]) != math.Float64bits(want) {
+				t.Fatalf("trial %d lane %d (x=%v, y=%v): lane code %#x, Run2 %#x", trial, ln, in[ln], in[L+ln],
+					math.Float64bits(out[ln]), math.Float64bits(want))
+			}
+		}
+	}
+}

@@ -333,10 +333,11 @@ func (g *jitGen) instr(i int) {
 		d = g.sign(in, nx)
 	case sym.OpFloor, sym.OpCeil:
 		d = g.round(in, nx)
-	case sym.OpExp, sym.OpLog:
-		d = g.laneFunc(in, nx)
 	default:
-		panic("tape: no machine code for " + in.Op.String())
+		if g.lanes == 1 || laneFuncs[in.Op] == nil {
+			panic("tape: no machine code for " + in.Op.String())
+		}
+		d = g.laneFunc(in, nx)
 	}
 	g.bind(in.Dst, d, g.dstNext[i])
 }
