@@ -14,7 +14,7 @@ func (e Expr) Mul(x Expr) Expr { return Apply(OpMul, e, x) }
 // Div returns e / x. Division by the constant zero records an error.
 func (e Expr) Div(x Expr) Expr { return Apply(OpDiv, e, x) }
 
-// Pow returns e^x (math.Pow). Constant integer exponents −4…4 and ½
+// Pow returns e^x (pmath.Pow). Constant integer exponents −4…4 and ½
 // become multiplications, divisions and square roots.
 func (e Expr) Pow(x Expr) Expr { return Apply(OpPow, e, x) }
 

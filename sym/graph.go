@@ -24,7 +24,7 @@ const (
 	OpSub        // a − b
 	OpMul        // a · b
 	OpDiv        // a / b
-	OpPow        // math.Pow(a, b)
+	OpPow        // pmath.Pow(a, b)
 	OpSqrt       // √a
 	OpExp        // e^a
 	OpLog        // ln a
@@ -443,7 +443,7 @@ func Eval(op Op, a, b, c float64) float64 {
 	case OpDiv:
 		return a / b
 	case OpPow:
-		return math.Pow(a, b)
+		return pmath.Pow(a, b)
 	case OpSqrt:
 		return math.Sqrt(a)
 	case OpExp:

@@ -29,6 +29,7 @@ var laneFuncsInline = true
 var laneFuncs = map[sym.Op]*pmath.Program{
 	sym.OpExp: pmath.ExpSteps(),
 	sym.OpLog: pmath.LogSteps(),
+	sym.OpPow: pmath.PowSteps(),
 	sym.OpMin: pmath.MinSteps(),
 	sym.OpMax: pmath.MaxSteps(),
 }

@@ -33,44 +33,72 @@ func laneFuncArgs(rng *rand.Rand) []float64 {
 	return xs
 }
 
-// TestLaneFuncsMatchPmath checks exp and log in lane code against
-// pmath.Exp and pmath.Log, lane by lane, bit for bit (any NaN for a
-// NaN), with the arguments shuffled across lanes so that every lane sees
-// special and ordinary values side by side, and with other values live
-// across the calls (the temporaries must not clobber them).
+// laneFuncCases are the functions lane code computes, with the scalar
+// function whose bits it must give and how to build it in a model.
+var laneFuncCases = []struct {
+	name  string
+	build func(x, y sym.Expr) sym.Expr
+	want  func(x, y float64) float64
+}{
+	{"exp", func(x, _ sym.Expr) sym.Expr { return sym.Exp(x) }, func(x, _ float64) float64 { return pmath.Exp(x) }},
+	{"log", func(x, _ sym.Expr) sym.Expr { return sym.Log(x) }, func(x, _ float64) float64 { return pmath.Log(x) }},
+	{"pow", func(x, y sym.Expr) sym.Expr { return x.Pow(y) }, pmath.Pow},
+	{"min", func(x, y sym.Expr) sym.Expr { return sym.Min(x, y) }, math.Min},
+	{"max", func(x, y sym.Expr) sym.Expr { return sym.Max(x, y) }, math.Max},
+}
+
+// TestLaneFuncsMatchPmath checks the math functions in lane code
+// against the scalar functions sym.Eval calls, lane by lane, bit for bit
+// (any NaN for a NaN), with the arguments shuffled across lanes so that
+// every lane sees special and ordinary values side by side, and with
+// the arguments and one function's value live across the others (the
+// temporaries must not clobber them).
 func TestLaneFuncsMatchPmath(t *testing.T) {
 	if !HasLaneCode() {
 		t.Skip("no AVX2: lane code does not run here")
 	}
-	m := sym.NewModel("explog")
+	m := sym.NewModel("funcs")
 	x := m.State("x", 1)
 	y := m.State("y", 1)
-	e, l := sym.Exp(x), sym.Log(x)
+	e := sym.Exp(x)
 	m.Deriv(x, e)
-	m.Deriv(y, l.Add(sym.Exp(y).Mul(x)).Sub(sym.Log(e.Add(y)))) // reuse of x and e after the calls
+	m.Deriv(y, e.Add(y).Mul(x)) // x, y and e live across the calls below
+	for i, c := range laneFuncCases {
+		m.Deriv(m.State(fmt.Sprint("z", i), 0), c.build(x, y))
+	}
 	s, err := Build(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pg := s.F()
 	if pg.laneCode() == nil || pg.lane.entry == 0 {
-		t.Fatal("exp and log: the lane code is not of one piece")
+		t.Fatal("the lane code of the math functions is not of one piece")
 	}
 	const L = LaneWidth
+	dim := 2 + len(laneFuncCases)
 	rng := rand.New(rand.NewPCG(21, 22))
 	xs := laneFuncArgs(rng)
 	r := pg.NewLaneRegisters()
-	tl, p := make([]float64, L), []float64{}
-	in, out := make([]float64, 2*L), make([]float64, 2*L)
+	tl := make([]float64, L)
+	in, out := make([]float64, dim*L), make([]float64, dim*L)
 	for k := 0; k+2*L <= len(xs); k += 2 * L {
 		rng.Shuffle(len(xs[k:k+2*L]), func(i, j int) { xs[k+i], xs[k+j] = xs[k+j], xs[k+i] })
 		copy(in, xs[k:k+2*L])
-		pg.EvalFLanes(r, tl, in, p, out)
+		if k%(4*L) == 0 { // exponents of pow near the integers too
+			for ln := range L {
+				in[L+ln] = math.Round(in[L+ln]*4) / 4
+			}
+		}
+		pg.EvalFLanes(r, tl, in, nil, out)
 		for ln := range L {
 			xv, yv := in[ln], in[L+ln]
 			ev := pmath.Exp(xv)
-			want := []float64{ev, pmath.Log(xv) + pmath.Exp(yv)*xv - pmath.Log(ev+yv)}
+			want := []float64{ev, (ev + yv) * xv}
 			got := []float64{out[ln], out[L+ln]}
+			for i, c := range laneFuncCases {
+				want = append(want, c.want(xv, yv))
+				got = append(got, out[(2+i)*L+ln])
+			}
 			if !testutil.CheckBits(t, fmt.Sprintf("x=%v y=%v lane %d", xv, yv, ln), got, want) {
 				t.FailNow()
 			}
@@ -138,7 +166,7 @@ func BenchmarkLaneExpLog(b *testing.B) {
 // lane code has (else init leaves it a Go call).
 func TestLaneFuncsFit(t *testing.T) {
 	for op, p := range map[sym.Op]*pmath.Program{sym.OpExp: pmath.ExpSteps(), sym.OpLog: pmath.LogSteps(),
-		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps()} {
+		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps(), sym.OpPow: pmath.PowSteps()} {
 		if laneFuncs[op] != p {
 			t.Errorf("%v: not lane code (%d vector registers needed, %d there)", op, laneFuncRegs(p), numSlots)
 		}
