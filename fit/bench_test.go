@@ -1,0 +1,135 @@
+package fit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/router"
+	"github.com/gradsolve/gradsolve/sym/parse"
+)
+
+// benchN is the ensemble size of the update benchmarks (the issue's
+// "N = 256").
+const benchN = 256
+
+// BenchmarkAdamUpdate measures one Adam update of a fit on the reverse
+// route — a replay of the whole ensemble at the new point, the
+// least-squares loss, the reverse sweep, the per-group sums and the
+// chain rule (the Adam step itself, a few operations per fitted
+// quantity, is left out) — against one forward solve of the same ensemble, both in
+// each iteration, and reports their ratio ("update/solve"; the issue
+// asks for at most 3). For comparison it also times one evaluation on
+// the forward route (a solve with sensitivities to the fitted
+// quantities: "forward-update/solve"). Two ensembles of 256
+// trajectories: Lorenz (examples/lorenz.ode, ρ from 0 to 21, t ∈
+// [0, 1], Tsit5 at rtol 1e-8, atol 1e-11, fitting ρ; ρ, σ, β; or those
+// and the three initial values, per trajectory) and the decay y' =
+// −k·y (fitting k per trajectory).
+func BenchmarkAdamUpdate(b *testing.B) {
+	m, err := parse.ParseFile("../examples/lorenz.ode")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lorenz := build(b, m) // parameters (ρ, σ, β)
+	p := make([]float64, 0, 3*benchN)
+	for i := range benchN {
+		p = append(p, 21*float64(i)/float64(benchN-1), 10, 8.0/3)
+	}
+	lorenzEns := gradsolve.Ensemble{N: benchN, P: p}
+	b.Run("lorenz-3", func(b *testing.B) {
+		params := []Param{{Wrt: gradsolve.Param(0)}, {Wrt: gradsolve.Param(1), Transform: Log()}, {Wrt: gradsolve.Param(2), Transform: Log()}}
+		benchUpdate(b, lorenz, lorenzEns, params, gradsolve.Options{RTol: 1e-8, ATol: 1e-11})
+	})
+	b.Run("lorenz-1", func(b *testing.B) {
+		benchUpdate(b, lorenz, lorenzEns, []Param{{Wrt: gradsolve.Param(0)}}, gradsolve.Options{RTol: 1e-8, ATol: 1e-11})
+	})
+	b.Run("lorenz-6", func(b *testing.B) {
+		params := []Param{{Wrt: gradsolve.Param(0)}, {Wrt: gradsolve.Param(1)}, {Wrt: gradsolve.Param(2)},
+			{Wrt: gradsolve.InitialValue(0)}, {Wrt: gradsolve.InitialValue(1)}, {Wrt: gradsolve.InitialValue(2)}}
+		ens := lorenzEns
+		ens.Y0 = []float64{1, 0.5, 0.5}
+		benchUpdate(b, lorenz, ens, params, gradsolve.Options{RTol: 1e-8, ATol: 1e-11})
+	})
+	b.Run("decay", func(b *testing.B) {
+		pr := decayProblem(b)
+		k := make([]float64, benchN)
+		for i := range k {
+			k[i] = 0.2 + float64(i)/benchN
+		}
+		dc := newDecayCase(benchN, k)
+		for i := range benchN {
+			dc.ens.P[4*i] = k[i]
+		}
+		benchUpdate(b, pr, dc.ens, []Param{{Wrt: gradsolve.Param(0), Transform: Log()}}, gradsolve.Options{RTol: 1e-8, ATol: 1e-11})
+	})
+}
+
+func benchUpdate(b *testing.B, pr *gradsolve.Problem, ens gradsolve.Ensemble, params []Param, o gradsolve.Options) {
+	ctx := context.Background()
+	res, err := gradsolve.Solve(ctx, pr, &ens, &o)
+	if err != nil || res.Errs() != nil {
+		b.Fatal(err, res.Errs())
+	}
+	data := &gradsolve.FitData{Final: append([]float64(nil), res.Y...)}
+	for i := range data.Final {
+		data.Final[i] *= 1.01 // a residual, so the gradient is not zero
+	}
+	newEval := func(mode router.Mode) (*evaluator, [][]float64, [][]float64) {
+		s, err := newSetup(&Spec{Problem: pr, Ensemble: ens, Options: o, Data: data, Params: params,
+			Owner: PerTrajectory, Optimizer: &Adam{}, Mode: mode, Rerecord: Rerecord{Mode: RerecordNever}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		theta, dtheta := make([][]float64, s.G()), make([][]float64, s.G())
+		tr := make([]Transform, len(params))
+		for c, p := range params {
+			tr[c] = p.Transform
+		}
+		for gi := range theta {
+			g := &group{tr: tr, scale: s.scale[gi]}
+			z := make([]float64, len(params))
+			for c := range z {
+				z[c] = tr[c].toWorking(s.start[gi][c], s.scale[gi][c])
+			}
+			theta[gi], dtheta[gi] = g.natural(z)
+		}
+		return &evaluator{s: s}, theta, dtheta
+	}
+	rev, theta, dtheta := newEval(router.Reverse)
+	fwd, _, _ := newEval(router.Forward)
+	active := make([]bool, len(theta))
+	for i := range active {
+		active[i] = true
+	}
+	if _, err := rev.eval(ctx, theta, dtheta, active); err != nil { // the recording
+		b.Fatal(err)
+	}
+	var tSolve, tUpdate, tForward time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := gradsolve.Solve(ctx, pr, &ens, &o); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := rev.eval(ctx, theta, dtheta, active); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if _, err := fwd.eval(ctx, theta, dtheta, active); err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		tSolve, tUpdate, tForward = tSolve+t1.Sub(t0), tUpdate+t2.Sub(t1), tForward+t3.Sub(t2)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(tSolve.Nanoseconds())/float64(b.N), "solve-ns/op")
+	b.ReportMetric(float64(tUpdate.Nanoseconds())/float64(b.N), "update-ns/op")
+	b.ReportMetric(float64(tUpdate)/float64(tSolve), "update/solve")
+	b.ReportMetric(float64(tForward)/float64(tSolve), "forward-update/solve")
+	if rev.records != 1 {
+		b.Fatalf("%d records: the updates must replay", rev.records)
+	}
+}
