@@ -49,6 +49,9 @@ type Recording struct {
 	// and Gradient adds (∂y0/∂p)ᵀ·∂L/∂y0 to ∂L/∂p.
 	y0FromP bool
 	initial ode.InitialFunc
+	// replayers are the workers' replayers, made by the first walk that
+	// needs them and kept (runJobs).
+	replayers []engine.Replayer
 	// stale: a Replay failed after it may have begun to overwrite the
 	// meshes' states (a replay writes the states of its point into
 	// them, and Gradient's reverse sweep reads them), so they may not
@@ -247,12 +250,19 @@ func (rec *Recording) Replay(ctx context.Context, pt *Point) (*Result, error) {
 // into res.
 func (rec *Recording) forward(ctx context.Context, y0, p []float64, res *Result, workers *int) error {
 	dim, m, K := rec.prob.Dim, rec.prob.NumParams, rec.in.k
-	return rec.run(ctx, func(rp engine.Replayer, i int) {
-		rp.Forward(rec.meshes[i], y0[i*dim:(i+1)*dim], p[i*m:(i+1)*m], pick(rec.in.save, i, K),
-			res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
-	}, nil, func(i int) {
-		fillNaN(res.Y[i*dim : (i+1)*dim])
-		fillNaN(res.Saved[i*K*dim : (i+1)*K*dim])
+	return rec.runJobs(ctx, jobs{
+		one: func(rp engine.Replayer, i int) {
+			rp.Forward(rec.meshes[i], y0[i*dim:(i+1)*dim], p[i*m:(i+1)*m], pick(rec.in.save, i, K),
+				res.Y[i*dim:(i+1)*dim], res.Saved[i*K*dim:(i+1)*K*dim])
+		},
+		fwd: func(i int, j *ivp.ForwardJob) {
+			*j = ivp.ForwardJob{Mesh: rec.meshes[i], Y0: y0[i*dim : (i+1)*dim], P: p[i*m : (i+1)*m], Save: pick(rec.in.save, i, K),
+				YOut: res.Y[i*dim : (i+1)*dim], Saved: res.Saved[i*K*dim : (i+1)*K*dim]}
+		},
+		failed: func(i int) {
+			fillNaN(res.Y[i*dim : (i+1)*dim])
+			fillNaN(res.Saved[i*K*dim : (i+1)*K*dim])
+		},
 	}, workers)
 }
 
@@ -320,16 +330,20 @@ func (rec *Recording) Gradient(ctx context.Context, cot Cotangents) (*Gradient, 
 		*j = ivp.ReverseJob{Mesh: rec.meshes[i], P: rec.p[i*m : (i+1)*m], Save: pick(rec.in.save, i, K),
 			CotY: cot.Y[i*dim : (i+1)*dim], CotSaved: cs, GY0: g.Y0[i*dim : (i+1)*dim], GP: g.P[i*m : (i+1)*m]}
 	}
-	err := rec.run(ctx, func(rp engine.Replayer, i int) {
-		var cs []float64
-		if cot.Saved != nil {
-			cs = cot.Saved[i*K*dim : (i+1)*K*dim]
-		}
-		rp.Reverse(rec.meshes[i], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K), cot.Y[i*dim:(i+1)*dim], cs,
-			g.Y0[i*dim:(i+1)*dim], g.P[i*m:(i+1)*m])
-	}, job, func(i int) {
-		fillNaN(g.Y0[i*dim : (i+1)*dim])
-		fillNaN(g.P[i*m : (i+1)*m])
+	err := rec.runJobs(ctx, jobs{
+		one: func(rp engine.Replayer, i int) {
+			var cs []float64
+			if cot.Saved != nil {
+				cs = cot.Saved[i*K*dim : (i+1)*K*dim]
+			}
+			rp.Reverse(rec.meshes[i], rec.p[i*m:(i+1)*m], pick(rec.in.save, i, K), cot.Y[i*dim:(i+1)*dim], cs,
+				g.Y0[i*dim:(i+1)*dim], g.P[i*m:(i+1)*m])
+		},
+		rev: job,
+		failed: func(i int) {
+			fillNaN(g.Y0[i*dim : (i+1)*dim])
+			fillNaN(g.P[i*m : (i+1)*m])
+		},
 	}, &g.Workers)
 	if err == nil && rec.y0FromP {
 		rec.addInitialTerm(g)
@@ -363,35 +377,57 @@ func checkCotangents(cot Cotangents, n, dim, K int) error {
 	return nil
 }
 
-// run calls job for every trajectory whose recording succeeded and
-// failed for the others, on the ensemble's workers, each with its own
-// Replayer. Where the replayer runs reverse jobs in lanes
-// (engine.LaneReplayer) and revJob is given, the workers hand it the
-// jobs revJob describes instead of calling job.
-func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i int), revJob func(i int, j *ivp.ReverseJob), failed func(i int), workers *int) error {
+// jobs is the work of one walk over the recordings: one, for a
+// trajectory on a worker's Replayer; rev or fwd, the same as a job for
+// a replayer that runs reverse (engine.LaneReplayer) or forward
+// (engine.LaneForwarder) jobs in lanes (nil: never in lanes); failed,
+// for a trajectory whose recording failed.
+type jobs struct {
+	one    func(rp engine.Replayer, i int)
+	rev    func(i int, j *ivp.ReverseJob)
+	fwd    func(i int, j *ivp.ForwardJob)
+	failed func(i int)
+}
+
+// runJobs does js for every trajectory on the ensemble's workers, each
+// with its own Replayer: lane by lane where the replayer runs the jobs
+// in lanes, else one trajectory at a time. The replayers are made on
+// first use and kept for later walks (a replayer is made for the
+// worker count of its walk; its machine code is compiled once).
+func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error {
 	n := rec.Result.N
 	ecfg := ensemble.Config{Workers: rec.opts.Workers, Chunk: rec.opts.Chunk}
 	nw := ensemble.Workers(n, ecfg)
-	rps := make([]engine.Replayer, nw)
-	for w := range rps {
-		var err error
-		if rps[w], err = rec.plan.NewReplayer(); err != nil {
+	for len(rec.replayers) < nw {
+		rp, err := rec.plan.NewReplayer()
+		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInput, err)
 		}
+		rec.replayers = append(rec.replayers, rp)
 	}
+	rps := rec.replayers
 	*workers = nw
 	err := ensemble.RunQueue(ctx, n, ecfg, func(w int, q *ensemble.Queue, stop *atomic.Bool) {
-		if lr, ok := rps[w].(engine.LaneReplayer); ok && revJob != nil {
+		if lr, ok := rps[w].(engine.LaneReplayer); ok && js.rev != nil {
 			src := &reverseSource{rec: rec, q: q, index: make([]int, lr.Lanes()), jobs: make([]ivp.ReverseJob, lr.Lanes()),
-				job: revJob, failed: failed}
+				job: js.rev, failed: js.failed}
 			lr.ReverseLanes(src, stop)
+			return
+		}
+		if lf, ok := rps[w].(engine.LaneForwarder); ok && js.fwd != nil {
+			lanes := 1
+			if lr, ok := lf.(interface{ Lanes() int }); ok {
+				lanes = lr.Lanes()
+			}
+			src := &forwardSource{rec: rec, q: q, jobs: make([]ivp.ForwardJob, lanes), job: js.fwd, failed: js.failed}
+			lf.ForwardLanes(src, stop)
 			return
 		}
 		for i, ok := q.Next(); ok; i, ok = q.Next() {
 			if rec.Result.Status[i] != ode.Success {
-				failed(i)
+				js.failed(i)
 			} else {
-				job(rps[w], i)
+				js.one(rps[w], i)
 			}
 			q.Done()
 		}
@@ -402,6 +438,35 @@ func (rec *Recording) run(ctx context.Context, job func(rp engine.Replayer, i in
 	}
 	return err
 }
+
+// forwardSource hands a lane forward replay's worker the forward jobs
+// of its queue: the successful recordings (the others are failed at
+// once).
+type forwardSource struct {
+	rec    *Recording
+	q      *ensemble.Queue
+	jobs   []ivp.ForwardJob
+	job    func(i int, j *ivp.ForwardJob)
+	failed func(i int)
+}
+
+func (s *forwardSource) Next(l int) (*ivp.ForwardJob, bool) {
+	for {
+		i, ok := s.q.Next()
+		if !ok {
+			return nil, false
+		}
+		if s.rec.Result.Status[i] != ode.Success {
+			s.failed(i)
+			s.q.Done()
+			continue
+		}
+		s.job(i, &s.jobs[l])
+		return &s.jobs[l], true
+	}
+}
+
+func (s *forwardSource) Done(int) { s.q.Done() }
 
 // reverseSource hands a lane replayer's worker the reverse jobs of its
 // queue: the successful recordings (the others are failed at once).

@@ -20,8 +20,9 @@ import (
 // cotangent program evaluated for all lanes at once where the problem
 // has their lane forms (ode.Programs.FLanes, VJPLanes). So each
 // trajectory gets the scalar replayer's gradient bit for bit
-// (TestLaneReverseMatchesScalar). Save times inside a step, and the
-// forward replay, run on the scalar replayer lane by lane.
+// (TestLaneReverseMatchesScalar). Save times inside a step run on the
+// scalar replayer lane by lane. The forward replay runs in lanes too
+// (ForwardLanes), on a lane solver's attempts.
 
 // LaneReplayer is a Replayer whose Reverse also runs in lanes
 // (ReverseLanes).
@@ -48,6 +49,29 @@ type LaneReplayer struct {
 	fargs                [16]unsafe.Pointer
 	ysPtrs, fregs, vregs []unsafe.Pointer
 	regFiles             [][]float64
+	// fwd is the forward replay in lanes, on fls (a lane solver with f's
+	// kernel, so that its attempts are the fused code), made on first
+	// use; fk is that kernel.
+	fwd *ivp.LaneForward
+	fls *LaneSolver
+	fk  *ode.LaneKernel
+}
+
+// ForwardLanes replays forward every job src hands out, L at a time
+// (ivp.LaneForward): the attempts of a lane solver, whose arithmetic is
+// the scalar step's, with the step sizes of each job's mesh; each job
+// gets Forward's bits (TestLaneForwardMatchesScalar).
+func (lr *LaneReplayer) ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool) {
+	if lr.fwd == nil {
+		lr.fls = lr.ls
+		if lr.fk != nil {
+			if ls, err := NewLanes(lr.ls.sv.cfg, lr.ls.L, lr.m, lr.ls.flanes, lr.fk); err == nil {
+				lr.fls = ls
+			}
+		}
+		lr.fwd = ivp.NewLaneForward(lr.fls, lr.sv.cfg.F, lr.ls.dim)
+	}
+	lr.fwd.Run(src, stop)
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer) for L
@@ -72,7 +96,7 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 	if ls.W != ode.LaneWidth || vjpLanes != nil && !lanecheck.VJPAgrees(vjp, vjpLanes, ls.dim, m) {
 		vjpLanes = nil
 	}
-	lr := &LaneReplayer{Replayer: rp, ls: ls, vjpLanes: vjpLanes, t: make([]float64, L)}
+	lr := &LaneReplayer{Replayer: rp, ls: ls, vjpLanes: vjpLanes, t: make([]float64, L), fk: fk}
 	s, n := ls.sv.lastB+1, ls.dim*L
 	flat := make([]float64, 2*s*n+3*n+2*m*L+3*ls.dim+m)
 	lr.ys, flat = split(flat, s, n)

@@ -216,6 +216,15 @@ type LaneReplayer interface {
 	ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool)
 }
 
+// LaneForwarder is a Replayer that also replays several recordings
+// forward at once, each lane on its own mesh (ivp.LaneForward), with
+// the bits of its Forward.
+type LaneForwarder interface {
+	Replayer
+	// ForwardLanes runs every job src hands out.
+	ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool)
+}
+
 // Preferrer is an Engine that serves some requests it should not be
 // picked for by default (they run, but slower than on another engine):
 // Prefers returns nil where the router may pick it, else why not. An

@@ -1,0 +1,173 @@
+package erk
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
+	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// forwardQueue hands out forward jobs in order, each lane its own, and
+// counts the jobs reported done.
+type forwardQueue struct {
+	jobs []ivp.ForwardJob
+	next int
+	done int
+}
+
+func (q *forwardQueue) Next(int) (*ivp.ForwardJob, bool) {
+	if q.next == len(q.jobs) {
+		return nil, false
+	}
+	q.next++
+	return &q.jobs[q.next-1], true
+}
+
+func (q *forwardQueue) Done(int) { q.done++ }
+
+// forwardJobs returns a forward job for each successful recording of
+// rec, on its own copy of the mesh, at a point moved from the
+// recording's (the parameters by 1%, the initial state by 1e-3), with
+// fresh outputs.
+func forwardJobs(rec *lanetest.Queue, dim int) []ivp.ForwardJob {
+	var js []ivp.ForwardJob
+	for i := range rec.Outs {
+		if rec.Outs[i].Status != ode.Success {
+			continue
+		}
+		tr := &rec.Trs[i]
+		y0, p := append([]float64(nil), tr.Y0...), append([]float64(nil), tr.P...)
+		for d := range y0 {
+			y0[d] += 1e-3 * float64(d+1)
+		}
+		for j := range p {
+			p[j] *= 1.01
+		}
+		js = append(js, ivp.ForwardJob{Mesh: rec.Outs[i].Mesh.Clone(), Y0: y0, P: p, Save: tr.Save,
+			YOut: make([]float64, dim), Saved: make([]float64, len(tr.Save)*dim)})
+	}
+	return js
+}
+
+// The forward replay in lanes gives each trajectory the scalar
+// replayer's Forward bit for bit — the mesh's states and kept stages,
+// the final state and the saved states — at a point other than the
+// recording's, for every explicit method, with and without kept stages,
+// on 1, 3, 4 and 8 lanes, with f in lanes (fused attempts) and lane by
+// lane, over trajectories of different lengths, directions and save
+// times.
+func TestLaneForwardMatchesScalar(t *testing.T) {
+	for _, c := range laneCases(t)[:2] {
+		pr := c.pr
+		pg := pr.Programs()
+		for _, tb := range method.All() {
+			for _, keep := range []bool{false, true} {
+				cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+					MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+				for i := range c.trs {
+					rec.Meshes[i].KeepStages = keep
+					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+				}
+				want := forwardJobs(rec, pr.Dim)
+				if len(want) < 4 {
+					t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(want))
+				}
+				rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range want {
+					rp.Forward(j.Mesh, j.Y0, j.P, j.Save, j.YOut, j.Saved)
+				}
+				for _, L := range []int{1, 3, 4, 8} {
+					for _, inLanes := range []bool{true, false} {
+						var fl ode.LaneFunc
+						var vl func(t, y, p, u, gy, gp []float64)
+						var fk, vk *ode.LaneKernel
+						if inLanes {
+							fl, vl, fk, vk = pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel()
+						}
+						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, fl, vl, fk, vk)
+						if err != nil {
+							t.Fatal(err)
+						}
+						q := &forwardQueue{jobs: forwardJobs(rec, pr.Dim)}
+						lr.ForwardLanes(q, nil)
+						what := fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes)
+						if q.done != len(q.jobs) {
+							t.Fatalf("%s: %d of %d jobs done", what, q.done, len(q.jobs))
+						}
+						for i, j := range q.jobs {
+							w := want[i]
+							for _, a := range []struct {
+								name      string
+								got, want []float64
+							}{{"mesh states", j.Mesh.Y, w.Mesh.Y}, {"mesh stages", j.Mesh.K, w.Mesh.K},
+								{"final state", j.YOut, w.YOut}, {"saved states", j.Saved, w.Saved}} {
+								if !testutil.CheckBits(t, fmt.Sprintf("%s job %d %s", what, i, a.name), a.got, a.want) {
+									t.FailNow()
+								}
+							}
+						}
+						if inLanes && L == 8 && lr.fls.fused == nil && lr.ls.jit != nil {
+							t.Errorf("%s: the forward replay's attempts are not the fused code", what)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The forward replay at the recording point reproduces the recording
+// itself: every state of the mesh, bit for bit.
+func TestLaneForwardAtRecordingPoint(t *testing.T) {
+	c := laneCases(t)[0]
+	pr := c.pr
+	pg := pr.Programs()
+	tb := method.Tsit5
+	cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+		MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+	sv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+	for i := range c.trs {
+		sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+	}
+	var q forwardQueue
+	var orig []*ivp.Mesh
+	for i := range rec.Outs {
+		if rec.Outs[i].Status == ode.Success {
+			tr := &rec.Trs[i]
+			orig = append(orig, rec.Outs[i].Mesh.Clone())
+			// Scribble over the states: the replay must write them all.
+			ms := rec.Outs[i].Mesh.Clone()
+			for k := range ms.Y {
+				ms.Y[k] = math.NaN()
+			}
+			q.jobs = append(q.jobs, ivp.ForwardJob{Mesh: ms, Y0: tr.Y0, P: tr.P, Save: tr.Save,
+				YOut: make([]float64, pr.Dim), Saved: make([]float64, len(tr.Save)*pr.Dim)})
+		}
+	}
+	lr, err := NewLaneReplayer(cfg, 8, pr.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr.ForwardLanes(&q, nil)
+	for i, j := range q.jobs {
+		testutil.CheckBits(t, fmt.Sprintf("job %d", i), j.Mesh.Y, orig[i].Y)
+	}
+}

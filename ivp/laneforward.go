@@ -1,0 +1,170 @@
+package ivp
+
+import (
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// The forward replay in lanes: L trajectories' recorded meshes walked
+// again side by side with their step sizes held fixed, each lane at its
+// own step of its own mesh, the steps of every lane made at once by a
+// LaneStepper's Attempt (whose verdict is ignored: every recorded step
+// is taken). Every lane does Forward's bookkeeping — the states written
+// into the mesh, the save times inside a step re-stepped, the stages
+// kept where the mesh keeps them — and a lane's attempt is the scalar
+// step's arithmetic, so each trajectory gets the bits Forward gives it
+// alone. A lane whose walk ends takes the next job from its source.
+
+// ForwardJob is one trajectory's forward replay (the arguments of
+// Forward): its mesh, initial state, parameters and save times, and
+// where the final state (YOut) and the saved states (Saved) go.
+type ForwardJob struct {
+	Mesh                     *Mesh
+	Y0, P, Save, YOut, Saved []float64
+}
+
+// ForwardSource hands a lane forward replay its jobs (as LaneSource
+// does a lane solve's trajectories).
+type ForwardSource interface {
+	// Next returns lane l's next job, or ok false when there is none.
+	Next(l int) (job *ForwardJob, ok bool)
+	// Done reports that lane l's job has ended: the mesh's states,
+	// YOut and Saved are written.
+	Done(l int)
+}
+
+// LaneForward is the forward replay of one LaneStepper with its
+// per-lane state allocated once (NewLaneForward): Run allocates nothing.
+type LaneForward struct {
+	s     LaneStepper
+	f     ode.Func
+	dim   int
+	jobs  []*ForwardJob
+	k     []int // each lane's step in its mesh
+	isave []int // each lane's next save time
+	stats []ode.Stats
+	f0    []float64
+	a     LaneAttempt
+}
+
+// NewLaneForward returns the forward replay of stepper s, whose lanes
+// hold states of dim values (s.Size() must be dim), with f the scalar
+// right-hand side (for each trajectory's first stage).
+func NewLaneForward(s LaneStepper, f ode.Func, dim int) *LaneForward {
+	L := s.Lanes()
+	return &LaneForward{s: s, f: f, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
+		stats: make([]ode.Stats, L), f0: make([]float64, dim),
+		a: LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+			Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}}
+}
+
+// Run replays every job src hands out, L at a time; each job's mesh
+// states, final state and saved states are Forward's for it, bit for
+// bit. stop, if not nil, is polled once per round; when it is set the
+// lanes stop where they are (their jobs are then incomplete, and not
+// reported Done).
+func (w *LaneForward) Run(src ForwardSource, stop *atomic.Bool) {
+	a := &w.a
+	any := false
+	for l := range w.jobs {
+		a.Active[l] = w.fill(src, l)
+		any = any || a.Active[l]
+	}
+	for any {
+		if stop != nil && stop.Load() {
+			return
+		}
+		for l, on := range a.Active {
+			if on {
+				ms := w.jobs[l].Mesh
+				a.T[l], a.H[l] = ms.T[w.k[l]], ms.H[w.k[l]]
+			}
+		}
+		w.s.Attempt(a)
+		any = false
+		for l, on := range a.Active {
+			if !on {
+				continue
+			}
+			if !w.after(l) {
+				src.Done(l)
+				a.Active[l] = w.fill(src, l)
+			}
+			any = any || a.Active[l]
+		}
+	}
+}
+
+// fill starts lane l's next job (Forward's start: the mesh's first
+// state, the saves at t0); a job of no steps ends at once. It returns
+// false when src has none left.
+func (w *LaneForward) fill(src ForwardSource, l int) bool {
+	dim := w.dim
+	for {
+		job, ok := src.Next(l)
+		if !ok {
+			return false
+		}
+		ms := job.Mesh
+		copy(ms.Y[:dim], job.Y0)
+		i := 0
+		for i < len(job.Save) && job.Save[i] == ms.T[0] {
+			copy(job.Saved[i*dim:], job.Y0)
+			i++
+		}
+		if len(ms.H) == 0 {
+			copy(job.YOut, job.Y0)
+			src.Done(l)
+			continue
+		}
+		w.jobs[l], w.k[l], w.isave[l] = job, 0, i
+		w.f(ms.T[0], job.Y0, job.P, w.f0)
+		w.s.Load(l, job.Y0, w.f0, job.P)
+		w.a.Moved[l], w.a.Stats[l] = false, &w.stats[l]
+		return true
+	}
+}
+
+// after completes lane l's step as Forward does after a step: its
+// result into the mesh, the stages where the mesh keeps them, the save
+// times inside (t, tn]; it returns false when the walk has ended (YOut
+// written).
+func (w *LaneForward) after(l int) bool {
+	dim, job, k := w.dim, w.jobs[l], w.k[l]
+	ms := job.Mesh
+	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
+	yn := ms.Y[(k+1)*dim : (k+2)*dim]
+	w.s.Proposal(l, yn)
+	if ms.KeepStages {
+		if k == 0 {
+			ms.K = ms.K[:0]
+		}
+		if st := w.s.Keep(l); st != nil {
+			ms.PushStages(st)
+		}
+	}
+	dir := 1.0
+	if tn < t {
+		dir = -1
+	}
+	save := job.Save
+	for w.isave[l] < len(save) && dir*(save[w.isave[l]]-tn) <= 0 {
+		i := w.isave[l]
+		dst := job.Saved[i*dim : (i+1)*dim]
+		if save[i] == tn {
+			copy(dst, yn)
+		} else {
+			w.s.Save(l, dst, t, h, save[i], job.P, &w.stats[l])
+		}
+		w.isave[l]++
+	}
+	w.s.Accept(l)
+	w.k[l]++
+	w.a.Moved[l] = true
+	if w.k[l] < len(ms.H) {
+		return true
+	}
+	copy(job.YOut, yn)
+	return false
+}
