@@ -430,7 +430,7 @@ func (s *setup) resolveMode(mode router.Mode) error {
 	canFwd, canRev := offers.Has(ode.HasJVP), offers.Has(ode.HasVJP)
 	fwd := 1 + forwardColumnCost*float64(s.np)
 	rev := replayGradientCost
-	costs := fmt.Sprintf("estimated cost per update, in forward solves: forward sensitivities %.1f (%d columns), reverse replay %.1f (replay and gradient)", fwd, s.np, rev)
+	costs := fmt.Sprintf("estimated cost per update, in forward solves: forward sensitivities %.1f (%s), reverse replay %.1f (replay and gradient)", fwd, columns(s.np), rev)
 	switch mode {
 	case router.Auto, router.Forward, router.Reverse:
 	default:
@@ -441,7 +441,7 @@ func (s *setup) resolveMode(mode router.Mode) error {
 			return inputErr("Spec.Mode = reverse: %s needs the residuals' Jacobian, which forward sensitivities give; use router.Forward or router.Auto", s.opt.Name())
 		}
 		s.mode = router.Forward
-		s.modeReason = fmt.Sprintf("%s needs the residuals' Jacobian: forward sensitivities (%d columns)", s.opt.Name(), s.np)
+		s.modeReason = fmt.Sprintf("%s needs the residuals' Jacobian: forward sensitivities (%s)", s.opt.Name(), columns(s.np))
 		if mode == router.Forward {
 			s.modeReason = "mode named by the user; " + s.modeReason
 		}
@@ -563,4 +563,12 @@ func (s *setup) ensemble(p, y0 []float64) *gradsolve.Ensemble {
 		e.Y0 = y0
 	}
 	return &e
+}
+
+// columns returns "1 column" or "n columns".
+func columns(n int) string {
+	if n == 1 {
+		return "1 column"
+	}
+	return itoa(n) + " columns"
 }

@@ -52,6 +52,8 @@ var outputNames = []string{
 	"angles_100.npy", "angles_10.npy", "tilts.png",
 	// quintessence
 	"profile.csv", "profile.png",
+	// fit
+	"fit.json", "params_fit.npy", "covariance.npy", "history.csv", "loss.png",
 }
 
 // manifestName is the commit manifest. A commit writes it (atomically)
