@@ -1,7 +1,8 @@
 // Package pmath holds gradsolve's portable elementary functions: the
-// functions of the problem language (exp, log) computed so that they
-// give the same bits on every platform, in every build and in every
-// engine, scalar or SIMD lanes.
+// functions of the problem language (exp, log, pow, sin, cos, tan, and
+// the straight-line forms of min and max) computed so that they give
+// the same bits on every platform, in every build and in every engine,
+// scalar or SIMD lanes.
 //
 // Go's math.Exp and math.Log run assembly on some architectures and
 // pure Go on others, and on amd64 math.Exp fuses multiply–adds where the
@@ -9,16 +10,21 @@
 // machines, and a vector form of them could match only one. The
 // functions here are plain IEEE double arithmetic: every product is
 // rounded before it is added (explicit float64 conversions, so no Go
-// build fuses them), there are no tables, and the main path has no
-// branches, only selections at the end. The lane code of package
-// sym/tape performs the same operations, in the same order, in the 64-bit
-// lanes of vector registers, and so gives each lane the bits these
-// functions give (TestLanesMatchInterpreter there).
+// build fuses them), and the main path has no branches, only
+// selections at the end. The one exception is the reduction of huge
+// arguments of the trigonometric functions (|x| ≥ 2²⁰·π/2), a
+// rarely taken path that reads a table of the bits of 2/π. Each
+// function also exists in straight-line form (Program: ExpSteps,
+// LogSteps, …), which the lane code of package sym/tape translates one
+// step per AVX2 instruction; a Program's steps give the function's bits
+// for every argument (TestStepsMatchFunctions and the tests beside each
+// function), so every lane gets the bits these functions give.
 //
-// The algorithms are those of fdlibm (Sun Microsystems, 1993: e_exp.c
-// and e_log.c, as distributed with FreeBSD's msun), with their published
-// polynomial coefficients; the range reduction and the scaling are
-// rewritten without branches. Both are faithfully rounded: the error is
-// below one ulp, measured here against 256-bit references
-// (TestExpAccuracy, TestLogAccuracy).
+// The algorithms are those of fdlibm (Sun Microsystems, 1993: e_exp.c,
+// e_log.c, e_pow.c, k_sin.c, k_cos.c, k_tan.c, e_rem_pio2.c and
+// k_rem_pio2.c, as distributed with FreeBSD's msun), with their
+// published polynomial coefficients; the range reductions and the
+// scaling are rewritten without branches. All are faithfully rounded:
+// the error is below one ulp, measured against high-precision
+// references (the accuracy tests of each function).
 package pmath

@@ -58,7 +58,8 @@ func TestStepsMatchFunctions(t *testing.T) {
 
 // allPrograms are the straight-line forms, by function name.
 func allPrograms() map[string]*Program {
-	return map[string]*Program{"Exp": ExpSteps(), "Log": LogSteps()}
+	return map[string]*Program{"Exp": ExpSteps(), "Log": LogSteps(), "Pow": PowSteps(), "Min": MinSteps(), "Max": MaxSteps(),
+		"Sin": SinSteps(), "Cos": CosSteps(), "Tan": TanSteps()}
 }
 
 // TestStepsWellFormed checks the contract code generators rely on: the

@@ -451,11 +451,11 @@ func Eval(op Op, a, b, c float64) float64 {
 	case OpLog:
 		return pmath.Log(a)
 	case OpSin:
-		return math.Sin(a)
+		return pmath.Sin(a)
 	case OpCos:
-		return math.Cos(a)
+		return pmath.Cos(a)
 	case OpTan:
-		return math.Tan(a)
+		return pmath.Tan(a)
 	case OpTanh:
 		return math.Tanh(a)
 	case OpAtan2:

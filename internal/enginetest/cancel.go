@@ -30,6 +30,9 @@ func cancelling(t T, cancel context.CancelFunc, after int64, calls *atomic.Int64
 			}
 			f(t, y, p, dy)
 		}
+		// The lane kernel, which the lane engines inline in place of
+		// FLanes, would not count: leave it out.
+		pg.Kernel = nil
 		if fl := pg.FLanes; fl != nil {
 			pg.FLanes = func(t, y, p, dy []float64) {
 				if calls.Add(ode.LaneWidth) >= after {

@@ -30,6 +30,9 @@ var laneFuncs = map[sym.Op]*pmath.Program{
 	sym.OpExp: pmath.ExpSteps(),
 	sym.OpLog: pmath.LogSteps(),
 	sym.OpPow: pmath.PowSteps(),
+	sym.OpSin: pmath.SinSteps(),
+	sym.OpCos: pmath.CosSteps(),
+	sym.OpTan: pmath.TanSteps(),
 	sym.OpMin: pmath.MinSteps(),
 	sym.OpMax: pmath.MaxSteps(),
 }

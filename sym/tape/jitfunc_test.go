@@ -43,6 +43,9 @@ var laneFuncCases = []struct {
 	{"exp", func(x, _ sym.Expr) sym.Expr { return sym.Exp(x) }, func(x, _ float64) float64 { return pmath.Exp(x) }},
 	{"log", func(x, _ sym.Expr) sym.Expr { return sym.Log(x) }, func(x, _ float64) float64 { return pmath.Log(x) }},
 	{"pow", func(x, y sym.Expr) sym.Expr { return x.Pow(y) }, pmath.Pow},
+	{"sin", func(x, _ sym.Expr) sym.Expr { return sym.Sin(x) }, func(x, _ float64) float64 { return pmath.Sin(x) }},
+	{"cos", func(x, _ sym.Expr) sym.Expr { return sym.Cos(x) }, func(x, _ float64) float64 { return pmath.Cos(x) }},
+	{"tan", func(x, _ sym.Expr) sym.Expr { return sym.Tan(x) }, func(x, _ float64) float64 { return pmath.Tan(x) }},
 	{"min", func(x, y sym.Expr) sym.Expr { return sym.Min(x, y) }, math.Min},
 	{"max", func(x, y sym.Expr) sym.Expr { return sym.Max(x, y) }, math.Max},
 }
@@ -166,7 +169,8 @@ func BenchmarkLaneExpLog(b *testing.B) {
 // lane code has (else init leaves it a Go call).
 func TestLaneFuncsFit(t *testing.T) {
 	for op, p := range map[sym.Op]*pmath.Program{sym.OpExp: pmath.ExpSteps(), sym.OpLog: pmath.LogSteps(),
-		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps(), sym.OpPow: pmath.PowSteps()} {
+		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps(), sym.OpPow: pmath.PowSteps(),
+		sym.OpSin: pmath.SinSteps(), sym.OpCos: pmath.CosSteps(), sym.OpTan: pmath.TanSteps()} {
 		if laneFuncs[op] != p {
 			t.Errorf("%v: not lane code (%d vector registers needed, %d there)", op, laneFuncRegs(p), numSlots)
 		}

@@ -103,11 +103,14 @@ func TestLanesMatchInterpreter(t *testing.T) {
 }
 
 // Random models with more live values than vector registers and with
-// math calls between pieces: the same in every lane.
+// math functions, computed in lane code (laneFuncs) and, every other
+// trial, as Go calls between pieces: the same in every lane.
 func TestLanesMatchInterpreterRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	pressure, calls := 0, 0
+	defer func() { laneFuncsInline = true }()
 	for trial := range 40 {
+		laneFuncsInline = trial%2 == 0
 		dim, m := 1+rng.IntN(6), rng.IntN(4)
 		s, err := Build(randomModel(rng, dim, m, 10+rng.IntN(60)))
 		if err != nil {
@@ -215,6 +218,22 @@ func TestLanesDoNotAllocate(t *testing.T) {
 	r, tl, y, p, out := pg.NewLaneRegisters(), make([]float64, L), make([]float64, L), make([]float64, L), make([]float64, L)
 	if a := testing.AllocsPerRun(100, func() { pg.EvalFLanes(r, tl, y, p, out) }); a != 0 {
 		t.Errorf("EvalFLanes: %v allocations a call", a)
+	}
+	// sin as Go calls between pieces of lane code.
+	laneFuncsInline = false
+	sc, err := Build(sinSumModel(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := sc.F()
+	rc := pc.NewLaneRegisters()
+	pc.EvalFLanes(rc, tl, y, p, out) // compiled with Go calls
+	laneFuncsInline = true
+	if j := pc.laneCode(); j != nil && len(j.segs) < 2 {
+		t.Errorf("sin with laneFuncsInline off: %d pieces of lane code", len(j.segs))
+	}
+	if a := testing.AllocsPerRun(100, func() { pc.EvalFLanes(rc, tl, y, p, out) }); a != 0 {
+		t.Errorf("EvalFLanes with Go calls between pieces: %v allocations a call", a)
 	}
 	q := *pg
 	q.lane = &laneState{}
