@@ -59,7 +59,7 @@ func TestStepsMatchFunctions(t *testing.T) {
 // allPrograms are the straight-line forms, by function name.
 func allPrograms() map[string]*Program {
 	return map[string]*Program{"Exp": ExpSteps(), "Log": LogSteps(), "Pow": PowSteps(), "Min": MinSteps(), "Max": MaxSteps(),
-		"Sin": SinSteps(), "Cos": CosSteps(), "Tan": TanSteps()}
+		"Sin": SinSteps(), "Cos": CosSteps(), "Tan": TanSteps(), "Tanh": TanhSteps(), "Atan": AtanSteps(), "Atan2": Atan2Steps()}
 }
 
 // TestStepsWellFormed checks the contract code generators rely on: the

@@ -32,7 +32,7 @@ const (
 	OpCos        // cos a
 	OpTan        // tan a
 	OpTanh       // tanh a
-	OpAtan2      // math.Atan2(a, b)
+	OpAtan2      // pmath.Atan2(a, b)
 	OpAbs        // |a|
 	OpMin        // math.Min(a, b)
 	OpMax        // math.Max(a, b)
@@ -457,9 +457,9 @@ func Eval(op Op, a, b, c float64) float64 {
 	case OpTan:
 		return pmath.Tan(a)
 	case OpTanh:
-		return math.Tanh(a)
+		return pmath.Tanh(a)
 	case OpAtan2:
-		return math.Atan2(a, b)
+		return pmath.Atan2(a, b)
 	case OpAbs:
 		return math.Abs(a)
 	case OpMin:

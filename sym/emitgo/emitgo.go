@@ -693,8 +693,8 @@ func inputOf(l tape.Layout, r int32) (block int, index int32) {
 // math, or of package pmath (the portable exp and log).
 var mathFuncs = map[sym.Op]string{
 	sym.OpPow: "pmath.Pow", sym.OpSqrt: "math.Sqrt", sym.OpExp: "pmath.Exp", sym.OpLog: "pmath.Log",
-	sym.OpSin: "pmath.Sin", sym.OpCos: "pmath.Cos", sym.OpTan: "pmath.Tan", sym.OpTanh: "math.Tanh",
-	sym.OpAtan2: "math.Atan2", sym.OpAbs: "math.Abs", sym.OpMin: "math.Min", sym.OpMax: "math.Max",
+	sym.OpSin: "pmath.Sin", sym.OpCos: "pmath.Cos", sym.OpTan: "pmath.Tan", sym.OpTanh: "pmath.Tanh",
+	sym.OpAtan2: "pmath.Atan2", sym.OpAbs: "math.Abs", sym.OpMin: "math.Min", sym.OpMax: "math.Max",
 	sym.OpFloor: "math.Floor", sym.OpCeil: "math.Ceil",
 }
 

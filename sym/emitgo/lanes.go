@@ -31,9 +31,10 @@ func laneHook(prefix string) string { return "lanes" + prefix }
 // GenerateLanes returns the lane form of the f that Generate writes for
 // s with opts, as two files to put beside Generate's: a Go file (build
 // tag amd64) and a Go assembly file (amd64). ok is false, with no
-// files, for a model whose f has no lane form (one with math functions
-// other than √, |·|, floor, ceil, exp and log: its lane code calls Go
-// between pieces). header names the source as Generate's header does.
+// files, for a model whose f has no lane form: lane code of one piece
+// (every operation of the language, the math functions included, is
+// lane code; a program too large for 32-bit displacements is not).
+// header names the source as Generate's header does.
 func GenerateLanes(s *tape.Set, opts Options) (goSrc, asmSrc []byte, ok bool, err error) {
 	if s == nil || s.Model == nil || s.F() == nil {
 		return nil, nil, false, errors.New("emitgo: GenerateLanes needs a tape.Set built with tape.Build")

@@ -27,14 +27,16 @@ var laneFuncsInline = true
 
 // laneFuncs are the math functions lane code computes itself.
 var laneFuncs = map[sym.Op]*pmath.Program{
-	sym.OpExp: pmath.ExpSteps(),
-	sym.OpLog: pmath.LogSteps(),
-	sym.OpPow: pmath.PowSteps(),
-	sym.OpSin: pmath.SinSteps(),
-	sym.OpCos: pmath.CosSteps(),
-	sym.OpTan: pmath.TanSteps(),
-	sym.OpMin: pmath.MinSteps(),
-	sym.OpMax: pmath.MaxSteps(),
+	sym.OpExp:   pmath.ExpSteps(),
+	sym.OpLog:   pmath.LogSteps(),
+	sym.OpPow:   pmath.PowSteps(),
+	sym.OpSin:   pmath.SinSteps(),
+	sym.OpCos:   pmath.CosSteps(),
+	sym.OpTan:   pmath.TanSteps(),
+	sym.OpTanh:  pmath.TanhSteps(),
+	sym.OpAtan2: pmath.Atan2Steps(),
+	sym.OpMin:   pmath.MinSteps(),
+	sym.OpMax:   pmath.MaxSteps(),
 }
 
 // laneFuncRegs returns the vector registers laneFunc needs for p: its

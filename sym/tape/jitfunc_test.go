@@ -46,6 +46,8 @@ var laneFuncCases = []struct {
 	{"sin", func(x, _ sym.Expr) sym.Expr { return sym.Sin(x) }, func(x, _ float64) float64 { return pmath.Sin(x) }},
 	{"cos", func(x, _ sym.Expr) sym.Expr { return sym.Cos(x) }, func(x, _ float64) float64 { return pmath.Cos(x) }},
 	{"tan", func(x, _ sym.Expr) sym.Expr { return sym.Tan(x) }, func(x, _ float64) float64 { return pmath.Tan(x) }},
+	{"tanh", func(x, _ sym.Expr) sym.Expr { return sym.Tanh(x) }, func(x, _ float64) float64 { return pmath.Tanh(x) }},
+	{"atan2", func(x, y sym.Expr) sym.Expr { return sym.Atan2(x, y) }, pmath.Atan2},
 	{"min", func(x, y sym.Expr) sym.Expr { return sym.Min(x, y) }, math.Min},
 	{"max", func(x, y sym.Expr) sym.Expr { return sym.Max(x, y) }, math.Max},
 }
@@ -170,7 +172,8 @@ func BenchmarkLaneExpLog(b *testing.B) {
 func TestLaneFuncsFit(t *testing.T) {
 	for op, p := range map[sym.Op]*pmath.Program{sym.OpExp: pmath.ExpSteps(), sym.OpLog: pmath.LogSteps(),
 		sym.OpMin: pmath.MinSteps(), sym.OpMax: pmath.MaxSteps(), sym.OpPow: pmath.PowSteps(),
-		sym.OpSin: pmath.SinSteps(), sym.OpCos: pmath.CosSteps(), sym.OpTan: pmath.TanSteps()} {
+		sym.OpSin: pmath.SinSteps(), sym.OpCos: pmath.CosSteps(), sym.OpTan: pmath.TanSteps(),
+		sym.OpTanh: pmath.TanhSteps(), sym.OpAtan2: pmath.Atan2Steps()} {
 		if laneFuncs[op] != p {
 			t.Errorf("%v: not lane code (%d vector registers needed, %d there)", op, laneFuncRegs(p), numSlots)
 		}
