@@ -171,3 +171,76 @@ func TestLaneForwardAtRecordingPoint(t *testing.T) {
 		testutil.CheckBits(t, fmt.Sprintf("job %d", i), j.Mesh.Y, orig[i].Y)
 	}
 }
+
+// flaky is a lane solver whose attempts the forward replay must take
+// lane by lane now and then: it marks every third lane's attempt, in
+// turn, not usable.
+type flaky struct {
+	*LaneSolver
+	round int
+}
+
+func (f *flaky) Attempt(a *ivp.LaneAttempt) {
+	f.LaneSolver.Attempt(a)
+	f.round++
+	for l := range a.OK {
+		if (l+f.round)%3 == 0 {
+			a.OK[l] = false
+		}
+	}
+}
+
+// A lane whose attempt is not usable takes the scalar replay's step and
+// is loaded again at its end: the results are still Forward's, bit for
+// bit, kept stages and save times included.
+func TestLaneForwardScalarSteps(t *testing.T) {
+	c := laneCases(t)[0]
+	pr := c.pr
+	pg := pr.Programs()
+	for _, tb := range []*method.Tableau{method.Tsit5, method.Vern7} {
+		for _, keep := range []bool{false, true} {
+			cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+			sv, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+			for i := range c.trs {
+				rec.Meshes[i].KeepStages = keep
+				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+			}
+			want := forwardJobs(rec, pr.Dim)
+			rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range want {
+				rp.Forward(j.Mesh, j.Y0, j.P, j.Save, j.YOut, j.Saved)
+			}
+			ls, err := NewLanes(cfg, 8, pr.NumParams, pg.FLanes, pg.Kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fb, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := &forwardQueue{jobs: forwardJobs(rec, pr.Dim)}
+			ivp.NewLaneForward(&flaky{LaneSolver: ls}, cfg.F, pr.Dim, replayStep{fb}).Run(q, nil)
+			for i, j := range q.jobs {
+				w := want[i]
+				what := fmt.Sprintf("%s keep=%v job %d", tb.Name, keep, i)
+				for _, a := range []struct {
+					name      string
+					got, want []float64
+				}{{"mesh states", j.Mesh.Y, w.Mesh.Y}, {"mesh stages", j.Mesh.K, w.Mesh.K},
+					{"final state", j.YOut, w.YOut}, {"saved states", j.Saved, w.Saved}} {
+					if !testutil.CheckBits(t, what+" "+a.name, a.got, a.want) {
+						t.FailNow()
+					}
+				}
+			}
+		}
+	}
+}

@@ -69,7 +69,7 @@ func (lr *LaneReplayer) ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool) {
 				lr.fls = ls
 			}
 		}
-		lr.fwd = ivp.NewLaneForward(lr.fls, lr.sv.cfg.F, lr.ls.dim)
+		lr.fwd = ivp.NewLaneForward(lr.fls, lr.sv.cfg.F, lr.ls.dim, replayStep{lr.Replayer})
 	}
 	lr.fwd.Run(src, stop)
 }

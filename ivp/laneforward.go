@@ -39,6 +39,7 @@ type ForwardSource interface {
 type LaneForward struct {
 	s     LaneStepper
 	f     ode.Func
+	fb    ForwardStepper // the scalar step, for attempts the lanes cannot use
 	dim   int
 	jobs  []*ForwardJob
 	k     []int // each lane's step in its mesh
@@ -50,10 +51,14 @@ type LaneForward struct {
 
 // NewLaneForward returns the forward replay of stepper s, whose lanes
 // hold states of dim values (s.Size() must be dim), with f the scalar
-// right-hand side (for each trajectory's first stage).
-func NewLaneForward(s LaneStepper, f ode.Func, dim int) *LaneForward {
+// right-hand side (for each trajectory's first stage). fb, when not
+// nil, is the scalar replay's step: a lane whose attempt is not usable
+// (LaneAttempt.OK false: a non-finite proposal, or a Rosenbrock W the
+// lanes did not factor) takes that step with fb instead, with fb's
+// bits, and is loaded again at the step's end.
+func NewLaneForward(s LaneStepper, f ode.Func, dim int, fb ForwardStepper) *LaneForward {
 	L := s.Lanes()
-	return &LaneForward{s: s, f: f, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
+	return &LaneForward{s: s, f: f, fb: fb, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
 		stats: make([]ode.Stats, L), f0: make([]float64, dim),
 		a: LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 			Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}}
@@ -135,6 +140,9 @@ func (w *LaneForward) after(l int) bool {
 	ms := job.Mesh
 	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
 	yn := ms.Y[(k+1)*dim : (k+2)*dim]
+	if w.fb != nil && !w.a.OK[l] {
+		return w.scalarStep(l)
+	}
 	w.s.Proposal(l, yn)
 	if ms.KeepStages {
 		if k == 0 {
@@ -167,4 +175,39 @@ func (w *LaneForward) after(l int) bool {
 	}
 	copy(job.YOut, yn)
 	return false
+}
+
+// scalarStep takes lane l's step k with the scalar step fb (after an
+// attempt the lanes could not use) and its save times, then loads the
+// lane again at the step's end; it returns as after does.
+func (w *LaneForward) scalarStep(l int) bool {
+	dim, job, k := w.dim, w.jobs[l], w.k[l]
+	ms := job.Mesh
+	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
+	y, yn := ms.Y[k*dim:(k+1)*dim], ms.Y[(k+1)*dim:(k+2)*dim]
+	w.fb.Step(ms, k, t, h, y, yn, job.P)
+	dir := 1.0
+	if tn < t {
+		dir = -1
+	}
+	save := job.Save
+	for w.isave[l] < len(save) && dir*(save[w.isave[l]]-tn) <= 0 {
+		i := w.isave[l]
+		dst := job.Saved[i*dim : (i+1)*dim]
+		if save[i] == tn {
+			copy(dst, yn)
+		} else {
+			w.fb.Save(dst, t, h, save[i], y, job.P)
+		}
+		w.isave[l]++
+	}
+	w.k[l]++
+	if w.k[l] == len(ms.H) {
+		copy(job.YOut, yn)
+		return false
+	}
+	w.f(tn, yn, job.P, w.f0)
+	w.s.Load(l, yn, w.f0, job.P)
+	w.a.Moved[l] = false
+	return true
 }

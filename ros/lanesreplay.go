@@ -305,6 +305,7 @@ type LaneReplayer struct {
 	att                         ivp.LaneAttempt // the forward recomputation's attempt
 	st                          []ode.Stats
 	ys, vs, us, gyS, gpS, zeroS []float64 // one lane's, for the programs lane by lane
+	fwd                         *ivp.LaneForward
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer, with the
@@ -366,6 +367,19 @@ func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*
 
 // Lanes returns L.
 func (lr *LaneReplayer) Lanes() int { return lr.ls.L }
+
+// ForwardLanes replays forward every job src hands out, L at a time
+// (ivp.LaneForward): the lane solver's attempts with the step sizes of
+// each job's mesh — the arithmetic the reverse sweep's recomputation
+// relies on — and, for a lane whose attempt is not usable (a W the lanes
+// did not factor, a non-finite proposal), the scalar replay's step; each
+// job gets Forward's bits (TestLaneForwardMatchesScalar).
+func (lr *LaneReplayer) ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool) {
+	if lr.fwd == nil {
+		lr.fwd = ivp.NewLaneForward(lr.ls, lr.sv.cfg.F, lr.sv.dim, replayStep{lr.Replayer})
+	}
+	lr.fwd.Run(src, stop)
+}
 
 // ReverseLanes runs the reverse replay of every job src hands out, L at
 // a time (ivp.LaneWalk.Reverse).
