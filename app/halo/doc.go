@@ -20,4 +20,9 @@
 // time t1 is 3.7 times the median orbital period T(E) = 2π·R_c(E)/v_c(R_c),
 // R_c(E) the radius of the circular orbit of energy E. The initial
 // conditions are held fixed when (vc, q) vary: S(0) = 0.
+//
+// Fit and FitRun fit a shared (vc, q) to a synthetic catalogue, the final
+// states of a run plus Gaussian noise, with Fisher error bars, and refit
+// noisy mocks to compare the error bars with the scatter of the
+// estimates.
 package halo

@@ -178,7 +178,11 @@ type Result struct {
 // the memory available, before anything is drawn: the stars (ten numbers
 // each), the solve with its sensitivities, and with cfg.Check the
 // reference and the errors. Its error names Config.N and the bytes.
-func CheckSize(cfg Config) error {
+func CheckSize(cfg Config) error { return checkSize(cfg, false) }
+
+// checkSize is CheckSize, and with fit the fit's arrays too (see
+// CheckFitSize).
+func checkSize(cfg Config, fit bool) error {
 	n := cfg.N
 	if n == 0 {
 		n = 10000
@@ -193,6 +197,10 @@ func CheckSize(cfg Config) error {
 	f, err := gradsolve.Sizes{N: n, Dim: 6, NumParams: 3, NS: 2, Workers: cfg.Workers}.Footprint()
 	if err != nil {
 		return err
+	}
+	if fit {
+		solves++
+		b.Add("catalogue", "N·12", 8, n, 12) // the catalogue and the fit's targets
 	}
 	for range solves {
 		for _, a := range f.Arrays {
