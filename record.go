@@ -409,18 +409,11 @@ func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error 
 	*workers = nw
 	err := ensemble.RunQueue(ctx, n, ecfg, func(w int, q *ensemble.Queue, stop *atomic.Bool) {
 		if lr, ok := rps[w].(engine.LaneReplayer); ok && js.rev != nil {
-			src := &reverseSource{rec: rec, q: q, index: make([]int, lr.Lanes()), jobs: make([]ivp.ReverseJob, lr.Lanes()),
-				job: js.rev, failed: js.failed}
-			lr.ReverseLanes(src, stop)
+			lr.ReverseLanes(newJobSource(rec, q, lr.Lanes(), js.rev, js.failed), stop)
 			return
 		}
 		if lf, ok := rps[w].(engine.LaneForwarder); ok && js.fwd != nil {
-			lanes := 1
-			if lr, ok := lf.(interface{ Lanes() int }); ok {
-				lanes = lr.Lanes()
-			}
-			src := &forwardSource{rec: rec, q: q, jobs: make([]ivp.ForwardJob, lanes), job: js.fwd, failed: js.failed}
-			lf.ForwardLanes(src, stop)
+			lf.ForwardLanes(newJobSource(rec, q, lf.Lanes(), js.fwd, js.failed), stop)
 			return
 		}
 		for i, ok := q.Next(); ok; i, ok = q.Next() {
@@ -439,18 +432,24 @@ func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error 
 	return err
 }
 
-// forwardSource hands a lane forward replay's worker the forward jobs
-// of its queue: the successful recordings (the others are failed at
-// once).
-type forwardSource struct {
+// jobSource hands a lane replayer's worker the jobs (forward or
+// reverse: ivp.ForwardJob, ivp.ReverseJob) of its queue: the successful
+// recordings, each described by job into the lane's slot (the others
+// are failed at once). It is an ivp.ForwardSource or an
+// ivp.ReverseSource.
+type jobSource[J any] struct {
 	rec    *Recording
 	q      *ensemble.Queue
-	jobs   []ivp.ForwardJob
-	job    func(i int, j *ivp.ForwardJob)
+	jobs   []J
+	job    func(i int, j *J)
 	failed func(i int)
 }
 
-func (s *forwardSource) Next(l int) (*ivp.ForwardJob, bool) {
+func newJobSource[J any](rec *Recording, q *ensemble.Queue, lanes int, job func(int, *J), failed func(int)) *jobSource[J] {
+	return &jobSource[J]{rec: rec, q: q, jobs: make([]J, lanes), job: job, failed: failed}
+}
+
+func (s *jobSource[J]) Next(l int) (*J, bool) {
 	for {
 		i, ok := s.q.Next()
 		if !ok {
@@ -466,37 +465,7 @@ func (s *forwardSource) Next(l int) (*ivp.ForwardJob, bool) {
 	}
 }
 
-func (s *forwardSource) Done(int) { s.q.Done() }
-
-// reverseSource hands a lane replayer's worker the reverse jobs of its
-// queue: the successful recordings (the others are failed at once).
-type reverseSource struct {
-	rec    *Recording
-	q      *ensemble.Queue
-	index  []int
-	jobs   []ivp.ReverseJob
-	job    func(i int, j *ivp.ReverseJob)
-	failed func(i int)
-}
-
-func (s *reverseSource) Next(l int) (*ivp.ReverseJob, bool) {
-	for {
-		i, ok := s.q.Next()
-		if !ok {
-			return nil, false
-		}
-		if s.rec.Result.Status[i] != ode.Success {
-			s.failed(i)
-			s.q.Done()
-			continue
-		}
-		s.index[l] = i
-		s.job(i, &s.jobs[l])
-		return &s.jobs[l], true
-	}
-}
-
-func (s *reverseSource) Done(int) { s.q.Done() }
+func (s *jobSource[J]) Done(int) { s.q.Done() }
 
 func fillNaN(v []float64) {
 	for i := range v {

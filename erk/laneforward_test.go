@@ -13,48 +13,6 @@ import (
 	"github.com/gradsolve/gradsolve/ode"
 )
 
-// forwardQueue hands out forward jobs in order, each lane its own, and
-// counts the jobs reported done.
-type forwardQueue struct {
-	jobs []ivp.ForwardJob
-	next int
-	done int
-}
-
-func (q *forwardQueue) Next(int) (*ivp.ForwardJob, bool) {
-	if q.next == len(q.jobs) {
-		return nil, false
-	}
-	q.next++
-	return &q.jobs[q.next-1], true
-}
-
-func (q *forwardQueue) Done(int) { q.done++ }
-
-// forwardJobs returns a forward job for each successful recording of
-// rec, on its own copy of the mesh, at a point moved from the
-// recording's (the parameters by 1%, the initial state by 1e-3), with
-// fresh outputs.
-func forwardJobs(rec *lanetest.Queue, dim int) []ivp.ForwardJob {
-	var js []ivp.ForwardJob
-	for i := range rec.Outs {
-		if rec.Outs[i].Status != ode.Success {
-			continue
-		}
-		tr := &rec.Trs[i]
-		y0, p := append([]float64(nil), tr.Y0...), append([]float64(nil), tr.P...)
-		for d := range y0 {
-			y0[d] += 1e-3 * float64(d+1)
-		}
-		for j := range p {
-			p[j] *= 1.01
-		}
-		js = append(js, ivp.ForwardJob{Mesh: rec.Outs[i].Mesh.Clone(), Y0: y0, P: p, Save: tr.Save,
-			YOut: make([]float64, dim), Saved: make([]float64, len(tr.Save)*dim)})
-	}
-	return js
-}
-
 // The forward replay in lanes gives each trajectory the scalar
 // replayer's Forward bit for bit — the mesh's states and kept stages,
 // the final state and the saved states — at a point other than the
@@ -79,7 +37,7 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 					rec.Meshes[i].KeepStages = keep
 					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
 				}
-				want := forwardJobs(rec, pr.Dim)
+				want := rec.FwdJobs(pr.Dim)
 				if len(want) < 4 {
 					t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(want))
 				}
@@ -102,24 +60,10 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						q := &forwardQueue{jobs: forwardJobs(rec, pr.Dim)}
+						q := &lanetest.FwdQueue{Jobs: rec.FwdJobs(pr.Dim)}
 						lr.ForwardLanes(q, nil)
 						what := fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes)
-						if q.done != len(q.jobs) {
-							t.Fatalf("%s: %d of %d jobs done", what, q.done, len(q.jobs))
-						}
-						for i, j := range q.jobs {
-							w := want[i]
-							for _, a := range []struct {
-								name      string
-								got, want []float64
-							}{{"mesh states", j.Mesh.Y, w.Mesh.Y}, {"mesh stages", j.Mesh.K, w.Mesh.K},
-								{"final state", j.YOut, w.YOut}, {"saved states", j.Saved, w.Saved}} {
-								if !testutil.CheckBits(t, fmt.Sprintf("%s job %d %s", what, i, a.name), a.got, a.want) {
-									t.FailNow()
-								}
-							}
-						}
+						q.Check(t, what, want)
 						if inLanes && L == 8 && lr.fls.fused == nil && lr.ls.jit != nil {
 							t.Errorf("%s: the forward replay's attempts are not the fused code", what)
 						}
@@ -147,7 +91,7 @@ func TestLaneForwardAtRecordingPoint(t *testing.T) {
 	for i := range c.trs {
 		sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
 	}
-	var q forwardQueue
+	var q lanetest.FwdQueue
 	var orig []*ivp.Mesh
 	for i := range rec.Outs {
 		if rec.Outs[i].Status == ode.Success {
@@ -158,7 +102,7 @@ func TestLaneForwardAtRecordingPoint(t *testing.T) {
 			for k := range ms.Y {
 				ms.Y[k] = math.NaN()
 			}
-			q.jobs = append(q.jobs, ivp.ForwardJob{Mesh: ms, Y0: tr.Y0, P: tr.P, Save: tr.Save,
+			q.Jobs = append(q.Jobs, ivp.ForwardJob{Mesh: ms, Y0: tr.Y0, P: tr.P, Save: tr.Save,
 				YOut: make([]float64, pr.Dim), Saved: make([]float64, len(tr.Save)*pr.Dim)})
 		}
 	}
@@ -167,7 +111,7 @@ func TestLaneForwardAtRecordingPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	lr.ForwardLanes(&q, nil)
-	for i, j := range q.jobs {
+	for i, j := range q.Jobs {
 		testutil.CheckBits(t, fmt.Sprintf("job %d", i), j.Mesh.Y, orig[i].Y)
 	}
 }
@@ -210,7 +154,7 @@ func TestLaneForwardScalarSteps(t *testing.T) {
 				rec.Meshes[i].KeepStages = keep
 				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
 			}
-			want := forwardJobs(rec, pr.Dim)
+			want := rec.FwdJobs(pr.Dim)
 			rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
 			if err != nil {
 				t.Fatal(err)
@@ -226,21 +170,9 @@ func TestLaneForwardScalarSteps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := &forwardQueue{jobs: forwardJobs(rec, pr.Dim)}
+			q := &lanetest.FwdQueue{Jobs: rec.FwdJobs(pr.Dim)}
 			ivp.NewLaneForward(&flaky{LaneSolver: ls}, cfg.F, pr.Dim, replayStep{fb}).Run(q, nil)
-			for i, j := range q.jobs {
-				w := want[i]
-				what := fmt.Sprintf("%s keep=%v job %d", tb.Name, keep, i)
-				for _, a := range []struct {
-					name      string
-					got, want []float64
-				}{{"mesh states", j.Mesh.Y, w.Mesh.Y}, {"mesh stages", j.Mesh.K, w.Mesh.K},
-					{"final state", j.YOut, w.YOut}, {"saved states", j.Saved, w.Saved}} {
-					if !testutil.CheckBits(t, what+" "+a.name, a.got, a.want) {
-						t.FailNow()
-					}
-				}
-			}
+			q.Check(t, fmt.Sprintf("%s keep=%v", tb.Name, keep), want)
 		}
 	}
 }

@@ -152,21 +152,7 @@ func (w *LaneForward) after(l int) bool {
 			ms.PushStages(st)
 		}
 	}
-	dir := 1.0
-	if tn < t {
-		dir = -1
-	}
-	save := job.Save
-	for w.isave[l] < len(save) && dir*(save[w.isave[l]]-tn) <= 0 {
-		i := w.isave[l]
-		dst := job.Saved[i*dim : (i+1)*dim]
-		if save[i] == tn {
-			copy(dst, yn)
-		} else {
-			w.s.Save(l, dst, t, h, save[i], job.P, &w.stats[l])
-		}
-		w.isave[l]++
-	}
+	w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.s.Save(l, dst, t, h, ts, job.P, &w.stats[l]) })
 	w.s.Accept(l)
 	w.k[l]++
 	w.a.Moved[l] = true
@@ -186,6 +172,23 @@ func (w *LaneForward) scalarStep(l int) bool {
 	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
 	y, yn := ms.Y[k*dim:(k+1)*dim], ms.Y[(k+1)*dim:(k+2)*dim]
 	w.fb.Step(ms, k, t, h, y, yn, job.P)
+	w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.fb.Save(dst, t, h, ts, y, job.P) })
+	w.k[l]++
+	if w.k[l] == len(ms.H) {
+		copy(job.YOut, yn)
+		return false
+	}
+	w.f(tn, yn, job.P, w.f0)
+	w.s.Load(l, yn, w.f0, job.P)
+	w.a.Moved[l] = false
+	return true
+}
+
+// saves writes lane l's save times inside the step from t to tn, as
+// Forward does: a save at tn is the step's result yn, one strictly
+// inside is restep's (a step of its own from the step's start).
+func (w *LaneForward) saves(l int, t, tn float64, yn []float64, restep func(dst []float64, ts float64)) {
+	dim, job := w.dim, w.jobs[l]
 	dir := 1.0
 	if tn < t {
 		dir = -1
@@ -197,17 +200,8 @@ func (w *LaneForward) scalarStep(l int) bool {
 		if save[i] == tn {
 			copy(dst, yn)
 		} else {
-			w.fb.Save(dst, t, h, save[i], y, job.P)
+			restep(dst, save[i])
 		}
 		w.isave[l]++
 	}
-	w.k[l]++
-	if w.k[l] == len(ms.H) {
-		copy(job.YOut, yn)
-		return false
-	}
-	w.f(tn, yn, job.P, w.f0)
-	w.s.Load(l, yn, w.f0, job.P)
-	w.a.Moved[l] = false
-	return true
 }

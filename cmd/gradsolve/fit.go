@@ -17,7 +17,6 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/fit"
-	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/router"
@@ -222,16 +221,8 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 		}
 		j.builtin, j.rhs = true, "go"
 	}
-	if fl.method != "auto" {
-		if j.meth, err = method.Lookup(fl.method); err != nil {
-			return nil, fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", fl.method)
-		}
-	}
-	if fl.engine != "auto" {
-		if !slices.Contains(gradsolve.Engines(), fl.engine) {
-			return nil, fmt.Errorf("--engine %q: known engines: %s (or auto)", fl.engine, strings.Join(gradsolve.Engines(), ", "))
-		}
-		j.engine = fl.engine
+	if j.meth, j.engine, err = methodAndEngine(fl.method, fl.engine); err != nil {
+		return nil, err
 	}
 	if err := j.checkMethodFlags(); err != nil {
 		return nil, err

@@ -213,16 +213,8 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 		}
 		j.builtin, j.rhs = true, "go"
 	}
-	if fl.method != "auto" {
-		if j.meth, err = method.Lookup(fl.method); err != nil {
-			return nil, fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", fl.method)
-		}
-	}
-	if fl.engine != "auto" {
-		if !slices.Contains(gradsolve.Engines(), fl.engine) {
-			return nil, fmt.Errorf("--engine %q: known engines: %s (or auto)", fl.engine, strings.Join(gradsolve.Engines(), ", "))
-		}
-		j.engine = fl.engine
+	if j.meth, j.engine, err = methodAndEngine(fl.method, fl.engine); err != nil {
+		return nil, err
 	}
 	if err := j.checkMethodFlags(); err != nil {
 		return nil, err
@@ -538,4 +530,22 @@ func counted(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// methodAndEngine reads --method and --engine: nil and "" for auto.
+func methodAndEngine(methodFlag, engineFlag string) (method.Method, string, error) {
+	var m method.Method
+	if methodFlag != "auto" {
+		var err error
+		if m, err = method.Lookup(methodFlag); err != nil {
+			return nil, "", fmt.Errorf("--method %q: known methods: tsit5, dp5, vern7, dp8, rosenbrock23, rodas5p (or auto)", methodFlag)
+		}
+	}
+	if engineFlag == "auto" {
+		return m, "", nil
+	}
+	if !slices.Contains(gradsolve.Engines(), engineFlag) {
+		return nil, "", fmt.Errorf("--engine %q: known engines: %s (or auto)", engineFlag, strings.Join(gradsolve.Engines(), ", "))
+	}
+	return m, engineFlag, nil
 }

@@ -221,6 +221,8 @@ type LaneReplayer interface {
 // the bits of its Forward.
 type LaneForwarder interface {
 	Replayer
+	// Lanes is the number of jobs it holds at once.
+	Lanes() int
 	// ForwardLanes runs every job src hands out.
 	ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool)
 }
