@@ -121,22 +121,45 @@ func ProfileWith(ctx context.Context, lambdas []float64, omegaR float64, tol Tol
 	if err := CheckSize(len(lambdas)); err != nil {
 		return nil, err
 	}
-	for _, l := range lambdas {
-		if math.IsNaN(l) || math.IsInf(l, 0) || l < 0 {
-			return nil, fmt.Errorf("quintessence: λ = %g: must be finite and ≥ 0 (λ → −λ is a symmetry)", l)
-		}
-	}
 	dt, err := newData()
 	if err != nil {
 		return nil, err
 	}
-	n := len(lambdas)
+	pts, err := profileMany(ctx, lambdas, omegaR, tol, []*data{dt})
+	if err != nil {
+		return nil, err
+	}
+	return pts[0], nil
+}
+
+// checkLambdas refuses a λ that is not finite or is negative.
+func checkLambdas(lambdas []float64) error {
+	for _, l := range lambdas {
+		if math.IsNaN(l) || math.IsInf(l, 0) || l < 0 {
+			return fmt.Errorf("quintessence: λ = %g: must be finite and ≥ 0 (λ → −λ is a symmetry)", l)
+		}
+	}
+	return nil
+}
+
+// profileMany profiles every data set of dts over the grid lambdas, all
+// (data set, λ) pairs at once as one ensemble (pair j·len(lambdas)+i is
+// data set j at λ_i). Each pair's fit depends only on its own data and
+// λ: a pair that has converged is re-solved with the same parameters
+// while the others iterate, so its point is the one a profile of its data
+// set alone gives, bit for bit.
+func profileMany(ctx context.Context, lambdas []float64, omegaR float64, tol Tolerances, dts []*data) ([][]ProfilePoint, error) {
+	if err := checkLambdas(lambdas); err != nil {
+		return nil, err
+	}
+	nl := len(lambdas)
+	n := nl * len(dts)
 	cs := make([]Cosmology, n)
 	alpha := make([]float64, n)
 	pts := make([]ProfilePoint, n)
 	active := make([]bool, n)
-	for i, l := range lambdas {
-		cs[i] = Cosmology{OmegaM: 0.3, Lambda: l, OmegaR: omegaR}
+	for i := range n {
+		cs[i] = Cosmology{OmegaM: 0.3, Lambda: lambdas[i%nl], OmegaR: omegaR}
 		active[i] = true
 	}
 	for iter := 1; iter <= 50; iter++ {
@@ -146,12 +169,13 @@ func ProfileWith(ctx context.Context, lambdas []float64, omegaR float64, tol Tol
 		}
 		any := false
 		for i, bg := range bgs {
+			dt := dts[i/nl]
 			cs[i].V0 = bg.V0
 			m, dm := templates(bg)
 			if iter == 1 {
 				alpha[i] = bestAlpha(dt, m)
 			}
-			pts[i] = ProfilePoint{Lambda: lambdas[i], Chi2: dt.chi2(m, alpha[i]), OmegaM: cs[i].OmegaM,
+			pts[i] = ProfilePoint{Lambda: lambdas[i%nl], Chi2: dt.chi2(m, alpha[i]), OmegaM: cs[i].OmegaM,
 				HRd: CKms / 100 / alpha[i], W0: bg.W0, V0: bg.V0, Alpha: alpha[i], Iterations: iter}
 			if !active[i] {
 				continue
@@ -185,7 +209,11 @@ func ProfileWith(ctx context.Context, lambdas []float64, omegaR float64, tol Tol
 			}
 		}
 		if !any {
-			return pts, nil
+			out := make([][]ProfilePoint, len(dts))
+			for j := range out {
+				out[j] = pts[j*nl : (j+1)*nl : (j+1)*nl]
+			}
+			return out, nil
 		}
 	}
 	return nil, errors.New("quintessence: Gauss–Newton did not converge in 50 iterations")

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -28,6 +30,22 @@ With --check (Ω_r = 0) it compares the profile with the reference profile of
 applications.md §B.7 at the λ it shares with it, to its printed digits, and with
 a refit at rtol = atol = 1e-13 (χ² within 1e-6), and fails if either differs.
 
+With --mocks N it draws N mock data sets d = μ + L·z instead (L the Cholesky
+factor of the DESI DR2 covariance, z standard normal from --seed; μ the
+observables at --lambda-true with Ω_m and h·r_d fitted to the real data at that
+λ), profiles each over the same grid and prints the coverage of the 68%
+interval with its binomial standard error and the time per mock. An interval
+end the grid does not bracket is the grid's end: [0, hi] at the prior's edge
+λ = 0, and up to --lambda-max at the top. With --out DIR it writes fit.json
+(the truth, the coverage, each mock's interval) and stats.json.
+
+With --population N it solves N random flat cosmologies instead (Ω_m uniform
+in [0.2, 0.4), λ uniform in [0, --lambda-max), from --seed): the flatness solve
+for V0 and the BAO distances D_M, D_H, D_V at the DESI redshifts, in chunks of
+4096 so that memory does not grow with N, and prints their ranges, the largest
+flatness residual |E²(0) − 1| and the time per cosmology. With --out DIR it
+writes the summary as fit.json, and stats.json.
+
 flags:
 `
 
@@ -40,7 +58,10 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	omegaR := fs.Float64("omega-r", 0, "radiation density Ω_r (0, or e.g. 9e-5)")
 	rtol := fs.Float64("rtol", 0, "relative tolerance of the solves (default 1e-11)")
 	atol := fs.Float64("atol", 0, "absolute tolerance of the solves (default 1e-11)")
-	fs.Uint64("seed", 0, "accepted for symmetry with the other applications; the profile is deterministic")
+	seed := fs.Uint64("seed", 0, "seed of the --mocks and --population draws (the profile itself is deterministic)")
+	mocks := fs.Int("mocks", 0, "draw this many mock data sets from the DESI DR2 covariance and report the 68% interval's coverage")
+	lambdaTrue := fs.Float64("lambda-true", 1, "with --mocks: the true λ of the mocks, on [0, --lambda-max]")
+	population := fs.Int("population", 0, "solve this many random flat cosmologies (Ω_m, λ) and their BAO distances")
 	out := fs.String("out", "", "output directory")
 	check := fs.Bool("check", false, "compare with the reference profile and a tight refit; fail if they differ")
 	fs.Usage = func() { fmt.Fprint(stderr, quintessenceUsage); fs.PrintDefaults() }
@@ -65,6 +86,36 @@ func quintessenceCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if err := checkAppTolerances("quintessence", *rtol, *atol); err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case *mocks < 0:
+		return fmt.Errorf("--mocks = %d: must be ≥ 1", *mocks)
+	case given["mocks"] && *mocks == 0:
+		return fmt.Errorf("--mocks = 0: must be ≥ 1")
+	case *population < 0 || given["population"] && *population == 0:
+		return fmt.Errorf("--population = %d: must be ≥ 1", *population)
+	case given["mocks"] && given["population"]:
+		return fmt.Errorf("quintessence: --mocks and --population are separate runs; give one")
+	case *check && (given["mocks"] || given["population"]):
+		return fmt.Errorf("quintessence: --check checks the profile of the real data; drop it with --mocks or --population")
+	case given["lambda-true"] && !given["mocks"]:
+		return fmt.Errorf("--lambda-true: only with --mocks")
+	case given["mocks"] && !(*lambdaTrue >= 0 && *lambdaTrue <= *lmax):
+		return fmt.Errorf("--lambda-true = %g: must be on the grid [0, --lambda-max = %g]", *lambdaTrue, *lmax)
+	case given["population"] && *omegaR+quintessence.PopOmegaMMax >= 1:
+		return fmt.Errorf("--omega-r = %g: with --population, Ω_m up to %g and Ω_r must sum below 1", *omegaR, quintessence.PopOmegaMMax)
+	}
+	tol := quintessence.Tolerances{RTol: *rtol, ATol: *atol}
+	if given["mocks"] {
+		if err := quintessence.CheckSize(quintessence.MockChunk * *n); err != nil {
+			return appSizeError(err, "--n", *n)
+		}
+		return quintessenceMocks(ctx, stdout, *out, *n, *lmax, *omegaR, *lambdaTrue, *mocks, *seed, tol, start)
+	}
+	if given["population"] {
+		return quintessencePopulation(ctx, stdout, *out, *population, *lmax, *omegaR, *seed, tol, start)
 	}
 	// A job too large is refused before --out is created.
 	if err := quintessence.CheckSize(*n); err != nil {
@@ -191,4 +242,150 @@ func jsonEnd(x float64) *float64 {
 		return nil
 	}
 	return &x
+}
+
+// quintessenceMocks runs --mocks: n mocks at λ_true profiled over the
+// command's grid.
+func quintessenceMocks(ctx context.Context, stdout io.Writer, out string, n int, lmax, omegaR, lambdaTrue float64, nMocks int, seed uint64, tol quintessence.Tolerances, start time.Time) error {
+	var set *outSet
+	if out != "" {
+		var err error
+		if set, err = openOutSet(out, "--out"); err != nil {
+			return err
+		}
+		defer set.abort()
+	}
+	lambdas := make([]float64, n)
+	for i := range lambdas {
+		lambdas[i] = lmax * float64(i) / float64(n-1)
+	}
+	truth, err := quintessence.Truth(ctx, lambdaTrue, omegaR, tol)
+	if err != nil {
+		return translate(err)
+	}
+	s, err := quintessence.Mocks(ctx, lambdas, truth, nMocks, seed, tol, nil)
+	if err != nil {
+		return translate(err)
+	}
+	fmt.Fprintf(stdout, "gradsolve quintessence: %d mocks of DESI DR2 BAO (seed %d) at λ_true = %g, Ω_m = %.4f, h·r_d = %.3f Mpc, Ω_r = %g; %d values of λ in [0, %g]\n",
+		nMocks, seed, lambdaTrue, truth.OmegaM, truth.HRd, omegaR, n, lmax)
+	lo, hi := quintessence.Coverage68-2*s.Sigma, quintessence.Coverage68+2*s.Sigma
+	verdict := "compatible with"
+	if s.Coverage < lo || s.Coverage > hi {
+		verdict = "outside"
+	}
+	fmt.Fprintf(stdout, "coverage of the 68%% interval (Δχ² ≤ 1): %d/%d = %.3f ± %.3f (binomial σ at p = %.4f); 2σ band [%.3f, %.3f]: %s\n",
+		s.Covered, s.N, s.Coverage, s.Sigma, quintessence.Coverage68, lo, hi, verdict)
+	fmt.Fprintf(stdout, "intervals open at λ = 0 (the prior's edge, taken as [0, hi]): %d; reaching --lambda-max: %d\n", s.OpenLo, s.OpenHi)
+	fmt.Fprintf(stdout, "time: %.2f s for %d mocks, %.1f ms per mock (%d mocks per ensemble)\n", s.Seconds, s.N, 1e3*s.PerMock, quintessence.MockChunk)
+	if set == nil {
+		return nil
+	}
+	type mockRow struct {
+		Best    float64  `json:"best_lambda"`
+		Lo      *float64 `json:"lo"`
+		Hi      *float64 `json:"hi"`
+		MinChi2 float64  `json:"chi2_min"`
+		Covers  bool     `json:"covers"`
+	}
+	rows := make([]mockRow, len(s.Mocks))
+	for i, m := range s.Mocks {
+		rows[i] = mockRow{m.Best, jsonEnd(m.Lo), jsonEnd(m.Hi), m.MinChi2, m.Covers}
+	}
+	summary := map[string]any{
+		"mocks": s.N, "seed": seed, "lambda_true": lambdaTrue, "omega_m_true": truth.OmegaM, "h_rd_true": truth.HRd,
+		"omega_r": omegaR, "grid": map[string]any{"n": n, "lambda_max": lmax},
+		"mu": truth.Mu, "covered": s.Covered, "coverage": s.Coverage, "sigma": s.Sigma, "nominal": quintessence.Coverage68,
+		"open_lo": s.OpenLo, "open_hi": s.OpenHi, "seconds_per_mock": s.PerMock,
+		"edges":    "an end the grid does not bracket (null) is the grid's end: 0 (the prior λ ≥ 0) or lambda_max",
+		"per_mock": rows,
+	}
+	if err := set.writeFile(ctx, "fit.json", func(w io.Writer) error { return writeQuintJSON(w, summary) }); err != nil {
+		return err
+	}
+	if err := set.commit(ctx, func(rs runSet) any {
+		return map[string]any{"run_id": rs.RunID, "files": rs.Files, "mocks": s.N, "seed": seed,
+			"coverage": s.Coverage, "sigma": s.Sigma, "solve_seconds": s.Seconds, "seconds_per_mock": s.PerMock,
+			"wall_seconds": time.Since(start).Seconds()}
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", out)
+	return nil
+}
+
+// quintessencePopulation runs --population: n random flat cosmologies.
+func quintessencePopulation(ctx context.Context, stdout io.Writer, out string, n int, lmax, omegaR float64, seed uint64, tol quintessence.Tolerances, start time.Time) error {
+	var set *outSet
+	if out != "" {
+		var err error
+		if set, err = openOutSet(out, "--out"); err != nil {
+			return err
+		}
+		defer set.abort()
+	}
+	sp := &quintessence.PopulationSpec{N: n, OmegaMMin: quintessence.PopOmegaMMin, OmegaMMax: quintessence.PopOmegaMMax,
+		LambdaMax: lmax, OmegaR: omegaR, Seed: seed, Tol: tol}
+	var peak uint64
+	s, err := quintessence.Population(ctx, sp, nil, func(int) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	})
+	if err != nil {
+		return translate(err)
+	}
+	fmt.Fprintf(stdout, "gradsolve quintessence: %d flat cosmologies (seed %d), Ω_m uniform in [%g, %g), λ uniform in [0, %g), Ω_r = %g\n",
+		n, seed, sp.OmegaMMin, sp.OmegaMMax, lmax, omegaR)
+	fmt.Fprintf(stdout, "flatness: max |E²(0) − 1| = %.2g; ṽ0 in [%.4f, %.4f]; w0 in [%.4f, %.4f]\n",
+		s.MaxFlatness, s.V0.Min, s.V0.Max, s.W0.Min, s.W0.Max)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "z\tD_M min\tmean\tmax\tD_H min\tmean\tmax\tD_V min\tmean\tmax\t")
+	for j, z := range s.Z {
+		fmt.Fprintf(tw, "%.3f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t%.5f\t\n", z,
+			s.DM[j].Min, s.DM[j].Mean, s.DM[j].Max, s.DH[j].Min, s.DH[j].Mean, s.DH[j].Max, s.DV[j].Min, s.DV[j].Mean, s.DV[j].Max)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "(distances in units of c/H0)")
+	fmt.Fprintf(stdout, "time: %.2f s, %.1f µs per cosmology (chunks of %d); heap in use at most %.1f MB\n",
+		s.Seconds, 1e6*s.PerCosmology, s.Chunk, float64(peak)/1e6)
+	if set == nil {
+		return nil
+	}
+	ranges := func(rs []quintessence.Range) []map[string]float64 {
+		out := make([]map[string]float64, len(rs))
+		for i, r := range rs {
+			out[i] = map[string]float64{"min": r.Min, "mean": r.Mean, "max": r.Max}
+		}
+		return out
+	}
+	summary := map[string]any{
+		"population": n, "seed": seed, "omega_m_range": []float64{sp.OmegaMMin, sp.OmegaMMax}, "lambda_range": []float64{0, lmax},
+		"omega_r": omegaR, "z": s.Z, "units": "c/H0",
+		"D_M": ranges(s.DM), "D_H": ranges(s.DH), "D_V": ranges(s.DV),
+		"v0":                    map[string]float64{"min": s.V0.Min, "mean": s.V0.Mean, "max": s.V0.Max},
+		"w0":                    map[string]float64{"min": s.W0.Min, "mean": s.W0.Mean, "max": s.W0.Max},
+		"max_flatness":          s.MaxFlatness,
+		"chunk":                 s.Chunk,
+		"seconds_per_cosmology": s.PerCosmology,
+	}
+	if err := set.writeFile(ctx, "fit.json", func(w io.Writer) error { return writeQuintJSON(w, summary) }); err != nil {
+		return err
+	}
+	if err := set.commit(ctx, func(rs runSet) any {
+		return map[string]any{"run_id": rs.RunID, "files": rs.Files, "population": n, "seed": seed,
+			"solve_seconds": s.Seconds, "seconds_per_cosmology": s.PerCosmology, "chunk": s.Chunk,
+			"wall_seconds": time.Since(start).Seconds()}
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", out)
+	return nil
+}
+
+// writeQuintJSON writes v as indented JSON.
+func writeQuintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
