@@ -251,8 +251,12 @@ const (
 
 // VShiftQ emits the 256-bit shift of each 64-bit lane of src by imm
 // into dst (AVX2): kind is ShiftRightQ (logical) or ShiftLeftQ.
-func (a *Asm) VShiftQ(kind, dst, src, imm byte) {
-	a.vex(VexPP66, Map0F, true, kind, dst, src)
+func (a *Asm) VShiftQ(kind, dst, src, imm byte) { a.VShiftQL(kind, dst, src, imm, true) }
+
+// VShiftQL is VShiftQ in its 256-bit form (l256, AVX2) or its 128-bit
+// one (AVX).
+func (a *Asm) VShiftQL(kind, dst, src, imm byte, l256 bool) {
+	a.vex(VexPP66, Map0F, l256, kind, dst, src)
 	a.B = append(a.B, 0x73, 0xC0|kind<<3|src&7, imm)
 }
 

@@ -16,8 +16,10 @@ import (
 // ceil where the processor has SSE4.1) becomes straight-line SSE2
 // code that keeps values in the vector registers and reads y, p and the
 // seeds straight from the caller's slices; the math functions (exp,
-// log, pow, …) and min/max stay Go calls, run between pieces of
-// machine code (lane code computes exp and log itself: jitfunc.go). Every operation is the IEEE operation the interpreter
+// log, pow, …) and min/max are computed inline too, in pmath's
+// straight-line forms in VEX.128 encodings, where the processor has
+// AVX2 (jitfunc.go); elsewhere they stay Go calls, run between pieces
+// of machine code. Every operation is the IEEE operation the interpreter
 // performs, in the same order, so both give the same bits
 // (TestJITMatchesInterpreter). No Go compiler is involved: this is the
 // run-time route of a problem file, at close to the speed of generated
@@ -71,7 +73,10 @@ func jitable(op sym.Op) bool { return jitableFor(op, 1) }
 // there, whatever the machine that generates it (gradsolve gen writes
 // lane code for other machines), and so are exp and log (laneFuncs).
 func jitableFor(op sym.Op, lanes int) bool {
-	if lanes > 1 && (op == sym.OpFloor || op == sym.OpCeil || (laneFuncs[op] != nil && laneFuncsInline)) {
+	if lanes > 1 && (op == sym.OpFloor || op == sym.OpCeil) {
+		return true
+	}
+	if laneFuncs[op] != nil && laneFuncsInline && (lanes > 1 || scalarFuncs) {
 		return true
 	}
 	switch op {

@@ -226,7 +226,12 @@ func TestJITMatchesInterpreterRandom(t *testing.T) {
 			t.Errorf("%d programs with more live values than vector registers, %d with Go calls: the test no longer covers spills or pieces", pressure, calls)
 		}
 	}()
+	// Math functions inline (where the processor has AVX2) and, every
+	// other trial, as Go calls between pieces.
+	inline := scalarFuncs
+	defer func() { scalarFuncs = inline }()
 	for trial := range 40 {
+		scalarFuncs = inline && trial%2 == 0
 		dim, m := 1+rng.IntN(6), rng.IntN(4)
 		md := randomModel(rng, dim, m, 10+rng.IntN(60))
 		s, err := Build(md)

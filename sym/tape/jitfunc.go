@@ -8,22 +8,29 @@ import (
 	"github.com/gradsolve/gradsolve/sym"
 )
 
-// Math functions in lane code.
+// Math functions in machine code.
 //
-// exp and log are computed by the lane code itself, in the
+// The math functions are computed by the machine code itself, in the
 // straight-line form package pmath gives them (pmath.Program): each
-// step becomes one AVX2 instruction on the four lanes, each constant an
+// step becomes one AVX2 instruction on the four lanes of lane code, or
+// its VEX.128 form on the one value of scalar code, each constant an
 // operand read from the register file (preloaded after the program's own
-// constants: Program.fnConsts). pmath.Exp and pmath.Log, which sym.Eval
+// constants: Program.fnConsts). pmath's functions, which sym.Eval
 // calls, are the same operations in the same order, so every lane gets
-// the bits the interpreter and the scalar machine code give
-// (TestLanesMatchInterpreter, TestLaneFuncsMatchPmath). The other math
-// functions stay Go calls between pieces of lane code.
+// the bits the interpreter gives (TestLanesMatchInterpreter,
+// TestJITMatchesInterpreter, TestLaneFuncsMatchPmath). Without AVX2
+// scalar code calls them from Go between pieces.
 
-// laneFuncsInline says lane code computes laneFuncs itself: a variable
-// so that benchmarks can measure the other route (Go calls between
-// pieces), for programs compiled while it is false.
+// laneFuncsInline says machine code computes laneFuncs itself: a
+// variable so that benchmarks can measure the other route (Go calls
+// between pieces), for programs compiled while it is false.
 var laneFuncsInline = true
+
+// scalarFuncs says scalar machine code computes laneFuncs too, one lane
+// in the low half of an XMM register with the steps' VEX.128 encodings
+// (the variable shifts and the gather need AVX2): a variable so that
+// tests can take the other route.
+var scalarFuncs = jit.HasAVX2()
 
 // laneFuncs are the math functions lane code computes itself.
 var laneFuncs = map[sym.Op]*pmath.Program{
@@ -38,6 +45,9 @@ var laneFuncs = map[sym.Op]*pmath.Program{
 	sym.OpMin:   pmath.MinSteps(),
 	sym.OpMax:   pmath.MaxSteps(),
 }
+
+// vexPPF3 is the VEX pp field of the F3 prefix (vmovq xmm, xmm).
+const vexPPF3 = 2
 
 // laneFuncRegs returns the vector registers laneFunc needs for p: its
 // registers, and two more where it gathers.
@@ -111,6 +121,7 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 		phys[v] = g.alloc(pinned...)
 		pinned = append(pinned, phys[v])
 	}
+	wide := g.lanes > 1  // 256-bit lane code, else VEX.128 scalar code
 	var gIdx, gMask byte // the temporaries of StepGather
 	for _, s := range p.Steps {
 		if s.Op == pmath.StepGather {
@@ -137,9 +148,9 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 		emit := func(mmmmm, op, x byte, imm int, w bool) {
 			at := len(a.B)
 			if konst {
-				a.VRM(jit.VexPP66, mmmmm, true, op, d, x, m)
+				a.VRM(jit.VexPP66, mmmmm, wide, op, d, x, m)
 			} else {
-				a.VRR(jit.VexPP66, mmmmm, true, op, d, x, y)
+				a.VRR(jit.VexPP66, mmmmm, wide, op, d, x, y)
 			}
 			if w {
 				a.B[at+2] |= 0x80
@@ -156,20 +167,35 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 				emit(jit.Map0F, jit.OpMov, 0, -1, false)
 			}
 		case pmath.StepShl:
-			a.VShiftQ(jit.ShiftLeftQ, d, x, s.Imm)
+			a.VShiftQL(jit.ShiftLeftQ, d, x, s.Imm, wide)
 		case pmath.StepShr:
-			a.VShiftQ(jit.ShiftRightQ, d, x, s.Imm)
+			a.VShiftQL(jit.ShiftRightQ, d, x, s.Imm, wide)
 		case pmath.StepBlend:
 			emit(jit.Map0F3A, jit.OpBlendv, x, phys[s.C]<<4, false)
 		case pmath.StepRound:
-			a.VRRI(jit.VexPP66, jit.Map0F3A, true, jit.OpRound, d, 0, x, 8|s.Imm)
+			a.VRRI(jit.VexPP66, jit.Map0F3A, wide, jit.OpRound, d, 0, x, 8|s.Imm)
 		case pmath.StepGather:
-			a.VShiftQ(jit.ShiftLeftQ, gIdx, x, 2)
-			a.VRR(jit.VexPP66, jit.Map0F38, true, jit.OpPCmpEqQ, gMask, gMask, gMask)
-			g.gather(d, gIdx, gMask, m)
+			shift := byte(0) // entry i at the table's start + 8·i in scalar code
+			if wide {
+				shift = 2 // + 32·i in lane code (each constant once per lane)
+			}
+			a.VShiftQL(jit.ShiftLeftQ, gIdx, x, shift, wide)
+			a.VRR(jit.VexPP66, jit.Map0F38, wide, jit.OpPCmpEqQ, gMask, gMask, gMask)
+			if !wide {
+				// Scalar code's value is the low half alone (the high
+				// half holds what earlier instructions left): gather
+				// only the low one (vmovq zeroes the mask's high half).
+				a.VRR(vexPPF3, jit.Map0F, false, 0x7E, gMask, 0, gMask)
+			}
+			g.gather(d, gIdx, gMask, m, wide)
 		case pmath.StepIfAny:
-			a.VRR(jit.VexPP66, jit.Map0F, true, jit.OpMovmsk, jit.R12, 0, byte(phys[s.C]))
-			a.B = append(a.B, 0x45, 0x85, 0xE4, 0x0F, 0x84, 0, 0, 0, 0) // test r12d, r12d; jz rel32
+			a.VRR(jit.VexPP66, jit.Map0F, wide, jit.OpMovmsk, jit.R12, 0, byte(phys[s.C]))
+			if wide {
+				a.B = append(a.B, 0x45, 0x85, 0xE4) // test r12d, r12d: any lane
+			} else {
+				a.B = append(a.B, 0x41, 0xF6, 0xC4, 0x01) // test r12b, 1: the low half alone
+			}
+			a.B = append(a.B, 0x0F, 0x84, 0, 0, 0, 0) // jz rel32
 			jump = len(a.B) - 4
 		case pmath.StepEnd:
 			binary.LittleEndian.PutUint32(a.B[jump:], uint32(len(a.B)-(jump+4)))
@@ -185,10 +211,11 @@ func (g *jitGen) laneFunc(in Instr, nx [3]int32) int {
 	return phys[p.Result]
 }
 
-// gather emits vgatherqpd d, [m.Base + idx·8 + m.Disp], mask (VEX.256.66.0F38.W1
+// gather emits vgatherqpd d, [m.Base + idx·8 + m.Disp], mask (VEX.66.0F38.W1
 // 93 /r with a VSIB operand: ModRM mod 10 with a SIB byte and a 32-bit
-// displacement). The mask is all ones on entry and zero after.
-func (g *jitGen) gather(d, idx, mask byte, m jit.Mem) {
+// displacement), 256-bit where wide. The mask is all ones on entry and
+// zero after.
+func (g *jitGen) gather(d, idx, mask byte, m jit.Mem, wide bool) {
 	a := &g.a
 	b1 := byte(jit.Map0F38)
 	if d&8 == 0 {
@@ -200,7 +227,10 @@ func (g *jitGen) gather(d, idx, mask byte, m jit.Mem) {
 	if m.Base&8 == 0 {
 		b1 |= 0x20 // B̄
 	}
-	b2 := byte(0x80) | (^mask&15)<<3 | 4 | jit.VexPP66 // W1, vvvv = mask, L 256
+	b2 := byte(0x80) | (^mask&15)<<3 | jit.VexPP66 // W1, vvvv = mask
+	if wide {
+		b2 |= 4 // L 256
+	}
 	a.B = append(a.B, 0xC4, b1, b2, 0x93, 0x80|(d&7)<<3|4, 3<<6|(idx&7)<<3|m.Base&7)
 	a.B = binary.LittleEndian.AppendUint32(a.B, uint32(m.Disp))
 }

@@ -79,11 +79,15 @@ func TestLaneFuncsMatchPmath(t *testing.T) {
 	if pg.laneCode() == nil || pg.lane.entry == 0 {
 		t.Fatal("the lane code of the math functions is not of one piece")
 	}
+	if scalarFuncs && (pg.jit == nil || len(pg.jit.segs) != 1) {
+		t.Fatal("the scalar machine code of the math functions is not of one piece")
+	}
 	const L = LaneWidth
 	dim := 2 + len(laneFuncCases)
 	rng := rand.New(rand.NewPCG(21, 22))
 	xs := laneFuncArgs(rng)
 	r := pg.NewLaneRegisters()
+	rs, one := pg.NewRegisters(), make([]float64, dim)
 	tl := make([]float64, L)
 	in, out := make([]float64, dim*L), make([]float64, dim*L)
 	for k := 0; k+2*L <= len(xs); k += 2 * L {
@@ -105,6 +109,11 @@ func TestLaneFuncsMatchPmath(t *testing.T) {
 				got = append(got, out[(2+i)*L+ln])
 			}
 			if !testutil.CheckBits(t, fmt.Sprintf("x=%v y=%v lane %d", xv, yv, ln), got, want) {
+				t.FailNow()
+			}
+			// The scalar machine code, on the same arguments.
+			pg.EvalF(rs, 0, []float64{xv, yv, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}[:dim], nil, one)
+			if !testutil.CheckBits(t, fmt.Sprintf("scalar x=%v y=%v", xv, yv), one, want) {
 				t.FailNow()
 			}
 		}
@@ -280,6 +289,10 @@ func TestLaneStepEncodings(t *testing.T) {
 	if pg.laneCode() == nil || pg.lane.entry == 0 {
 		t.Fatal("the probe's lane code is not of one piece")
 	}
+	if scalarFuncs && (pg.jit == nil || len(pg.jit.segs) != 1) {
+		t.Fatal("the probe's scalar machine code is not of one piece")
+	}
+	rs, one := pg.NewRegisters(), make([]float64, 2)
 	const L = LaneWidth
 	rng := rand.New(rand.NewPCG(31, 32))
 	r, tl, out := pg.NewLaneRegisters(), make([]float64, L), make([]float64, 2*L)
@@ -301,6 +314,11 @@ func TestLaneStepEncodings(t *testing.T) {
 			if math.Float64bits(out[ln]) != math.Float64bits(want) {
 				t.Fatalf("trial %d lane %d (x=%v, y=%v): lane code %#x, Run2 %#x", trial, ln, in[ln], in[L+ln],
 					math.Float64bits(out[ln]), math.Float64bits(want))
+			}
+			pg.EvalF(rs, 0, []float64{in[ln], in[L+ln]}, nil, one)
+			if math.Float64bits(one[0]) != math.Float64bits(want) {
+				t.Fatalf("trial %d (x=%v, y=%v): scalar machine code %#x, Run2 %#x", trial, in[ln], in[L+ln],
+					math.Float64bits(one[0]), math.Float64bits(want))
 			}
 		}
 	}

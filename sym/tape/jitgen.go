@@ -334,7 +334,7 @@ func (g *jitGen) instr(i int) {
 	case sym.OpFloor, sym.OpCeil:
 		d = g.round(in, nx)
 	default:
-		if g.lanes == 1 || laneFuncs[in.Op] == nil {
+		if laneFuncs[in.Op] == nil {
 			panic("tape: no machine code for " + in.Op.String())
 		}
 		d = g.laneFunc(in, nx)
