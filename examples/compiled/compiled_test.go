@@ -25,7 +25,7 @@ func tapeSet(t *testing.T, name string) *tape.Set {
 // Each generated file is what gradsolve gen writes from its problem file
 // now.
 func TestUpToDate(t *testing.T) {
-	for _, name := range []string{"lorenz", "halo", "robertson"} {
+	for _, name := range []string{"lorenz", "halo", "robertson", "pendulum"} {
 		gencheck.UpToDateWith(t, name+"_gen.go", []string{name + "_gen_lanes_amd64.go", name + "_gen_lanes_amd64.s"},
 			"run", "../../cmd/gradsolve", "gen", "../"+name+".ode", "-package", "compiled")
 	}
@@ -47,6 +47,7 @@ func TestLanesMatchTape(t *testing.T) {
 		{"lorenz", compiled.LorenzProblem(), method.Tsit5},
 		{"halo", compiled.HaloProblem(), method.DP8},
 		{"robertson", compiled.RobertsonProblem(), method.Vern7},
+		{"pendulum", compiled.PendulumProblem(), method.Tsit5}, // sin and cos in the lane code
 	} {
 		set := tapeSet(t, c.name)
 		pg := c.pr.Programs()
