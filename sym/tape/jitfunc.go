@@ -46,6 +46,38 @@ var laneFuncs = map[sym.Op]*pmath.Program{
 	sym.OpMax:   pmath.MaxSteps(),
 }
 
+// maxInlineSteps bounds the steps of the math functions a program's
+// machine code computes inline: over it (a right-hand side with
+// thousands of calls), every math function of the program is a Go call
+// between pieces, as without AVX2. The inline forms cost 50–300 steps
+// of machine code a call (sin, cos and tan carry their rarely taken
+// reduction at every call), and code 10⁴ calls long would take a second
+// and hundreds of megabytes to build; the bound keeps building linear in
+// the program at a few bytes per operation. 1<<15 steps is about 200 kB
+// of code: 128 calls of sin, or 800 of exp.
+const maxInlineSteps = 1 << 15
+
+// inlineSteps returns the steps the math functions of pg's code would
+// add inline.
+func (pg *Program) inlineSteps() int {
+	n := 0
+	for _, in := range pg.code {
+		if fn := laneFuncs[in.Op]; fn != nil {
+			n += len(fn.Steps)
+		}
+	}
+	return n
+}
+
+// jitableOp is jitableFor for pg: its math functions are machine code
+// only while they stay within maxInlineSteps.
+func (pg *Program) jitableOp(op sym.Op, lanes int) bool {
+	if laneFuncs[op] != nil && pg.callFuncs {
+		return false
+	}
+	return jitableFor(op, lanes)
+}
+
 // vexPPF3 is the VEX pp field of the F3 prefix (vmovq xmm, xmm).
 const vexPPF3 = 2
 

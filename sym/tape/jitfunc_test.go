@@ -323,3 +323,31 @@ func TestLaneStepEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A program whose math functions would add more than maxInlineSteps
+// steps keeps them as Go calls between pieces, in scalar and in lane
+// code, with the same bits; one below the bound computes them inline.
+func TestLaneFuncsInlineBound(t *testing.T) {
+	per := len(pmath.SinSteps().Steps)
+	for _, c := range []struct {
+		terms int
+		calls bool
+	}{{maxInlineSteps/per - 1, false}, {maxInlineSteps/per + 1, true}} {
+		s, err := Build(sinSumModel(c.terms))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg := s.F()
+		if pg.callFuncs != c.calls {
+			t.Fatalf("%d sin terms (%d steps inline): callFuncs %v, want %v", c.terms, pg.inlineSteps(), pg.callFuncs, c.calls)
+		}
+		rng := rand.New(rand.NewPCG(41, 42))
+		checkLanes(t, fmt.Sprintf("%d sin terms", c.terms), pg, 4, rng)
+		if j := pg.laneCode(); j != nil && (len(j.segs) > 1) != c.calls {
+			t.Errorf("%d sin terms: %d pieces of lane code", c.terms, len(j.segs))
+		}
+		if scalarFuncs && pg.jit != nil && (len(pg.jit.segs) > 1) != c.calls {
+			t.Errorf("%d sin terms: %d pieces of scalar code", c.terms, len(pg.jit.segs))
+		}
+	}
+}

@@ -545,7 +545,7 @@ func genCode(pg *Program, lanes int) (j *jitCode, b []byte, starts []int, fstart
 	code := pg.code
 	for lo := 0; ; {
 		hi := lo
-		for hi < len(code) && jitableFor(code[hi].Op, lanes) {
+		for hi < len(code) && pg.jitableOp(code[hi].Op, lanes) {
 			hi++
 		}
 		if hi > lo || hi == len(code) {
@@ -558,7 +558,7 @@ func genCode(pg *Program, lanes int) (j *jitCode, b []byte, starts []int, fstart
 			continue
 		}
 		var calls []callInstr
-		for ; hi < len(code) && !jitableFor(code[hi].Op, lanes); hi++ {
+		for ; hi < len(code) && !pg.jitableOp(code[hi].Op, lanes); hi++ {
 			in := code[hi]
 			c := callInstr{op: in.Op, d: in.Dst}
 			ops := [3]int32{in.A, in.B, in.C}

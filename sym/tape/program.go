@@ -57,6 +57,9 @@ type Program struct {
 	jit    *jitCode   // the code as machine code, or nil (see jit.go)
 	entry  uintptr    // the machine code when it is one piece, else 0
 	lane   *laneState // the lane code, compiled on first use (lanes.go)
+	// callFuncs: the math functions stay Go calls in this program's
+	// machine code (inlineSteps > maxInlineSteps).
+	callFuncs bool
 	// fnConsts is, for each math function the lane code computes itself
 	// (laneFuncs) and the program uses, the register of the first of its
 	// constants (preloaded after the program's own).
@@ -208,6 +211,7 @@ func Compile(name string, g *sym.Graph, outs []sym.Expr, dim, m int) (*Program, 
 		pg.outs[i] = plainRegs[o.ID()]
 		pg.xouts[i] = execRegs[o.ID()]
 	}
+	pg.callFuncs = pg.inlineSteps() > maxInlineSteps
 	if pg.jit = compileJIT(pg); pg.jit != nil && len(pg.jit.segs) == 1 {
 		pg.entry = pg.jit.segs[0].entry
 	}
