@@ -61,8 +61,9 @@ advance together, one solve of the ensemble serving them all.
 
 It prints each group's estimate (± its standard error with --fisher) and
 status. With --out DIR it writes fit.json (parameters, transforms, groups,
-start, estimates (groups × p, p the quantities --fit names), loss, iterations, status and converged per
-group, evaluations, records, seconds, the route and why; with --fisher
+start, estimates (groups × p, p the quantities --fit names), loss,
+iterations, status and converged per group, evaluations, records,
+seconds, the route and why; with --fisher
 stderr), params_fit.npy (groups × p, the estimates), covariance.npy
 (groups × p × p, with --fisher; NaN for a group whose Fisher information is
 singular), history.csv (group,iteration,evaluation,loss,<parameters>: each
