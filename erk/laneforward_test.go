@@ -176,3 +176,34 @@ func TestLaneForwardScalarSteps(t *testing.T) {
 		}
 	}
 }
+
+// The forward replay in lanes allocates nothing once its replayer has
+// made its lane solver: no allocation per step or per trajectory.
+func TestLaneForwardDoesNotAllocate(t *testing.T) {
+	c := laneCases(t)[0]
+	pr := c.pr
+	pg := pr.Programs()
+	tb := method.Vern7
+	cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+		MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+	sv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+	for i := range c.trs {
+		sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+	}
+	lr, err := NewLaneReplayer(cfg, 8, pr.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &lanetest.FwdQueue{Jobs: rec.FwdJobs(pr.Dim)}
+	lr.ForwardLanes(q, nil) // the lane solver is made on first use
+	if n := testing.AllocsPerRun(5, func() {
+		q.Reset()
+		lr.ForwardLanes(q, nil)
+	}); n != 0 {
+		t.Errorf("%v allocations per forward replay of %d trajectories in lanes", n, len(q.Jobs))
+	}
+}

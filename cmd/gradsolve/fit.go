@@ -20,9 +20,6 @@ import (
 	"github.com/gradsolve/gradsolve/npy"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/router"
-	"github.com/gradsolve/gradsolve/sym/parse"
-	"github.com/gradsolve/gradsolve/sym/tape"
-	"github.com/gradsolve/gradsolve/systems"
 )
 
 const fitUsage = `usage: gradsolve fit FILE.ode --data D.npy --fit NAME[,NAME…] [flags] --out DIR
@@ -202,25 +199,12 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 		return nil, err
 	}
 	j := &job{cmd: "fit", fl: fl, wallStart: wallStart}
+	path := ""
 	if len(pos) == 1 {
-		m, err := parse.ParseFile(pos[0])
-		if err != nil {
-			return nil, err
-		}
-		ts, err := tape.Build(m)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pos[0], err)
-		}
-		j.pr, j.rhs = ts.Problem(), "tape"
-	} else {
-		if j.pr, err = systems.ByName(fl.system); err != nil {
-			msg := err.Error()
-			if i := strings.Index(msg, "unknown system"); i >= 0 {
-				msg = msg[i:]
-			}
-			return nil, fmt.Errorf("--system: %s", msg)
-		}
-		j.builtin, j.rhs = true, "go"
+		path = pos[0]
+	}
+	if err := j.loadProblem(path, fl.system); err != nil {
+		return nil, err
 	}
 	if j.meth, j.engine, err = methodAndEngine(fl.method, fl.engine); err != nil {
 		return nil, err

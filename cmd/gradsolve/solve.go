@@ -191,27 +191,16 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	case len(pos) == 1 && fl.system != "":
 		return nil, fmt.Errorf("%s: give a problem file or --system, not both", cmd)
 	case len(pos) == 1:
-		m, err := parse.ParseFile(pos[0])
-		if err != nil {
+		if err := j.loadProblem(pos[0], ""); err != nil {
 			return nil, err
 		}
-		set, err := tape.Build(m)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pos[0], err)
-		}
-		j.pr, j.rhs = set.Problem(), "tape"
 	default:
 		if fl.system == "" {
 			fl.system = "lorenz"
 		}
-		if j.pr, err = systems.ByName(fl.system); err != nil {
-			msg := err.Error()
-			if i := strings.Index(msg, "unknown system"); i >= 0 {
-				msg = msg[i:]
-			}
-			return nil, fmt.Errorf("--system: %s", msg)
+		if err := j.loadProblem("", fl.system); err != nil {
+			return nil, err
 		}
-		j.builtin, j.rhs = true, "go"
 	}
 	if j.meth, j.engine, err = methodAndEngine(fl.method, fl.engine); err != nil {
 		return nil, err
@@ -548,4 +537,31 @@ func methodAndEngine(methodFlag, engineFlag string) (method.Method, string, erro
 		return nil, "", fmt.Errorf("--engine %q: known engines: %s (or auto)", engineFlag, strings.Join(gradsolve.Engines(), ", "))
 	}
 	return m, engineFlag, nil
+}
+
+// loadProblem sets j's problem: the problem file at path, compiled to
+// the tape, or (path empty) the built-in system named by --system.
+func (j *job) loadProblem(path, system string) error {
+	if path != "" {
+		m, err := parse.ParseFile(path)
+		if err != nil {
+			return err
+		}
+		set, err := tape.Build(m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		j.pr, j.rhs = set.Problem(), "tape"
+		return nil
+	}
+	pr, err := systems.ByName(system)
+	if err != nil {
+		msg := err.Error()
+		if i := strings.Index(msg, "unknown system"); i >= 0 {
+			msg = msg[i:]
+		}
+		return fmt.Errorf("--system: %s", msg)
+	}
+	j.pr, j.builtin, j.rhs = pr, true, "go"
+	return nil
 }

@@ -28,6 +28,9 @@ func (q *FwdQueue) Next(int) (*ivp.ForwardJob, bool) {
 // Done counts a job done.
 func (q *FwdQueue) Done(int) { q.done++ }
 
+// Reset hands out the same jobs again.
+func (q *FwdQueue) Reset() { q.next, q.done = 0, 0 }
+
 // FwdJobs returns a forward job for each successful recording of q, on
 // its own copy of the mesh, at a point moved from the recording's (the
 // parameters by 1%, initial value d by 1e-4·(d+1) of itself), with
