@@ -150,3 +150,46 @@ func (c *PI) nextCode(entry uintptr, groups int, err []float64, s *LaneStates, a
 		}
 	}
 }
+
+// NextLane is Next for lane l of s alone: accept[l] and factor[l] get
+// what Next(err[l], lane l's State) returns, and lane l's state is
+// updated as Next updates a State. The lane engine's machine code (see
+// EmitNextLanes) leaves to it the lanes it defers.
+func (c *PI) NextLane(err []float64, s *LaneStates, l int, accept []bool, factor []float64) {
+	c.nextLane(err, s, l, accept, factor)
+}
+
+// LaneCodeFits says whether EmitNextLanes gives Next's bits for every
+// lane with this controller (AVX2, and Safety, QMin and QMax positive
+// and finite, as NextLanes requires for its machine code).
+func (c *PI) LaneCodeFits() bool { return useLaneCode && c.laneCodeFits() }
+
+// LaneArrays returns the lanes' controller state as the machine code of
+// EmitNextLanes reads and writes it: log₂ of the previous accepted
+// error, log₂ of the previous accepted factor's bound, and the rejected
+// flags as 64-bit masks, one value per lane.
+func (s *LaneStates) LaneArrays() (log2ErrOld, log2QOld []float64, rejected []uint64) {
+	return s.log2ErrOld, s.log2QOld, s.rejected
+}
+
+// LaneConsts returns the address of the constants that the code of
+// EmitNextLanes reads through CX. They live as long as the process.
+func LaneConsts() unsafe.Pointer { return unsafe.Pointer(&laneConsts[0]) }
+
+// EmitNextLanes appends to a the machine code that judges four lanes as
+// NextLanes does, for a code that runs it inline instead of calling
+// NextLanes (the lane engine's whole rounds). It expects DI at the four
+// error norms, SI, DX and R8 at the lanes' log2ErrOld, log2QOld and
+// rejected values (LaneArrays), R9 at their factors, R10 at three
+// 64-bit words — the active lanes as bits 0–3 in, the accepted lanes
+// and the deferred lanes as bits out —, R11 at the *PI and CX at
+// LaneConsts(). It writes the state and factor of every active lane it
+// completes, and leaves the deferred lanes (the rare ones off its fast
+// path, see laneCode) untouched, for NextLane. It clobbers AX and every
+// vector register, and uses no stack, no jumps and no RIP-relative
+// operand. Only where c.LaneCodeFits() are its lanes Next's bits.
+func EmitNextLanes(a *jit.Asm) {
+	g := laneGen{a: *a}
+	g.body()
+	*a = g.a
+}

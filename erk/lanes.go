@@ -71,8 +71,14 @@ type LaneSolver struct {
 	// mask), then (moved[L:]) in the lanes whose accepted proposal is
 	// yet to become their state (pending: Accept left it to the fused
 	// code, which blends y1 into y).
-	moved   []uint64
-	pending []bool
+	moved []uint64
+	// kernel and cols are f's body and the columns of the fused code,
+	// for the code of whole rounds (BindRounds: rounds, rcode, rargs).
+	kernel *ode.LaneKernel
+	cols   *laneCols
+	rounds *ivp.LaneRounds
+	rcode  *fusedLanes
+	rargs  [18]unsafe.Pointer
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
@@ -162,9 +168,10 @@ func newLanes(cfg Config, L, m int, lp ode.LaneProgram, nState int) (*LaneSolver
 		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
 	}
 	if k := kernel; k != nil && ls.jit != nil && flanes != nil && jit.HasAVX2() {
-		if ls.fused = buildFusedLanes(sv, k, cols, L, m); ls.fused != nil {
+		if ls.fused = buildFusedLanes(sv, k, cols, L, m, nil); ls.fused != nil {
 			ls.tIn = make([]float64, L)
 			ls.setFused(k.Registers, cols)
+			ls.kernel, ls.cols = k, cols
 		}
 	}
 	ls.driver = ivp.NewLaneDriver(ls, &sv.loop)
@@ -185,8 +192,8 @@ func (ls *LaneSolver) Size() int { return ls.dim }
 // Load puts a trajectory's state, first stage and parameters into lane
 // l.
 func (ls *LaneSolver) Load(l int, y, f0, p []float64) {
-	if ls.pending != nil {
-		ls.pending[l] = false
+	if ls.moved != nil {
+		ls.moved[ls.L+l] = 0
 	}
 	ls.scatter(ls.y, y, l)
 	ls.scatter(ls.k[0], f0, l)
@@ -249,7 +256,7 @@ func (ls *LaneSolver) State(l int, dst []float64) {
 // first settles it.
 func (ls *LaneSolver) Accept(l int) {
 	if ls.fused != nil {
-		ls.pending[l] = true
+		ls.moved[ls.L+l] = ^uint64(0)
 		return
 	}
 	ls.copyLane(ls.y, ls.y1, l)
@@ -258,9 +265,9 @@ func (ls *LaneSolver) Accept(l int) {
 // settle makes lane l's accepted proposal its state where Accept left
 // that to the fused code.
 func (ls *LaneSolver) settle(l int) {
-	if ls.pending != nil && ls.pending[l] {
+	if ls.moved != nil && ls.moved[ls.L+l] != 0 {
 		ls.copyLane(ls.y, ls.y1, l)
-		ls.pending[l] = false
+		ls.moved[ls.L+l] = 0
 	}
 }
 
@@ -370,11 +377,7 @@ func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
 	advEval := !sv.fsal || sv.defer_ // completing a step evaluates f
 	L := ls.L
 	for l, on := range a.Active {
-		ls.moved[l], ls.moved[L+l] = 0, 0
-		if ls.pending[l] {
-			ls.moved[L+l] = ^uint64(0)
-			ls.pending[l] = false
-		}
+		ls.moved[l] = 0
 		if !on {
 			continue
 		}
@@ -391,6 +394,7 @@ func (ls *LaneSolver) attemptFused(a *ivp.LaneAttempt) {
 	copy(ls.tIn, a.T)
 	jit.Call16(ls.fused.entry, &ls.fargs)
 	runtime.KeepAlive(ls.fused)
+	clear(ls.moved[L:]) // the code made the pending proposals the lanes' states
 	ls.verdicts(a)
 }
 

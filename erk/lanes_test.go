@@ -160,15 +160,21 @@ func TestLanesMatchScalar(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+			// With meshes every accepted step is the driver's own; without,
+			// the common path of whole rounds takes most of them.
+			wants := map[bool]*lanetest.Queue{}
 			statuses := map[ode.Status]int{}
-			for i := range c.trs {
-				sv.Solve(&want.Trs[i], &want.Outs[i], nil)
-				statuses[want.Outs[i].Status]++
+			for _, mesh := range []bool{true, false} {
+				want := lanetest.NewQueue(c.trs, pr.Dim, 1, mesh)
+				for i := range c.trs {
+					sv.Solve(&want.Trs[i], &want.Outs[i], nil)
+					statuses[want.Outs[i].Status]++
+				}
+				wants[mesh] = want
 			}
 			for _, L := range []int{1, 3, 4, 8} {
 				for _, lanesF := range []bool{true, false} {
-					for _, sums := range []string{"fused", "machine code", "Go"} {
+					for _, sums := range []string{"rounds", "fused", "machine code", "Go"} {
 						name := fmt.Sprintf("%s %s L=%d lanesF=%v sums %s", c.name, tb.Name, L, lanesF, sums)
 						var fl ode.LaneFunc
 						var kernel *ode.LaneKernel
@@ -176,10 +182,15 @@ func TestLanesMatchScalar(t *testing.T) {
 							pg := pr.Programs()
 							fl, kernel = pg.FLanes, pg.Kernel
 						}
+						// "rounds": whole rounds in machine code where the
+						// attempt is fused; "fused": the fused attempt
+						// under the Go loop of the driver.
+						was := ivp.UseRounds(sums == "rounds")
 						ls, err := NewLanes(cfg, L, pr.NumParams, fl, kernel)
 						if c.cols != nil {
 							ls, err = NewSensLanes(cfg, L, pr.NumParams, ode.LaneProgram{F: fl, Kernel: kernel, Columns: c.cols}, c.nd)
 						}
+						ivp.UseRounds(was)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -192,9 +203,14 @@ func TestLanesMatchScalar(t *testing.T) {
 						case "Go":
 							ls.fused, ls.jit = nil, nil
 						}
-						got := lanetest.NewQueue(c.trs, pr.Dim, L, true)
-						ls.SolveLanes(got, nil)
-						got.Check(t, name, want)
+						for _, mesh := range []bool{true, false} {
+							got := lanetest.NewQueue(c.trs, pr.Dim, L, mesh)
+							ls.SolveLanes(got, nil)
+							got.Check(t, fmt.Sprintf("%s mesh %v", name, mesh), wants[mesh])
+						}
+						if rounds := ls.rounds != nil; rounds != (sums == "rounds" && ls.fused != nil) {
+							t.Errorf("%s: whole rounds in machine code %v, with a fused attempt %v", name, rounds, ls.fused != nil)
+						}
 					}
 				}
 			}

@@ -3,6 +3,8 @@ package erk
 import (
 	"unsafe"
 
+	"github.com/gradsolve/gradsolve/ivp"
+
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -25,6 +27,10 @@ const (
 	argP     = 13
 	argKs    = 14
 	argMoved = 15 // all-ones in the lanes completing a step, else zero
+	// The code of whole rounds (buildFusedLanes with rounds) has two
+	// more: the block of ivp.LaneRounds and its Args.
+	argRoundBase = 16
+	argRoundArgs = 17
 )
 
 // fusedLanes is a fused attempt's code.
@@ -46,7 +52,12 @@ type fusedLanes struct {
 // evaluation is f's body followed, for each column, by the tangent
 // program's body on the column's block, with its own register file
 // (laneCols).
-func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *fusedLanes {
+//
+// With rounds, the code is that of whole rounds (ivp.LaneRounds): its
+// entry loads R14 and R15 from arguments 16 and 17 (rounds.Base() and
+// rounds.Args()), and the attempt is followed by rounds.EmitRest, which
+// jumps back to it for the next round.
+func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds *ivp.LaneRounds) *fusedLanes {
 	const W = ode.LaneWidth
 	s := sv.s
 	end := s
@@ -69,6 +80,12 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *f
 	}
 	a := &g.a
 	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.R13, Disp: int32(8 * i)} }
+	loop := 0
+	if rounds != nil {
+		a.Load64(jit.R14, jit.Mem{Base: jit.BX, Disp: 8 * argRoundBase})
+		a.Load64(jit.R15, jit.Mem{Base: jit.BX, Disp: 8 * argRoundArgs})
+		loop = len(a.B) // BX stays the arguments' address throughout
+	}
 	a.MovRR(jit.R13, jit.BX) // the arguments, for the reloads after each f
 	reload := func() {
 		for i, r := range argRegs {
@@ -188,7 +205,11 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int) *f
 		g.sum(regEV3, sv.e3, nd, false)
 	}
 	g.norm(nd, sv.e3 != nil)
-	g.finish()
+	if rounds != nil {
+		rounds.EmitRest(a, loop)
+	} else {
+		g.finish()
+	}
 	code, err := jit.NewCode(a.B)
 	if err != nil {
 		return nil
@@ -256,7 +277,6 @@ func (ls *LaneSolver) setFused(regs func() []float64, cols *laneCols) {
 	}
 	ls.kptrs[len(ls.k)] = ptr(ls.adv)
 	ls.moved = make([]uint64, 2*ls.L)
-	ls.pending = make([]bool, ls.L)
 	ls.fargs = ls.jargs
 	ls.fargs[7] = ptr(ls.fused.coefs)
 	ls.fargs[argT], ls.fargs[argP] = ptr(ls.tIn), ptr(ls.p)

@@ -111,6 +111,14 @@ type LaneDriver struct {
 	// of an accepted step), f0 and InitialStep's work arrays.
 	y, y1, f0, work []float64
 	a               LaneAttempt
+	// rounds, where the stepper runs whole rounds as machine code
+	// (LaneRounder, rs), holds the lanes' state for that code; factors
+	// is then its array of the controller's factors. The first Solve
+	// binds them (bound), so that a stepper changed after NewLaneDriver
+	// (tests take its machine code away) is asked as it is.
+	rounds *LaneRounds
+	rs     LaneRounder
+	bound  bool
 }
 
 // SolveLanes integrates the trajectories src hands out, L = s.Lanes() at
@@ -127,6 +135,9 @@ func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
 	d.a = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	if rs, ok := s.(LaneRounder); ok && useRounds {
+		d.rs = rs
+	}
 	return d
 }
 
@@ -139,6 +150,16 @@ func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 	d.src, d.stop = src, stop
 	defer func() { d.src, d.stop = nil, nil }()
+	if d.rs != nil && !d.bound {
+		d.bound = true
+		if r := newLaneRounds(len(d.lanes), &d.lp.Controller, d.cst); r != nil && d.rs.BindRounds(r) {
+			d.rounds, d.factors = r, r.F(roundFactor)
+		}
+	}
+	if d.rounds != nil && d.lp.Controller.LaneCodeFits() {
+		d.solveRounds()
+		return
+	}
 	s, lp, a, L := d.s, d.lp, &d.a, len(d.lanes)
 	any := false
 	for l := range L {
@@ -177,7 +198,7 @@ func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 			if ln.live {
 				t, h := ln.t, ln.h
 				if n := ln.stats.Accepted + ln.stats.Rejected; n < lp.MaxSteps && (stop == nil || n%stopEvery != 0) {
-					last := ln.dir*(t+1.01*h-ln.t1) >= 0
+					last := ln.dir*(t+float64(1.01*h)-ln.t1) >= 0
 					if last {
 						h = ln.t1 - t
 					}
@@ -238,7 +259,7 @@ func (d *LaneDriver) prepare(l int) bool {
 		t, h := ln.t, ln.h
 		n := ln.stats.Accepted + ln.stats.Rejected
 		if n < d.lp.MaxSteps && (d.stop == nil || n%stopEvery != 0) {
-			last := ln.dir*(t+1.01*h-ln.t1) >= 0
+			last := ln.dir*(t+float64(1.01*h)-ln.t1) >= 0
 			if last {
 				h = ln.t1 - t
 			}
@@ -298,7 +319,7 @@ func (d *LaneDriver) ready(l int) bool {
 	}
 	t, t1 := ln.t, ln.t1
 	ln.last = false
-	if rem := t1 - t; ln.dir*(t+1.01*ln.h-t1) >= 0 {
+	if rem := t1 - t; ln.dir*(t+float64(1.01*ln.h)-t1) >= 0 {
 		ln.h, ln.last = rem, true
 	}
 	if h := ln.h; math.Abs(h) < control.MinStep(t) || t+h == t || math.IsNaN(h) {

@@ -138,7 +138,7 @@ func Solve(s Stepper, lp *Loop, tr *Trajectory, out *Output, stop *atomic.Bool) 
 			return
 		}
 		last := false
-		if rem := t1 - t; dir*(t+1.01*h-t1) >= 0 {
+		if rem := t1 - t; dir*(t+float64(1.01*h)-t1) >= 0 { // the product rounded: no fused multiply–add in any build
 			h, last = rem, true
 		}
 		// The step-size floor is measured at the current time: a step

@@ -266,3 +266,32 @@ func (a *Asm) Store64(m Mem, r byte) {
 	a.B = append(a.B, 0x89)
 	a.modrmMem(r, m)
 }
+
+// VPtest emits vptest y, x (256-bit): ZF is set where x AND y is zero
+// in every bit.
+func (a *Asm) VPtest(x, y byte) { a.VRR(VexPP66, Map0F38, true, 0x17, x, 0, y) }
+
+// DecMem64 emits dec qword [m]: ZF is set where the count reaches zero.
+func (a *Asm) DecMem64(m Mem) {
+	a.rex(true, 0, m.Base)
+	a.B = append(a.B, 0xFF)
+	a.modrmMem(1, m)
+}
+
+// Jnz32 emits jnz with a 32-bit displacement to target, an offset in B
+// (a backward jump), or, where target is negative, to be set later by
+// Patch32 (a forward jump); it returns the offset of the displacement.
+func (a *Asm) Jnz32(target int) int {
+	a.B = append(a.B, 0x0F, 0x85, 0, 0, 0, 0)
+	at := len(a.B) - 4
+	if target >= 0 {
+		a.Patch32(at, target)
+	}
+	return at
+}
+
+// Patch32 sets the 32-bit displacement at offset at (of a jump that
+// ends there) to reach target, an offset in B.
+func (a *Asm) Patch32(at, target int) {
+	binary.LittleEndian.PutUint32(a.B[at:], uint32(int32(target-(at+4))))
+}

@@ -38,6 +38,18 @@ func TestEncodings(t *testing.T) {
 		{"vzeroupper", func(a *Asm) { a.Vzeroupper() }, []byte{0xc5, 0xf8, 0x77}},
 		{"mov %rbx,%r13", func(a *Asm) { a.MovRR(R13, BX) }, []byte{0x49, 0x89, 0xdd}},
 		{"ret", func(a *Asm) { a.Ret() }, []byte{0xc3}},
+		{"vptest %ymm15,%ymm15", func(a *Asm) { a.VPtest(15, 15) }, []byte{0xc4, 0x42, 0x7d, 0x17, 0xff}},
+		{"vptest %ymm2,%ymm1", func(a *Asm) { a.VPtest(1, 2) }, []byte{0xc4, 0xe2, 0x7d, 0x17, 0xca}},
+		{"decq 0x1f8(%r14)", func(a *Asm) { a.DecMem64(Mem{R14, 0x1f8}) }, []byte{0x49, 0xff, 0x8e, 0xf8, 0x01, 0x00, 0x00}},
+		{"decq 0x8(%rax)", func(a *Asm) { a.DecMem64(Mem{AX, 8}) }, []byte{0x48, 0xff, 0x48, 0x08}},
+		{"jnz .+6 (to its own end)", func(a *Asm) { a.Jnz32(6) }, []byte{0x0f, 0x85, 0, 0, 0, 0}},
+		{"jnz .-10", func(a *Asm) { a.Jnz32(-1); a.Patch32(2, -4) }, []byte{0x0f, 0x85, 0xf6, 0xff, 0xff, 0xff}},
+		{"vptest %ymm15,%ymm15", func(a *Asm) { a.VPtest(15, 15) }, []byte{0xc4, 0x42, 0x7d, 0x17, 0xff}},
+		{"vptest %ymm2,%ymm1", func(a *Asm) { a.VPtest(1, 2) }, []byte{0xc4, 0xe2, 0x7d, 0x17, 0xca}},
+		{"decq 0x1f8(%r14)", func(a *Asm) { a.DecMem64(Mem{R14, 0x1f8}) }, []byte{0x49, 0xff, 0x8e, 0xf8, 0x01, 0x00, 0x00}},
+		{"decq 0x8(%rax)", func(a *Asm) { a.DecMem64(Mem{AX, 8}) }, []byte{0x48, 0xff, 0x48, 0x08}},
+		{"jnz .+6 (to its own end)", func(a *Asm) { a.Jnz32(6) }, []byte{0x0f, 0x85, 0, 0, 0, 0}},
+		{"jnz .-10", func(a *Asm) { a.Jnz32(-1); a.Patch32(2, -4) }, []byte{0x0f, 0x85, 0xf6, 0xff, 0xff, 0xff}},
 		// The forms of the lane controller (control.NextLanes), as GNU as
 		// assembles them with {vex3} (and {disp8} for a zero displacement).
 		{"vminpd %ymm11,%ymm8,%ymm1", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpMin, 1, 8, 11) }, []byte{0xc4, 0xc1, 0x3d, 0x5d, 0xcb}},
