@@ -23,8 +23,8 @@ const logisticODE = "testdata/fit/logistic.ode" // y' = r·y·(1 − y/K), y0 = 
 // Closed forms of the test problems.
 
 // oscillatorExact is the underdamped solution (c < 2w) of
-// x'' = −w²·x − c·x' from (x0, v0): with γ = c/2 and ω = √(w² − γ²),
-// x = e^(−γt)·(A cos ωt + B sin ωt), A = x0, B = (v0 + γ·x0)/ω, and v = x'.
+// d²x/dt² = −w²·x − c·dx/dt from (x0, v0): with γ = c/2, ω = √(w² − γ²),
+// x = e^(−γt)·(A cos ωt + B sin ωt), A = x0, B = (v0 + γ·x0)/ω, v = dx/dt.
 func oscillatorExact(x0, v0, w, c, t float64) (x, v float64) {
 	g := c / 2
 	om := math.Sqrt(w*w - g*g)
