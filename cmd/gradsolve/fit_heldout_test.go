@@ -520,3 +520,276 @@ func quadInv(c, d []float64) float64 {
 	}
 	return q
 }
+
+// f32 rounds values to float32, as a '<f4' file holds them.
+func f32(values []float64) []float64 {
+	out := make([]float64, len(values))
+	for i, v := range values {
+		out[i] = float64(float32(v))
+	}
+	return out
+}
+
+// runBits runs a command that writes --out DIR and returns the bytes
+// of the named output files, concatenated.
+func runBits(t *testing.T, files []string, args ...string) []byte {
+	t.Helper()
+	out := t.TempDir()
+	if _, _, err := runCmd(append(args, "--out", out, "-q")...); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	var b []byte
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, data...)
+	}
+	return b
+}
+
+// The .npy files others write: float32, big-endian, Fortran order,
+// format versions 1.0, 2.0 and 3.0, integer and bool group indices,
+// (n,) and (n, k) arrays for a one-state problem. Each variant holds
+// the same numbers as the plain '<f8' C-order file of the baseline (or,
+// for float32, the float32-rounded numbers), so the fit's estimates
+// and covariance must be bitwise those of the baseline. The files go
+// to every file flag of gradsolve fit; solve, which reads --y0 and
+// --params with the same reader, is checked too.
+func TestFitForeignNpy(t *testing.T) {
+	dir := t.TempDir()
+	fitOut := []string{"params_fit.npy", "covariance.npy"}
+	rng := rand.New(rand.NewPCG(15, 4))
+	save := parseTimes(t, oscSave)
+	k := len(save)
+	file := func(f npyFile, values []float64) string {
+		return f.write(t, dir, fmt.Sprintf("f%d.npy", rng.Uint64()), values)
+	}
+
+	// The oscillator: 4 trajectories in groups 0 0 1 1, saved states,
+	// every input from a file. The inputs other than the data are
+	// float32-exact, so that their '<f4' files hold the same numbers.
+	type input struct {
+		flag   string
+		shape  []int
+		values []float64
+	}
+	var data []float64
+	y0 := []float64{1, 0, 2, -1, 0.5, 0.25, -1, 0.5}
+	for i := range 4 {
+		for _, s := range save {
+			x, v := oscillatorExact(y0[2*i], y0[2*i+1], 1.1, 0.2, s)
+			data = append(data, x, v)
+		}
+	}
+	data = noisy(rng, 0.01, data)
+	var weights []float64
+	for s := range k {
+		for d := range 2 {
+			weights = append(weights, 5000*float64(int(1)<<((s+2*d)%3))) // 5000, 10000, 20000: not symmetric under transposition
+		}
+	}
+	inputs := []input{
+		{"--data", []int{4, k, 2}, data},
+		{"--y0", []int{4, 2}, y0},
+		{"--params", []int{4, 2}, []float64{1.25, 0.25, 1.25, 0.25, 1.5, 0.125, 1.5, 0.125}},
+		{"--weights", []int{k, 2}, weights},
+		{"--groups", []int{4}, []float64{0, 0, 1, 1}},
+	}
+	oscArgs := func(files map[string]string) []string {
+		args := []string{"fit", oscODE, "--saveat", oscSave, "--fit", "w,c", "--fisher"}
+		for _, in := range inputs {
+			args = append(args, in.flag, files[in.flag])
+		}
+		return args
+	}
+	plain := map[string]string{}
+	for _, in := range inputs {
+		plain[in.flag] = file(f8(in.shape...), in.values)
+	}
+	base := runBits(t, fitOut, oscArgs(plain)...)
+	plainF32 := map[string]string{}
+	for flag, path := range plain {
+		plainF32[flag] = path
+	}
+	plainF32["--data"] = file(f8(4, k, 2), f32(data))
+	baseF32 := runBits(t, fitOut, oscArgs(plainF32)...)
+	if string(base) == string(baseF32) {
+		t.Fatal("float32-rounded data gave the same fit: the float32 cases would test nothing")
+	}
+
+	variants := []struct {
+		name    string
+		descr   string
+		fortran bool
+		version byte
+	}{
+		{"big-endian >f8", ">f8", false, 1},
+		{"Fortran order", "<f8", true, 1},
+		{"Fortran order, big-endian", ">f8", true, 1},
+		{"version 2.0", "<f8", false, 2},
+		{"version 3.0", "<f8", false, 3},
+		{"version 3.0, Fortran, big-endian", ">f8", true, 3},
+		{"float32 <f4", "<f4", false, 1},
+		{"float32 >f4, Fortran", ">f4", true, 1},
+		{"int64 <i8", "<i8", false, 1},
+		{"int32 <i4", "<i4", false, 1},
+		{"int64 >i8, Fortran", ">i8", true, 2},
+		{"int16 <i2", "<i2", false, 1},
+		{"uint8 |u1", "|u1", false, 1},
+		{"int8 |i1", "|i1", false, 1},
+	}
+	for _, in := range inputs {
+		for _, v := range variants {
+			integer := v.descr[1] == 'i' || v.descr[1] == 'u'
+			if integer && in.flag != "--groups" && in.flag != "--weights" {
+				continue // float data as integers: not the same numbers
+			}
+			if in.flag == "--weights" && integer && v.descr[2] != '8' && v.descr[2] != '4' {
+				continue // 20000 does not fit 1 or 2 bytes
+			}
+			t.Run(in.flag+"/"+v.name, func(t *testing.T) {
+				files := map[string]string{}
+				for flag, path := range plain {
+					files[flag] = path
+				}
+				f := npyFile{descr: v.descr, fortran: v.fortran, version: v.version, shape: in.shape}
+				files[in.flag] = file(f, in.values)
+				want := base
+				if in.flag == "--data" && v.descr[1:] == "f4" {
+					want = baseF32
+				}
+				if got := runBits(t, fitOut, oscArgs(files)...); string(got) != string(want) {
+					t.Errorf("%s as %s (fortran %v, version %d): the fit differs from the plain file's", in.flag, v.descr, v.fortran, v.version)
+				}
+			})
+		}
+	}
+	// Group indices as bool, np.array([False, False, True, True]).
+	t.Run("--groups/bool |b1", func(t *testing.T) {
+		files := map[string]string{}
+		for flag, path := range plain {
+			files[flag] = path
+		}
+		b := npyFile{descr: "|b1", shape: []int{4}}.bytes(t, nil)
+		files["--groups"] = filepath.Join(dir, "groups_bool.npy")
+		if err := os.WriteFile(files["--groups"], append(b, 0, 0, 1, 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := runBits(t, fitOut, oscArgs(files)...); string(got) != string(base) {
+			t.Error("--groups as bool: the fit differs from the plain file's")
+		}
+	})
+
+	// A one-state problem: (n,) for (n, 1) and (n, k) for (n, k, 1).
+	t.Run("one state", func(t *testing.T) {
+		t1 := []float64{1, 2, 3, 4, 5, 6}
+		y0d := []float64{1, 2, 1.5, 0.5, 1, 2}
+		var yd []float64
+		for i, s := range t1 {
+			yd = append(yd, decayExact(y0d[i], 0.4, s))
+		}
+		yd = noisy(rng, 0.003, yd)
+		wd := []float64{1e5, 2e5, 1e5, 5e4, 1e5, 2e5}
+		decay := func(data, t1f, y0f, wf, pf string) []string {
+			return []string{"fit", decayODE, "--data", data, "--t1", t1f, "--y0", y0f, "--weights", wf, "--params", pf, "--fit", "k", "--fisher"}
+		}
+		p := []float64{0.3, 0.3, 0.3, 0.3, 0.3, 0.3}
+		want := runBits(t, fitOut, decay(file(f8(6, 1), yd), file(f8(6), t1), file(f8(6, 1), y0d), file(f8(6, 1), wd), file(f8(6, 1), p))...)
+		for _, c := range []struct {
+			name string
+			args []string
+		}{
+			{"(n,) data, y0, weights, params", decay(file(f8(6), yd), file(f8(6), t1), file(f8(6), y0d), file(f8(6), wd), file(f8(6), p))},
+			{"Fortran (n, 1), int64 t1", decay(file(npyFile{descr: "<f8", fortran: true, shape: []int{6, 1}}, yd),
+				file(npyFile{descr: "<i8", shape: []int{6}}, t1), file(f8(6, 1), y0d), file(f8(6, 1), wd), file(f8(6, 1), p))},
+			{"int32 t1, >f8 y0, <f4 weights", decay(file(f8(6, 1), yd), file(npyFile{descr: "<i4", shape: []int{6}}, t1),
+				file(npyFile{descr: ">f8", shape: []int{6}}, y0d), file(npyFile{descr: "<f4", shape: []int{6}}, wd), file(f8(6), p))},
+		} {
+			if got := runBits(t, fitOut, c.args...); string(got) != string(want) {
+				t.Errorf("decay, %s: the fit differs from the (n, 1) files'", c.name)
+			}
+		}
+
+		// Saved states: logistic growth, (n, k) data and (k,) weights.
+		const ls = "1,2,4,8"
+		var yl []float64
+		for i := range 3 {
+			for _, s := range parseTimes(t, ls) {
+				yl = append(yl, logisticExact(0.1, 0.5+0.1*float64(i), 1.5, s))
+			}
+		}
+		yl = noisy(rng, 0.01, yl)
+		wl := []float64{1e4, 2e4, 1e4, 5e3}
+		logistic := func(data, w string) []string {
+			return []string{"fit", logisticODE, "--data", data, "--weights", w, "--saveat", ls, "--fit", "r,K", "--each", "--fisher"}
+		}
+		want = runBits(t, fitOut, logistic(file(f8(3, 4, 1), yl), file(f8(4, 1), wl))...)
+		if got := runBits(t, fitOut, logistic(file(f8(3, 4), yl), file(f8(4), wl))...); string(got) != string(want) {
+			t.Error("logistic: (n, k) data and (k,) weights: the fit differs from the (n, k, 1) and (k, 1) files'")
+		}
+		if got := runBits(t, fitOut, logistic(file(npyFile{descr: ">f8", fortran: true, shape: []int{3, 4}}, yl), file(f8(3, 4), repeatRows(wl, 3)))...); string(got) != string(want) {
+			t.Error("logistic: Fortran (n, k) data and (n, k) weights: the fit differs from the (n, k, 1) and (k, 1) files'")
+		}
+	})
+
+	// solve reads --y0 and --params with the same reader.
+	t.Run("solve", func(t *testing.T) {
+		solve := func(y0f, pf string) []string {
+			return []string{"solve", oscODE, "--y0", y0f, "--params", pf}
+		}
+		y := []string{"y_final.npy"}
+		want := runBits(t, y, solve(plain["--y0"], plain["--params"])...)
+		got := runBits(t, y, solve(file(npyFile{descr: ">f8", fortran: true, version: 3, shape: []int{4, 2}}, y0),
+			file(npyFile{descr: "<f4", fortran: true, shape: []int{4, 2}}, inputs[2].values))...)
+		if string(got) != string(want) {
+			t.Error("solve: Fortran big-endian --y0 and float32 --params give other final states than the plain files")
+		}
+		// A one-state problem's (n,) initial states give n, as (n, 1) does.
+		y0d := []float64{1, 2, 3}
+		want = runBits(t, y, "solve", decayODE, "--y0", file(f8(3, 1), y0d))
+		if got := runBits(t, y, "solve", decayODE, "--y0", file(f8(3), y0d)); string(got) != string(want) {
+			t.Error("solve: (n,) --y0 of a one-state problem differs from (n, 1)")
+		}
+	})
+}
+
+// What a .npy reader cannot hold is refused with a line naming the
+// flag, the file and what is wrong.
+func TestFitForeignNpyRefused(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string, f npyFile, n int) string {
+		return f.write(t, dir, name, make([]float64, n))
+	}
+	final := f8(4, 1).write(t, dir, "final.npy", []float64{1, 0.9, 0.8, 0.7})
+	base := []string{"fit", decayODE, "--data", final, "--fit", "k"}
+	with := func(args ...string) []string { return append(append([]string{}, base...), args...) }
+	var cases []msgCase
+	add := func(args []string, flag, path, what string) {
+		cases = append(cases, msgCase{args, flag + ": " + path + ": " + what})
+	}
+	p := file("complex.npy", npyFile{descr: "<c16", shape: []int{4, 1}}, 4)
+	add([]string{"fit", decayODE, "--data", p, "--fit", "k"}, "--data", p, `complex dtype "<c16" is not supported; want a real numeric array`)
+	p = file("object.npy", npyFile{descr: "|O", shape: []int{4, 1}}, 4)
+	add([]string{"fit", decayODE, "--data", p, "--fit", "k"}, "--data", p, `object dtype "|O" (pickled Python objects) is not supported`)
+	p = file("v4.npy", npyFile{descr: "<f8", version: 4, shape: []int{4, 1}}, 4)
+	add([]string{"fit", decayODE, "--data", p, "--fit", "k"}, "--data", p, "unsupported .npy format version 4.0 (want 1.0, 2.0 or 3.0)")
+	p = file("native.npy", npyFile{descr: "=f8", shape: []int{4, 1}}, 4)
+	add([]string{"fit", decayODE, "--data", p, "--fit", "k"}, "--data", p, `dtype "=f8" has native byte order`)
+	p = file("groups_str.npy", npyFile{descr: "<U1", shape: []int{4}}, 4)
+	add(with("--groups", p), "--groups", p, `string dtype "<U1" is not supported`)
+	p = file("groups_bytes.npy", npyFile{descr: "|S1", shape: []int{4}}, 4)
+	add(with("--groups", p), "--groups", p, `string dtype "|S1" is not supported`)
+	p = file("weights_f16.npy", npyFile{descr: "<f16", shape: []int{4, 1}}, 4)
+	add(with("--weights", p), "--weights", p, `extended-precision float dtype "<f16" (np.longdouble) is not supported`)
+	p = file("y0_struct.npy", npyFile{descr: "[('y', '<f8')]", shape: []int{4}}, 4)
+	add(with("--y0", p), "--y0", p, "structured dtype (descr is a list of fields) is not supported")
+	p = file("params_c8.npy", npyFile{descr: "<c8", shape: []int{4, 1}}, 4)
+	add(with("--params", p), "--params", p, `complex dtype "<c8" is not supported`)
+	p = file("t1_dt.npy", npyFile{descr: "<M8[s]", shape: []int{4}}, 4)
+	add(with("--t1", p), "--t1", p, `datetime/timedelta dtype "<M8[s]" is not supported`)
+	p = file("solve_y0.npy", npyFile{descr: "<c16", shape: []int{4, 1}}, 4)
+	add([]string{"solve", decayODE, "--y0", p}, "--y0", p, `complex dtype "<c16" is not supported`)
+	checkMessages(t, cases, true, true)
+}
