@@ -28,10 +28,13 @@ Fit parameters, and initial values (y0.NAME), of the problem in FILE.ode (or
 of a built-in --system) to data by weighted least squares,
 L = ½ Σ w·(y − D)², on the final states or on the states at the --saveat
 times (package fit). D.npy is n×dim (the final states of n trajectories) or
-n×k×dim (their states at the k --saveat times); n is its first axis (--n,
-if given, must agree). Each trajectory's inputs come as in gradsolve solve:
---y0, --params, --param, --t0, --t1, --saveat; what --fit does not name stays
-at those values (default: the file's).
+n×k×dim (their states at the k --saveat times), for a one-state problem
+also n or n×k; n is its first axis (--n, if given, must agree). Any real
+dtype (float64, float32, integers), either byte order and C or Fortran
+order are read (docs/fitting.md, "Data from other tools"). Each
+trajectory's inputs come as in gradsolve solve: --y0, --params, --param,
+--t0, --t1, --saveat; what --fit does not name stays at those values
+(default: the file's).
 
 Who shares the fitted values: one set for all trajectories (the default),
 one per trajectory (--each), or one per group (--groups G.npy: n group
@@ -717,6 +720,9 @@ func (fj *fitJob) lossWeights(fd *gradsolve.FitData, n, dim, k int) error {
 		}
 		if dim == 1 { // the same without the last axis of length 1
 			shapes = append(shapes, []int{n, k})
+			if n > 1 {
+				shapes = append(shapes, []int{1, k})
+			}
 			if k > 1 {
 				shapes = append(shapes, []int{k})
 			}

@@ -732,6 +732,9 @@ func TestFitForeignNpy(t *testing.T) {
 		if got := runBits(t, fitOut, logistic(file(npyFile{descr: ">f8", fortran: true, shape: []int{3, 4}}, yl), file(f8(3, 4), repeatRows(wl, 3)))...); string(got) != string(want) {
 			t.Error("logistic: Fortran (n, k) data and (n, k) weights: the fit differs from the (n, k, 1) and (k, 1) files'")
 		}
+		if got := runBits(t, fitOut, logistic(file(f8(3, 4, 1), yl), file(npyFile{descr: "<f4", shape: []int{1, 4}}, wl))...); string(got) != string(want) {
+			t.Error("logistic: (1, k) float32 weights: the fit differs from the (k, 1) file's")
+		}
 	})
 
 	// solve reads --y0 and --params with the same reader.
