@@ -82,6 +82,9 @@ func parseDescr(s string) (dtype, error) {
 	case 'b':
 		ok = size == 1
 	}
+	if !ok && t.kind == 'f' && (size == 12 || size == 16) {
+		return dtype{}, fmt.Errorf("extended-precision float dtype %q (np.longdouble) is not supported; want float64, float32 or float16 (np.float64 holds what gradsolve computes with)", s)
+	}
 	if !ok {
 		return dtype{}, fmt.Errorf("unsupported dtype %q", s)
 	}
@@ -190,7 +193,8 @@ func halfToFloat64(h uint16) float64 {
 // an 8-byte integer whose magnitude exceeds 2^53 is an error naming the
 // value rather than a silently rounded number; a bool is 0 or 1 (any
 // non-zero byte is 1). Fortran-order arrays are transposed into C
-// order. Object, string, complex, datetime and structured dtypes are
+// order. Object, string, complex, datetime, structured and
+// extended-precision (np.longdouble, 'f12' or 'f16') dtypes are
 // rejected.
 //
 // Read consumes r to its end and fails if bytes follow the array's

@@ -28,10 +28,13 @@ Fit parameters, and initial values (y0.NAME), of the problem in FILE.ode (or
 of a built-in --system) to data by weighted least squares,
 L = ½ Σ w·(y − D)², on the final states or on the states at the --saveat
 times (package fit). D.npy is n×dim (the final states of n trajectories) or
-n×k×dim (their states at the k --saveat times); n is its first axis (--n,
-if given, must agree). Each trajectory's inputs come as in gradsolve solve:
---y0, --params, --param, --t0, --t1, --saveat; what --fit does not name stays
-at those values (default: the file's).
+n×k×dim (their states at the k --saveat times), for a one-state problem
+also n or n×k; n is its first axis (--n, if given, must agree). Any real
+dtype (float64, float32, integers), either byte order and C or Fortran
+order are read (docs/fitting.md, "Data from other tools"). Each
+trajectory's inputs come as in gradsolve solve: --y0, --params, --param,
+--t0, --t1, --saveat; what --fit does not name stays at those values
+(default: the file's).
 
 Who shares the fitted values: one set for all trajectories (the default),
 one per trajectory (--each), or one per group (--groups G.npy: n group
@@ -245,8 +248,12 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 		return nil, fmt.Errorf("--data: %w", err)
 	}
 	dim := j.pr.Dim
-	if d := len(shape); d != 2 && d != 3 {
-		return nil, fmt.Errorf("%s: shape %s: want n × %d (the final states of n trajectories) or n × k × %d (their states at the k --saveat times)", dataName, pyShape(shape), dim, dim)
+	if d := len(shape); d != 2 && d != 3 && !(d == 1 && dim == 1) {
+		oneState := ""
+		if dim == 1 {
+			oneState = "; for a one-state problem also n (final states) or n × k (saved states)"
+		}
+		return nil, fmt.Errorf("%s: shape %s: want n × %d (the final states of n trajectories) or n × k × %d (their states at the k --saveat times)%s", dataName, pyShape(shape), dim, dim, oneState)
 	}
 	nFromData := !set["n"]
 	if nFromData {
@@ -276,6 +283,23 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 	n, k := j.in.ens.N, j.in.k
 	fd := &gradsolve.FitData{}
 	switch {
+	case dim == 1 && data.a.Dims() == 1 && k > 0:
+		return nil, fmt.Errorf("%s: shape %s holds final states, but --saveat gives %d save times: give n × k targets (%d × %d) for the saved states, or drop --saveat", data.name(), pyShape(data.a.Shape), k, n, k)
+	case dim == 1 && data.a.Dims() == 1:
+		// A one-state problem's final states, as NumPy users write
+		// them: shape (n,) rather than (n, 1), the same numbers.
+		if err := shapeErr(data, "(n: the final states of a one-state problem)", []int{n}); err != nil {
+			return nil, err
+		}
+		fd.Final = data.a.Data
+	case dim == 1 && data.a.Dims() == 2 && k > 0 && (data.a.Shape[1] != 1 || k == 1):
+		// Saved states of a one-state problem: (n, k), the same
+		// numbers as (n, k, 1). (An (n, 1) file with k > 1 save times
+		// is final states: the next case says so.)
+		if err := shapeErr(data, fmt.Sprintf("(n × k, k = %d --saveat times, of a one-state problem; or n × k × 1)", k), []int{n, k}); err != nil {
+			return nil, err
+		}
+		fd.Saved = data.a.Data
 	case data.a.Dims() == 2 && k > 0:
 		return nil, fmt.Errorf("%s: shape %s holds final states, but --saveat gives %d save times: give n × k × states targets (%d × %d × %d) for the saved states, or drop --saveat", data.name(), pyShape(data.a.Shape), k, n, k, dim)
 	case data.a.Dims() == 2:
@@ -680,7 +704,11 @@ func (fj *fitJob) lossWeights(fd *gradsolve.FitData, n, dim, k int) error {
 			return err
 		}
 		if fd.Final != nil {
-			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
+			shapes := [][]int{{n, dim}, {dim}}
+			if dim == 1 && n > 1 {
+				shapes = append(shapes, []int{n}) // (n, 1) without its last axis
+			}
+			if err := shapeErr(w, "(n × states, or states: per component)", shapes...); err != nil {
 				return err
 			}
 			fd.FinalWeights = w.a.Data
@@ -689,6 +717,15 @@ func (fj *fitJob) lossWeights(fd *gradsolve.FitData, n, dim, k int) error {
 		shapes := [][]int{{n, k, dim}, {1, k, dim}, {k, dim}, {dim}}
 		if n == 1 {
 			shapes = slices.Delete(shapes, 1, 2)
+		}
+		if dim == 1 { // the same without the last axis of length 1
+			shapes = append(shapes, []int{n, k})
+			if n > 1 {
+				shapes = append(shapes, []int{1, k})
+			}
+			if k > 1 {
+				shapes = append(shapes, []int{k})
+			}
 		}
 		if err := shapeErr(w, "(n × k × states, k × states or states)", shapes...); err != nil {
 			return err

@@ -121,8 +121,15 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		rows := -1
 		switch {
 		case l == pf || l == yf:
-			if l.a.Dims() == 2 {
+			width := dim
+			if l == pf {
+				width = m
+			}
+			switch {
+			case l.a.Dims() == 2:
 				rows = l.a.Shape[0]
+			case width == 1 && l.a.Dims() == 1 && l.a.Shape[0] != 1:
+				rows = l.a.Shape[0] // (n,): one value per trajectory
 			}
 		case l == t0f || l == t1f:
 			if l.a.Dims() == 1 && l.a.Shape[0] != 1 {
@@ -187,7 +194,7 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 
 	// Parameters: defaults or --params, then each --param on top.
 	if pf != nil {
-		if err := shapeErr(pf, "(n × params)", []int{n, m}, []int{m}); err != nil {
+		if err := shapeErr(pf, "(n × params)", perRow(n, m)...); err != nil {
 			return nil, err
 		}
 		ens.P = pf.a.Data
@@ -245,7 +252,7 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 
 	// Initial states.
 	if yf != nil {
-		if err := shapeErr(yf, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
+		if err := shapeErr(yf, "(n × states)", perRow(n, dim)...); err != nil {
 			return nil, err
 		}
 		ens.Y0 = yf.a.Data
@@ -335,6 +342,18 @@ func shapeErr(l *loaded, meaning string, shapes ...[]int) error {
 		return fmt.Errorf("%w %s", err, meaning)
 	}
 	return nil
+}
+
+// perRow are the shapes of a file of width values per trajectory: one
+// row per trajectory (n × width) or one row for all (width); for
+// width 1 also (n,), which NumPy users write for one value per
+// trajectory (np.array([…]) rather than a column).
+func perRow(n, width int) [][]int {
+	shapes := [][]int{{n, width}, {width}}
+	if width == 1 && n > 1 {
+		shapes = append(shapes, []int{n})
+	}
+	return shapes
 }
 
 func repeatRows(row []float64, n int) []float64 {
