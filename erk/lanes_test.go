@@ -429,3 +429,30 @@ func TestLaneFormsChecked(t *testing.T) {
 		t.Error("a cotangent lane form with other bits passes the check")
 	}
 }
+
+// BenchmarkLanesSmall measures a small ensemble — 16 Lorenz
+// trajectories to t = 1, as a fit's update solves them — with the lane
+// solver built for each solve, as an engine's worker is: the cost of
+// building the machine code (the fused attempt, and the code of whole
+// rounds) against the solve itself.
+func BenchmarkLanesSmall(b *testing.B) {
+	pr, trs := lorenzLanesEnsemble(b)
+	trs = trs[:16]
+	for i := range trs {
+		trs[i].T1 = 1
+	}
+	tb := method.Tsit5
+	cfg := Config{Tableau: tb, F: pr.WorkerF(), Dim: 3, RTol: fill(1e-6, 3), ATol: fill(1e-6, 3),
+		MaxSteps: 1 << 20, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+	for _, rounds := range []bool{false, true} {
+		b.Run(fmt.Sprintf("rounds=%v", rounds), func(b *testing.B) {
+			was := ivp.UseRounds(rounds)
+			defer ivp.UseRounds(was)
+			pg := pr.Programs()
+			for b.Loop() {
+				ls, _ := NewLanes(cfg, 2*ode.LaneWidth, 3, pg.FLanes, pg.Kernel)
+				ls.SolveLanes(lanetest.NewQueue(trs, 3, 2*ode.LaneWidth, false), nil)
+			}
+		})
+	}
+}
