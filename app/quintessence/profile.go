@@ -19,6 +19,12 @@ type ProfilePoint struct {
 	V0, Alpha float64
 	// Iterations is the number of Gauss–Newton iterations taken.
 	Iterations int
+	// SigmaOmegaM and SigmaHRd are the Fisher standard errors of Ω_m
+	// and h·r_d [Mpc] at this λ (marginal over the other: the square
+	// roots of the diagonal of (JᵀC⁻¹J)⁻¹ for θ = (Ω_m, α), with
+	// σ_hrd = h·r_d·σ_α/α), from fit.RunLSQ's Fisher information at the
+	// fit's last evaluation; 0 where it is singular.
+	SigmaOmegaM, SigmaHRd float64
 }
 
 // data holds a data vector d, in the order of DESIDR2, and the noise
@@ -77,6 +83,9 @@ func CheckSize(n int) error {
 		b.AddBytes(a.Name, a.Bytes)
 	}
 	b.Add("parameters", "4·n", 8, 4, n)
+	// fit.RunLSQ: per pair θ, r (13) and J (13×2) of the evaluation, the
+	// group's state (16 values) and its result (14), and the structs.
+	b.Add("least squares", "n", 8*71+2*int(unsafe.Sizeof(fit.LSQGroup{}))+17, n)
 	return memory.Check(&b, fmt.Sprintf("quintessence: a grid of %d values of λ", n), "the arrays", "use fewer grid points")
 }
 
@@ -179,6 +188,11 @@ func profileMany(ctx context.Context, lambdas []float64, omegaR float64, tol Tol
 			return nil, errors.New("quintessence: Gauss–Newton did not converge in 50 iterations")
 		default:
 			return nil, fmt.Errorf("quintessence: the fit at λ = %g: %v: %w", lambdas[i%nl], g.Status, g.Err)
+		}
+	}
+	for i, g := range rep.Groups {
+		if g.StdErr != nil {
+			pts[i].SigmaOmegaM, pts[i].SigmaHRd = g.StdErr[0], pts[i].HRd*g.StdErr[1]/math.Abs(pts[i].Alpha)
 		}
 	}
 	out := make([][]ProfilePoint, len(dts))
