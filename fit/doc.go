@@ -84,6 +84,24 @@
 // for a well-resolved solve it matches the exact solution's derivative
 // to the solve's accuracy.
 //
+// # Least squares on residuals of one's own
+//
+// RunLSQ is the layer beneath for models that are not weighted least
+// squares on ODE states: a batch of independent problems, one per
+// group, each minimising χ² = rᵀC⁻¹r over its own parameters, whose
+// residuals r and Jacobian J = ∂r/∂θ the caller's LSQ.Eval computes —
+// typically from one ensemble solve with forward sensitivities for all
+// groups at once, plus whatever algebra maps states to observables.
+// The noise model is Gaussian (Gaussian: scalar σ, weights, or a full
+// covariance C = L·Lᵀ, factored once by NewWhitener); RunLSQ whitens
+// r̃ = L⁻¹r and J̃ = L⁻¹J and takes Gauss–Newton steps, J̃ᵀJ̃·h =
+// −J̃ᵀr̃ (Levenberg–Marquardt with LSQ.Damping > 0). Each group stops on
+// its own step test (LSQ.StepTol, per parameter) with a Status, a
+// group whose residuals are not finite fails alone, and each ends with
+// its Fisher information J̃ᵀJ̃, covariance and standard errors. The
+// quintessence profile (app/quintessence) is a user: one group per
+// (data set, λ) pair, θ = (Ω_m, α), C the DESI DR2 covariance.
+//
 // Nothing here is random: a fit is reproducible bit for bit, for any
 // number of workers. Cancel it through its context; follow it through
 // Spec.Progress.

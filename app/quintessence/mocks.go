@@ -87,21 +87,12 @@ func MockData(mu []float64, seed uint64, k int) ([]float64, error) {
 }
 
 func (dt *data) mock(mu []float64, seed uint64, k int) []float64 {
-	const n = 13
 	rng := rand.New(rand.NewPCG(seed, mockStream+uint64(k)))
-	z := make([]float64, n)
+	z := make([]float64, len(mu))
 	for i := range z {
 		z[i] = rng.NormFloat64()
 	}
-	d := make([]float64, n)
-	for i := range n {
-		s := mu[i]
-		for j := 0; j <= i; j++ {
-			s += dt.l[i*n+j] * z[j]
-		}
-		d[i] = s
-	}
-	return d
+	return dt.w.Sample(nil, mu, z)
 }
 
 // Mocks draws n mock data sets at truth (MockData with seed, mocks 0 …
@@ -136,7 +127,7 @@ func Mocks(ctx context.Context, lambdas []float64, truth *MockTruth, n int, seed
 		k1 := min(n, k0+MockChunk)
 		dts := make([]*data, 0, k1-k0)
 		for k := k0; k < k1; k++ {
-			dts = append(dts, &data{d: dt.mock(truth.Mu, seed, k), l: dt.l})
+			dts = append(dts, &data{d: dt.mock(truth.Mu, seed, k), w: dt.w})
 		}
 		profiles, err := profileMany(ctx, lambdas, truth.OmegaR, tol, dts)
 		if err != nil {

@@ -93,7 +93,7 @@ func TestMocksSmall(t *testing.T) {
 		}
 	}
 	dt, _ := newData()
-	alone, err := profileMany(ctx, lambdas, 0, Tolerances{}, []*data{{d: dt.mock(truth.Mu, 11, 13), l: dt.l}})
+	alone, err := profileMany(ctx, lambdas, 0, Tolerances{}, []*data{{d: dt.mock(truth.Mu, 11, 13), w: dt.w}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestMocksSmall(t *testing.T) {
 	if r := mockResult(alone[0], 1, &tmp); r.MinChi2 != s.Mocks[13].MinChi2 || !same(r.Lo, s.Mocks[13].Lo) || !same(r.Hi, s.Mocks[13].Hi) {
 		t.Errorf("mock 13 alone %+v, in its chunk %+v", r, s.Mocks[13])
 	}
-	both, err := profileMany(ctx, lambdas, 0, Tolerances{}, []*data{{d: dt.mock(truth.Mu, 11, 0), l: dt.l}, dt})
+	both, err := profileMany(ctx, lambdas, 0, Tolerances{}, []*data{{d: dt.mock(truth.Mu, 11, 0), w: dt.w}, dt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/fit"
 	"github.com/gradsolve/gradsolve/internal/memory"
 )
 
@@ -18,68 +19,40 @@ type ProfilePoint struct {
 	V0, Alpha float64
 	// Iterations is the number of Gauss–Newton iterations taken.
 	Iterations int
+	// SigmaOmegaM and SigmaHRd are the Fisher standard errors of Ω_m
+	// and h·r_d [Mpc] at this λ (marginal over the other: the square
+	// roots of the diagonal of (JᵀC⁻¹J)⁻¹ for θ = (Ω_m, α), with
+	// σ_hrd = h·r_d·σ_α/α), from fit.RunLSQ's Fisher information at the
+	// fit's last evaluation; 0 where it is singular.
+	SigmaOmegaM, SigmaHRd float64
 }
 
-// data holds d and the Cholesky factor L of C (C = L·Lᵀ), row-major.
+// data holds a data vector d, in the order of DESIDR2, and the noise
+// model of the DESI DR2 covariance C, factored (fit.Whitener: C = L·Lᵀ).
 type data struct {
 	d []float64
-	l []float64
+	w *fit.Whitener
 }
 
 func newData() (*data, error) {
-	const n = 13
-	c := DESIDR2Cov()
-	l := make([]float64, n*n)
-	for j := range n {
-		s := c[j*n+j]
-		for k := range j {
-			s -= l[j*n+k] * l[j*n+k]
-		}
-		if !(s > 0) {
-			return nil, errors.New("quintessence: the covariance is not positive definite")
-		}
-		l[j*n+j] = math.Sqrt(s)
-		for i := j + 1; i < n; i++ {
-			s := c[i*n+j]
-			for k := range j {
-				s -= l[i*n+k] * l[j*n+k]
-			}
-			l[i*n+j] = s / l[j*n+j]
-		}
+	w, err := fit.NewWhitener(fit.Gaussian{Covariance: DESIDR2Cov()}, len(DESIDR2))
+	if err != nil {
+		return nil, fmt.Errorf("quintessence: the DESI DR2 covariance: %w", err)
 	}
-	d := make([]float64, n)
+	d := make([]float64, len(DESIDR2))
 	for i, m := range DESIDR2 {
 		d[i] = m.Value
 	}
-	return &data{d: d, l: l}, nil
+	return &data{d: d, w: w}, nil
 }
 
-// whiten returns L⁻¹·v (forward substitution).
-func (dt *data) whiten(v []float64) []float64 {
-	const n = 13
-	out := make([]float64, n)
-	for i := range n {
-		s := v[i]
-		for k := range i {
-			s -= dt.l[i*n+k] * out[k]
-		}
-		out[i] = s / dt.l[i*n+i]
-	}
-	return out
-}
-
-// Chi2 returns χ² of the template m (units of c/H0) scaled by α.
+// chi2 returns χ² of the template m (units of c/H0) scaled by α.
 func (dt *data) chi2(m []float64, alpha float64) float64 {
 	r := make([]float64, len(m))
 	for i := range m {
 		r[i] = dt.d[i] - alpha*m[i]
 	}
-	w := dt.whiten(r)
-	var s float64
-	for _, v := range w {
-		s += v * v
-	}
-	return s
+	return dt.w.Chi2(r)
 }
 
 // Profile fits (Ω_m, h·r_d) at each λ of the grid by Gauss–Newton, all λ
@@ -110,6 +83,9 @@ func CheckSize(n int) error {
 		b.AddBytes(a.Name, a.Bytes)
 	}
 	b.Add("parameters", "4·n", 8, 4, n)
+	// fit.RunLSQ: per pair θ, r (13) and J (13×2) of the evaluation, the
+	// group's state (16 values) and its result (14), and the structs.
+	b.Add("least squares", "n", 8*71+2*int(unsafe.Sizeof(fit.LSQGroup{}))+17, n)
 	return memory.Check(&b, fmt.Sprintf("quintessence: a grid of %d values of λ", n), "the arrays", "use fewer grid points")
 }
 
@@ -144,10 +120,14 @@ func checkLambdas(lambdas []float64) error {
 
 // profileMany profiles every data set of dts over the grid lambdas, all
 // (data set, λ) pairs at once as one ensemble (pair j·len(lambdas)+i is
-// data set j at λ_i). Each pair's fit depends only on its own data and
-// λ: a pair that has converged is re-solved with the same parameters
-// while the others iterate, so its point is the one a profile of its data
-// set alone gives, bit for bit.
+// data set j at λ_i): a batch of independent Gauss–Newton fits of θ =
+// (Ω_m, α), one group per pair, run by fit.RunLSQ with the residuals
+// r = d − α·m(Ω_m), their Jacobian −[α·dm/dΩ_m, m] and the DESI DR2
+// covariance as the noise model, each pair converging on its own
+// (|ΔΩ_m| < 1e-11; α is left out of the test). α starts at its best
+// value for the start's templates (bestAlpha). Each pair's fit depends
+// only on its own data and λ: a pair that has converged is re-solved at
+// its estimate while the others iterate.
 func profileMany(ctx context.Context, lambdas []float64, omegaR float64, tol Tolerances, dts []*data) ([][]ProfilePoint, error) {
 	if err := checkLambdas(lambdas); err != nil {
 		return nil, err
@@ -155,74 +135,77 @@ func profileMany(ctx context.Context, lambdas []float64, omegaR float64, tol Tol
 	nl := len(lambdas)
 	n := nl * len(dts)
 	cs := make([]Cosmology, n)
-	alpha := make([]float64, n)
-	pts := make([]ProfilePoint, n)
-	active := make([]bool, n)
 	for i := range n {
 		cs[i] = Cosmology{OmegaM: 0.3, Lambda: lambdas[i%nl], OmegaR: omegaR}
-		active[i] = true
 	}
-	for iter := 1; iter <= 50; iter++ {
-		bgs, err := flatten(ctx, cs, tol)
-		if err != nil {
-			return nil, err
+	// The start: the backgrounds at Ω_m = 0.3 give α's start and serve
+	// the first evaluation.
+	bgs, err := flatten(ctx, cs, tol)
+	if err != nil {
+		return nil, err
+	}
+	start := make([]float64, 2*n)
+	for i, bg := range bgs {
+		m, _ := templates(bg)
+		start[2*i], start[2*i+1] = cs[i].OmegaM, bestAlpha(dts[i/nl], m)
+	}
+	pts := make([]ProfilePoint, n)
+	eval := func(ctx context.Context, e *fit.LSQEval) error {
+		if e.Evaluation > 1 {
+			for i := range cs {
+				cs[i].OmegaM = e.Point(i)[0]
+			}
+			var err error
+			if bgs, err = flatten(ctx, cs, tol); err != nil {
+				return err
+			}
 		}
-		any := false
 		for i, bg := range bgs {
 			dt := dts[i/nl]
 			cs[i].V0 = bg.V0
 			m, dm := templates(bg)
-			if iter == 1 {
-				alpha[i] = bestAlpha(dt, m)
-			}
-			pts[i] = ProfilePoint{Lambda: lambdas[i%nl], Chi2: dt.chi2(m, alpha[i]), OmegaM: cs[i].OmegaM,
-				HRd: CKms / 100 / alpha[i], W0: bg.W0, V0: bg.V0, Alpha: alpha[i], Iterations: iter}
-			if !active[i] {
-				continue
-			}
-			// Gauss–Newton on θ = (Ω_m, α).
-			r := make([]float64, 13)
-			j0, j1 := make([]float64, 13), make([]float64, 13)
+			alpha := e.Point(i)[1]
+			r, jac := e.Residual(i), e.Jacobian(i)
 			for k := range m {
-				r[k] = dt.d[k] - alpha[i]*m[k]
-				j0[k] = -alpha[i] * dm[k]
-				j1[k] = -m[k]
+				r[k] = dt.d[k] - alpha*m[k]
+				jac[2*k], jac[2*k+1] = -alpha*dm[k], -m[k]
 			}
-			wr, w0, w1 := dt.whiten(r), dt.whiten(j0), dt.whiten(j1)
-			var a00, a01, a11, g0, g1 float64
-			for k := range wr {
-				a00 += w0[k] * w0[k]
-				a01 += w0[k] * w1[k]
-				a11 += w1[k] * w1[k]
-				g0 += w0[k] * wr[k]
-				g1 += w1[k] * wr[k]
-			}
-			det := a00*a11 - a01*a01
-			dOm := -(a11*g0 - a01*g1) / det
-			dAl := -(-a01*g0 + a00*g1) / det
-			cs[i].OmegaM += dOm
-			alpha[i] += dAl
-			if math.Abs(dOm) < 1e-11 {
-				active[i] = false
-			} else {
-				any = true
-			}
+			pts[i] = ProfilePoint{Lambda: lambdas[i%nl], Chi2: dt.w.Chi2(r), OmegaM: cs[i].OmegaM,
+				HRd: CKms / 100 / alpha, W0: bg.W0, V0: bg.V0, Alpha: alpha, Iterations: e.Evaluation}
 		}
-		if !any {
-			out := make([][]ProfilePoint, len(dts))
-			for j := range out {
-				out[j] = pts[j*nl : (j+1)*nl : (j+1)*nl]
-			}
-			return out, nil
+		return nil
+	}
+	rep, err := fit.RunLSQ(ctx, &fit.LSQ{Params: []string{"omega_m", "alpha"}, Groups: n, Residuals: len(DESIDR2),
+		Start: start, Noise: fit.Gaussian{Covariance: DESIDR2Cov()}, Eval: eval,
+		MaxIter: 50, StepTol: []float64{1e-11, math.Inf(1)}})
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range rep.Groups {
+		switch g.Status {
+		case fit.Converged:
+		case fit.MaxIterations:
+			return nil, errors.New("quintessence: Gauss–Newton did not converge in 50 iterations")
+		default:
+			return nil, fmt.Errorf("quintessence: the fit at λ = %g: %v: %w", lambdas[i%nl], g.Status, g.Err)
 		}
 	}
-	return nil, errors.New("quintessence: Gauss–Newton did not converge in 50 iterations")
+	for i, g := range rep.Groups {
+		if g.StdErr != nil {
+			pts[i].SigmaOmegaM, pts[i].SigmaHRd = g.StdErr[0], pts[i].HRd*g.StdErr[1]/math.Abs(pts[i].Alpha)
+		}
+	}
+	out := make([][]ProfilePoint, len(dts))
+	for j := range out {
+		out[j] = pts[j*nl : (j+1)*nl : (j+1)*nl]
+	}
+	return out, nil
 }
 
 // bestAlpha returns the α minimising χ² for the template m:
 // α* = (mᵀC⁻¹d)/(mᵀC⁻¹m).
 func bestAlpha(dt *data, m []float64) float64 {
-	wm, wd := dt.whiten(m), dt.whiten(dt.d)
+	wm, wd := dt.w.Whiten(nil, m), dt.w.Whiten(nil, dt.d)
 	var num, den float64
 	for k := range wm {
 		num += wm[k] * wd[k]

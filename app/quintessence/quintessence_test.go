@@ -114,3 +114,58 @@ func TestProfileReference(t *testing.T) {
 		t.Errorf("best λ %g, interval [%g, %g]; reference ≈ 1.0, [0.51, 1.27]", best, lo, hi)
 	}
 }
+
+// The Fisher standard errors of (Ω_m, h·r_d) at the best fit, which
+// come from fit.RunLSQ's whitened Jacobian (forward sensitivities and
+// the flatness condition), against the same errors from a Jacobian
+// whose Ω_m column is a central difference of the templates at Ω_m ± δ
+// (each a flat background of its own), δ = 1e-4: the difference's
+// truncation error is O(δ²) ≈ 1e-8 relative and the solves' (rtol
+// 1e-11) contribute about 1e-11/δ = 1e-7, so 1e-5 leaves a margin of
+// 100.
+func TestProfileStdErr(t *testing.T) {
+	ctx := context.Background()
+	for _, lambda := range []float64{0, 1} {
+		pts, err := Profile(ctx, []float64{lambda}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pts[0]
+		const delta = 1e-4
+		var ms [3][]float64
+		for j, om := range []float64{p.OmegaM - delta, p.OmegaM, p.OmegaM + delta} {
+			bgs, err := Flatten(ctx, []Cosmology{{OmegaM: om, Lambda: lambda}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms[j], _ = templates(bgs[0])
+		}
+		dt, err := newData()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(DESIDR2)
+		j0, j1 := make([]float64, n), make([]float64, n)
+		for k := range n {
+			j0[k] = -p.Alpha * (ms[2][k] - ms[0][k]) / (2 * delta)
+			j1[k] = -ms[1][k]
+		}
+		w0, w1 := dt.w.Whiten(nil, j0), dt.w.Whiten(nil, j1)
+		var a00, a01, a11 float64
+		for k := range n {
+			a00 += w0[k] * w0[k]
+			a01 += w0[k] * w1[k]
+			a11 += w1[k] * w1[k]
+		}
+		det := a00*a11 - a01*a01
+		sOm, sHRd := math.Sqrt(a11/det), p.HRd*math.Sqrt(a00/det)/p.Alpha
+		if relErr := math.Abs(p.SigmaOmegaM-sOm) / sOm; relErr > 1e-5 {
+			t.Errorf("λ = %g: σ(Ω_m) = %.10g, from finite differences %.10g", lambda, p.SigmaOmegaM, sOm)
+		}
+		if relErr := math.Abs(p.SigmaHRd-sHRd) / sHRd; relErr > 1e-5 {
+			t.Errorf("λ = %g: σ(h·r_d) = %.10g, from finite differences %.10g", lambda, p.SigmaHRd, sHRd)
+		}
+		t.Logf("λ = %g: Ω_m = %.4f ± %.4f, h·r_d = %.3f ± %.3f Mpc (finite differences: ± %.6g, ± %.6g)",
+			lambda, p.OmegaM, p.SigmaOmegaM, p.HRd, p.SigmaHRd, sOm, sHRd)
+	}
+}

@@ -25,7 +25,8 @@ V0 and (Ω_m, h·r_d) are fitted by Gauss–Newton on the forward sensitivities.
 Prints the profile χ²(λ) and the 68% interval (Δχ² ≤ 1); an end the grid
 does not bracket is printed as "open" and written as null in stats.json
 (interval_68). With --out DIR it writes profile.csv
-(lambda,chi2,omega_m,h_rd,w0), profile.png and stats.json.
+(lambda,chi2,omega_m,h_rd,w0), profile.png and stats.json (with the Fisher
+standard errors of Ω_m and h·r_d at the best λ, stderr_at_best).
 With --check (Ω_r = 0) it compares the profile with the reference profile of
 applications.md §B.7 at the λ it shares with it, to its printed digits, and with
 a refit at rtol = atol = 1e-13 (χ² within 1e-6), and fails if either differs.
@@ -218,6 +219,14 @@ func writeQuintessence(ctx context.Context, out *outSet, pts []quintessence.Prof
 		"interval_68": []*float64{jsonEnd(lo), jsonEnd(hi)}, "delta_chi2_lcdm": pts[0].Chi2 - minChi2,
 		"solve_seconds": solveSeconds,
 		"data":          "DESI DR2 BAO (arXiv:2503.14738, 2503.14739), 13 points with full covariance",
+	}
+	// The Fisher standard errors of (Ω_m, h·r_d) at the best λ on the
+	// grid (the first point of least χ², as Interval finds it).
+	for _, p := range pts {
+		if p.Chi2 == minChi2 {
+			st["stderr_at_best"] = map[string]float64{"omega_m": p.SigmaOmegaM, "h_rd": p.SigmaHRd}
+			break
+		}
 	}
 	return out.commit(ctx, func(set runSet) any {
 		st["run_id"], st["files"] = set.RunID, set.Files
