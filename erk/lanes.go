@@ -168,7 +168,7 @@ func newLanes(cfg Config, L, m int, lp ode.LaneProgram, nState int) (*LaneSolver
 		ls.jargs[argRTol], ls.jargs[argATol], ls.jargs[argErr] = ptr(ls.rtolL), ptr(ls.atolL), ptr(ls.errv)
 	}
 	if k := kernel; k != nil && ls.jit != nil && flanes != nil && jit.HasAVX2() {
-		if ls.fused = buildFusedLanes(sv, k, cols, L, m, nil); ls.fused != nil {
+		if ls.fused = cachedFusedLanes(sv, k, cols, L, m, nil); ls.fused != nil {
 			ls.tIn = make([]float64, L)
 			ls.setFused(k.Registers, cols)
 			ls.kernel, ls.cols = k, cols

@@ -1,6 +1,9 @@
 package erk
 
 import (
+	"encoding/binary"
+	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve/ivp"
@@ -283,4 +286,93 @@ func (ls *LaneSolver) setFused(regs func() []float64, cols *laneCols) {
 	ls.fargs[argFRegs] = unsafe.Pointer(unsafe.SliceData(ls.fregp))
 	ls.fargs[argKs] = unsafe.Pointer(unsafe.SliceData(ls.kptrs))
 	ls.fargs[argMoved] = unsafe.Pointer(unsafe.SliceData(ls.moved))
+}
+
+// The fused codes built, shared by every lane solver of the same
+// tableau, dimensions and f (an engine builds one lane solver per worker
+// and solve): the code reads everything else through its arguments, so
+// one copy serves them all. Bounded by fusedCacheBytes of code, after
+// which it starts again empty.
+var fusedCache struct {
+	sync.Mutex
+	m     map[string]*fusedLanes
+	bytes int
+}
+
+const fusedCacheBytes = 32 << 20
+
+// cachedFusedLanes is buildFusedLanes through fusedCache.
+func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds *ivp.LaneRounds) *fusedLanes {
+	key := fusedKey(sv, k, cols, L, m, rounds != nil)
+	fusedCache.Lock()
+	f := fusedCache.m[key]
+	fusedCache.Unlock()
+	if f != nil {
+		return f
+	}
+	if f = buildFusedLanes(sv, k, cols, L, m, rounds); f == nil {
+		return nil
+	}
+	fusedCache.Lock()
+	defer fusedCache.Unlock()
+	if fusedCache.m == nil || fusedCache.bytes+f.size > fusedCacheBytes {
+		fusedCache.m, fusedCache.bytes = map[string]*fusedLanes{}, 0
+	}
+	fusedCache.m[key] = f
+	fusedCache.bytes += f.size
+	return f
+}
+
+// fusedKey is everything buildFusedLanes's code depends on: the
+// tableau's coefficients as the solver holds them, the dimensions, f's
+// body and the columns' (the code of whole rounds depends on L alone
+// besides).
+func fusedKey(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds bool) string {
+	b := make([]byte, 0, 64+len(k.Body))
+	u := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
+	f := func(v float64) { u(math.Float64bits(v)) }
+	flag := func(on bool) {
+		if on {
+			u(1)
+		} else {
+			u(0)
+		}
+	}
+	cs := func(row []coef) {
+		u(uint64(len(row)))
+		for _, c := range row {
+			u(uint64(c.j))
+			f(c.a)
+		}
+	}
+	u(uint64(sv.s))
+	u(uint64(sv.dim))
+	u(uint64(sv.cfg.NormDim))
+	u(uint64(L))
+	u(uint64(m))
+	flag(sv.fsal)
+	flag(sv.defer_)
+	flag(rounds)
+	flag(sv.e3 != nil)
+	u(uint64(len(sv.rows)))
+	for _, r := range sv.rows {
+		cs(r)
+	}
+	cs(sv.b)
+	cs(sv.e)
+	cs(sv.e3)
+	u(uint64(len(sv.c)))
+	for _, c := range sv.c {
+		f(c)
+	}
+	u(uint64(len(k.Body)))
+	b = append(b, k.Body...)
+	if cols != nil {
+		u(uint64(cols.n))
+		u(uint64(cols.ns))
+		u(uint64(cols.fileLen))
+		u(uint64(len(cols.k.Body)))
+		b = append(b, cols.k.Body...)
+	}
+	return string(b)
 }

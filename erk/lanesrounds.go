@@ -20,7 +20,7 @@ func (ls *LaneSolver) BindRounds(r *ivp.LaneRounds) bool {
 	if ls.fused == nil {
 		return false
 	}
-	code := buildFusedLanes(ls.sv, ls.kernel, ls.cols, ls.L, ls.m, r)
+	code := cachedFusedLanes(ls.sv, ls.kernel, ls.cols, ls.L, ls.m, r)
 	if code == nil {
 		return false
 	}
