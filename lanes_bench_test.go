@@ -148,6 +148,16 @@ func BenchmarkLanesGradient(b *testing.B) {
 			b.Fatal(err)
 		}
 		cot := gradsolve.Cotangents{Y: rec.Result.Y} // ∂(½Σ‖y‖²)/∂y = y
+		// The forward replay at the recording's own point (its bits are
+		// the recording solve's), as a fit's update replays before its
+		// gradient.
+		b.Run(e+"/replay", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rec.Replay(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(e+"/gradient", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := rec.Gradient(ctx, cot); err != nil {

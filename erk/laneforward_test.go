@@ -37,7 +37,19 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 					rec.Meshes[i].KeepStages = keep
 					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
 				}
-				want := rec.FwdJobs(pr.Dim)
+				// Save times that fall on steps' ends exactly, inside the
+				// mesh (the recording's never do), in every third job.
+				jobs := func() []ivp.ForwardJob {
+					js := rec.FwdJobs(pr.Dim)
+					for i := range js {
+						if j := &js[i]; i%3 == 0 && len(j.Mesh.H) > 4 {
+							j.Save = []float64{j.Mesh.T[2], 0.5 * (j.Mesh.T[2] + j.Mesh.T[3]), j.Mesh.T[4]}
+							j.Saved = make([]float64, len(j.Save)*pr.Dim)
+						}
+					}
+					return js
+				}
+				want := jobs()
 				if len(want) < 4 {
 					t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(want))
 				}
@@ -49,7 +61,8 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 					rp.Forward(j.Mesh, j.Y0, j.P, j.Save, j.YOut, j.Saved)
 				}
 				for _, L := range []int{1, 3, 4, 8} {
-					for _, inLanes := range []bool{true, false} {
+					for _, route := range []string{"rounds", "fused", "lane by lane"} {
+						inLanes := route != "lane by lane"
 						var fl ode.LaneFunc
 						var vl func(t, y, p, u, gy, gp []float64)
 						var fk, vk *ode.LaneKernel
@@ -60,13 +73,26 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						q := &lanetest.FwdQueue{Jobs: rec.FwdJobs(pr.Dim)}
+						q := &lanetest.FwdQueue{Jobs: jobs()}
+						// "rounds": whole replay rounds in machine code
+						// where the attempt is fused; "fused": the fused
+						// attempt under LaneForward's Go loop.
+						was := ivp.UseRounds(route == "rounds")
 						lr.ForwardLanes(q, nil)
-						what := fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes)
+						ivp.UseRounds(was)
+						what := fmt.Sprintf("%s %s keep=%v L=%d %s", c.name, tb.Name, keep, L, route)
 						q.Check(t, what, want)
 						if inLanes && L == 8 && lr.fls.fused == nil && lr.ls.jit != nil {
 							t.Errorf("%s: the forward replay's attempts are not the fused code", what)
 						}
+						if rounds := lr.fls.replay != nil; rounds != (route == "rounds" && lr.fls.fused != nil) {
+							t.Errorf("%s: whole replay rounds %v, fused attempt %v", what, rounds, lr.fls.fused != nil)
+						}
+						// A second walk on the same replayer (its block
+						// holds the first's last state).
+						q = &lanetest.FwdQueue{Jobs: jobs()}
+						lr.ForwardLanes(q, nil)
+						q.Check(t, what+" (again)", want)
 					}
 				}
 			}

@@ -77,6 +77,7 @@ type LaneSolver struct {
 	kernel *ode.LaneKernel
 	cols   *laneCols
 	rounds *ivp.LaneRounds
+	replay *ivp.ReplayRounds
 	rcode  *fusedLanes
 	rargs  [18]unsafe.Pointer
 }

@@ -36,6 +36,13 @@ const (
 	argRoundArgs = 17
 )
 
+// roundTail is what follows the fused attempt in the code of whole
+// rounds: ivp.LaneRounds (the lane driver's) or ivp.ReplayRounds (the
+// forward replay's).
+type roundTail interface {
+	EmitRest(a *jit.Asm, loop int)
+}
+
 // fusedLanes is a fused attempt's code.
 type fusedLanes struct {
 	code  *jit.Code
@@ -56,11 +63,12 @@ type fusedLanes struct {
 // program's body on the column's block, with its own register file
 // (laneCols).
 //
-// With rounds, the code is that of whole rounds (ivp.LaneRounds): its
-// entry loads R14 and R15 from arguments 16 and 17 (rounds.Base() and
-// rounds.Args()), and the attempt is followed by rounds.EmitRest, which
-// jumps back to it for the next round.
-func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds *ivp.LaneRounds) *fusedLanes {
+// With rounds, the code is that of whole rounds (ivp.LaneRounds, or
+// ivp.ReplayRounds for the forward replay): its entry loads R14 and R15
+// from arguments 16 and 17 (rounds.Base() and rounds.Args()), and the
+// attempt is followed by rounds.EmitRest, which jumps back to it for
+// the next round.
+func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds roundTail) *fusedLanes {
 	const W = ode.LaneWidth
 	s := sv.s
 	end := s
@@ -302,8 +310,15 @@ var fusedCache struct {
 const fusedCacheBytes = 32 << 20
 
 // cachedFusedLanes is buildFusedLanes through fusedCache.
-func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds *ivp.LaneRounds) *fusedLanes {
-	key := fusedKey(sv, k, cols, L, m, rounds != nil)
+func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds roundTail) *fusedLanes {
+	tail := 0
+	switch rounds.(type) {
+	case *ivp.LaneRounds:
+		tail = 1
+	case *ivp.ReplayRounds:
+		tail = 2
+	}
+	key := fusedKey(sv, k, cols, L, m, tail)
 	fusedCache.Lock()
 	f := fusedCache.m[key]
 	fusedCache.Unlock()
@@ -325,9 +340,10 @@ func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, r
 
 // fusedKey is everything buildFusedLanes's code depends on: the
 // tableau's coefficients as the solver holds them, the dimensions, f's
-// body and the columns' (the code of whole rounds depends on L alone
-// besides).
-func fusedKey(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds bool) string {
+// body and the columns', and which rounds follow the attempt (tail: 0
+// none, 1 the driver's, 2 the replay's, whose code depends on L and the
+// dimension alone besides).
+func fusedKey(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m, tail int) string {
 	b := make([]byte, 0, 64+len(k.Body))
 	u := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	f := func(v float64) { u(math.Float64bits(v)) }
@@ -352,7 +368,7 @@ func fusedKey(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds bo
 	u(uint64(m))
 	flag(sv.fsal)
 	flag(sv.defer_)
-	flag(rounds)
+	u(uint64(tail))
 	flag(sv.e3 != nil)
 	u(uint64(len(sv.rows)))
 	for _, r := range sv.rows {

@@ -17,16 +17,37 @@ import (
 // and masks, and builds the code of whole rounds (ivp.LaneRounder). It
 // reports false, binding nothing, where the attempt is not fused.
 func (ls *LaneSolver) BindRounds(r *ivp.LaneRounds) bool {
-	if ls.fused == nil {
+	if !ls.bindRounds(r, r.F(ivp.RoundT), r.F(ivp.RoundH), r.F(ivp.RoundErr), r.Masks(), r.Base(), r.Args()) {
 		return false
 	}
-	code := cachedFusedLanes(ls.sv, ls.kernel, ls.cols, ls.L, ls.m, r)
+	ls.rounds = r
+	return true
+}
+
+// BindReplayRounds is BindRounds for the forward replay
+// (ivp.ReplayRounder): the code of whole rounds of ivp.LaneForward.
+func (ls *LaneSolver) BindReplayRounds(r *ivp.ReplayRounds) bool {
+	if !ls.bindRounds(r, r.F(ivp.RoundT), r.F(ivp.RoundH), r.F(ivp.RoundErr), r.Masks(), r.Base(), r.Args()) {
+		return false
+	}
+	r.SetProposals(unsafe.Pointer(unsafe.SliceData(ls.y1)))
+	ls.replay = r
+	return true
+}
+
+// bindRounds builds the code of whole rounds with tail after the fused
+// attempt and makes t, h, errv and masks the lanes' arrays. A lane
+// solver binds one kind of rounds at most.
+func (ls *LaneSolver) bindRounds(tail roundTail, t, h, errv []float64, masks []uint64, base, args unsafe.Pointer) bool {
+	if ls.fused == nil || ls.rcode != nil {
+		return false
+	}
+	code := cachedFusedLanes(ls.sv, ls.kernel, ls.cols, ls.L, ls.m, tail)
 	if code == nil {
 		return false
 	}
 	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
-	ls.tIn, ls.hv, ls.errv = r.F(ivp.RoundT), r.F(ivp.RoundH), r.F(ivp.RoundErr)
-	masks := r.Masks()
+	ls.tIn, ls.hv, ls.errv = t, h, errv
 	copy(masks, ls.moved)
 	ls.moved = masks
 	for _, args := range []*[16]unsafe.Pointer{&ls.jargs, &ls.fargs} {
@@ -35,14 +56,24 @@ func (ls *LaneSolver) BindRounds(r *ivp.LaneRounds) bool {
 	ls.fargs[argT], ls.fargs[argMoved] = ptr(ls.tIn), unsafe.Pointer(unsafe.SliceData(ls.moved))
 	copy(ls.rargs[:16], ls.fargs[:])
 	ls.rargs[7] = ptr(code.coefs)
-	ls.rargs[argRoundBase], ls.rargs[argRoundArgs] = r.Base(), r.Args()
-	ls.rounds, ls.rcode = r, code
+	ls.rargs[argRoundBase], ls.rargs[argRoundArgs] = base, args
+	ls.rcode = code
 	return true
 }
 
 // Rounds runs up to n rounds of the code BindRounds built.
 func (ls *LaneSolver) Rounds(n int) {
 	ls.rounds.SetRounds(n)
+	ls.callRounds()
+}
+
+// ReplayRounds runs up to n rounds of the code BindReplayRounds built.
+func (ls *LaneSolver) ReplayRounds(n int) {
+	ls.replay.SetRounds(n)
+	ls.callRounds()
+}
+
+func (ls *LaneSolver) callRounds() {
 	jit.Call16(ls.rcode.entry, (*[16]unsafe.Pointer)(unsafe.Pointer(&ls.rargs)))
 	runtime.KeepAlive(ls.rcode)
 	runtime.KeepAlive(ls.fregs)

@@ -47,6 +47,12 @@ type LaneForward struct {
 	stats []ode.Stats
 	f0    []float64
 	a     LaneAttempt
+	// rounds, where the stepper runs whole replay rounds as machine
+	// code (ReplayRounder, rr), holds the lanes' state for that code;
+	// the first Run binds it (bound).
+	rounds *ReplayRounds
+	rr     ReplayRounder
+	bound  bool
 }
 
 // NewLaneForward returns the forward replay of stepper s, whose lanes
@@ -58,10 +64,14 @@ type LaneForward struct {
 // bits, and is loaded again at the step's end.
 func NewLaneForward(s LaneStepper, f ode.Func, dim int, fb ForwardStepper) *LaneForward {
 	L := s.Lanes()
-	return &LaneForward{s: s, f: f, fb: fb, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
+	w := &LaneForward{s: s, f: f, fb: fb, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
 		stats: make([]ode.Stats, L), f0: make([]float64, dim),
 		a: LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
 			Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}}
+	if rr, ok := s.(ReplayRounder); ok && useRounds {
+		w.rr = rr
+	}
+	return w
 }
 
 // Run replays every job src hands out, L at a time; each job's mesh
@@ -70,6 +80,16 @@ func NewLaneForward(s LaneStepper, f ode.Func, dim int, fb ForwardStepper) *Lane
 // lanes stop where they are (their jobs are then incomplete, and not
 // reported Done).
 func (w *LaneForward) Run(src ForwardSource, stop *atomic.Bool) {
+	if w.rr != nil && !w.bound {
+		w.bound = true
+		if r := newReplayRounds(len(w.jobs), w.dim); r != nil && w.rr.BindReplayRounds(r) {
+			w.rounds = r
+		}
+	}
+	if w.rounds != nil {
+		w.runRounds(src, stop)
+		return
+	}
 	a := &w.a
 	any := false
 	for l := range w.jobs {

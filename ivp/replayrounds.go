@@ -1,0 +1,324 @@
+package ivp
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/ode"
+)
+
+// Whole rounds of the forward replay in machine code (as LaneRounds is
+// for the lane driver): after each fused attempt, for every lane whose
+// step is the common one — usable, not the mesh's last, no save time in
+// (t, tn], a mesh without stages — the code writes the proposal into
+// the mesh's next row, moves the lane to its next recorded step (t and
+// h from the mesh) and starts the next attempt itself. The other lanes
+// come back to Go, which runs LaneForward's after for them. The code
+// copies and compares exactly what after does, so the bits are
+// Forward's (TestLaneForwardMatchesScalar).
+
+// The arrays of a ReplayRounds block, L values each.
+const (
+	fwT       = iota // the lanes' times (the attempt's input)
+	fwH              // their step sizes
+	fwErr            // the attempts' error norms (their verdict: usable or not)
+	fwMoved          // mask: the lane completes an accepted step first (the stepper's)
+	fwPending        // mask: its proposal is yet to become its state (the stepper's)
+	fwActive         // mask: the lane holds a job
+	fwPlain          // mask: the mesh keeps no stages
+	fwTP             // the address of the mesh's t of the lane's step
+	fwHP             // … of its h
+	fwYP             // … of the row its proposal goes to
+	fwDst            // where the code writes the proposal (the row, or scratch)
+	fwTN             // the step's end, the mesh's next t
+	fwLeft           // the mesh's steps after this one
+	fwK              // the steps the code took since Go last saw the lane
+	fwNoSave         // mask: no save time is left
+	fwNextSave       // the next save time
+	fwSlow           // mask: Go completes the lane's step
+	fwArrays
+)
+
+// The code's constants, four values each, after the arrays; then two
+// zeros (the mesh an idle lane reads) and a scratch row of the state's
+// size (where the proposal of a lane Go completes is written).
+const (
+	fcZero     = iota // 0.0
+	fcOne             // 1.0
+	fcMinusOne        // −1.0
+	fcAllOnes         // all bits
+	fcMaxFloat        // math.MaxFloat64
+	fcEight           // the integer 8: one value on
+	fcRow             // the integer 8·dim: one row on
+	fcScratch         // the address of the scratch row
+	fcRounds          // the rounds left in this call (the first value)
+	fwConsts
+)
+
+// ReplayRounds is the lanes' state of a forward replay as the machine
+// code of its whole rounds reads and writes it.
+type ReplayRounds struct {
+	L, dim int
+	Block  []float64
+	// args holds what the code loads through R15: the address of the
+	// stepper's proposals (lane-major, groups of four lanes of dim
+	// values each).
+	args [1]unsafe.Pointer
+}
+
+// ReplayRounder is a LaneStepper that runs whole rounds of the forward
+// replay as machine code.
+type ReplayRounder interface {
+	LaneStepper
+	// BindReplayRounds makes r's arrays the stepper's (T, H, Err and the
+	// masks, as LaneRounder.BindRounds), tells r where its proposals
+	// lie (SetProposals) and builds the code of a whole round — its
+	// attempt, then r.EmitRest — reporting whether it could.
+	BindReplayRounds(r *ReplayRounds) bool
+	// ReplayRounds runs up to n rounds (n ≥ 1) of that code.
+	ReplayRounds(n int)
+}
+
+// newReplayRounds returns the block of L lanes (a multiple of four) of
+// states of dim values, or nil where L is not a multiple of four.
+func newReplayRounds(L, dim int) *ReplayRounds {
+	if L%ode.LaneWidth != 0 || !jit.HasAVX2() {
+		return nil
+	}
+	r := &ReplayRounds{L: L, dim: dim, Block: make([]float64, fwArrays*L+4*fwConsts+2+dim)}
+	c := r.Block[fwArrays*L:]
+	scratch := uint64(uintptr(unsafe.Pointer(&c[4*fwConsts+2])))
+	for i := range 4 {
+		set := func(k int, v float64) { c[4*k+i] = v }
+		set(fcOne, 1)
+		set(fcMinusOne, -1)
+		set(fcAllOnes, math.Float64frombits(^uint64(0)))
+		set(fcMaxFloat, math.MaxFloat64)
+		set(fcEight, math.Float64frombits(8))
+		set(fcRow, math.Float64frombits(uint64(8*dim)))
+		set(fcScratch, math.Float64frombits(scratch))
+	}
+	for l := range L {
+		r.idle(l)
+	}
+	return r
+}
+
+// F returns array k of the block (RoundT, RoundH or RoundErr: the same
+// indices as LaneRounds's).
+func (r *ReplayRounds) F(k RoundArray) []float64 {
+	i := int(k) * r.L
+	return r.Block[i : i+r.L : i+r.L]
+}
+
+// Masks returns the moved and pending masks, 2L words (as
+// LaneRounds.Masks).
+func (r *ReplayRounds) Masks() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&r.Block[fwMoved*r.L])), 2*r.L)
+}
+
+// Base and Args are the addresses the code expects in R14 and R15.
+func (r *ReplayRounds) Base() unsafe.Pointer { return unsafe.Pointer(&r.Block[0]) }
+
+// Args: see Base.
+func (r *ReplayRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
+
+// SetProposals gives the address of the stepper's lane-major proposals.
+func (r *ReplayRounds) SetProposals(y1 unsafe.Pointer) { r.args[0] = y1 }
+
+// SetRounds sets the number of rounds the next call of the code runs.
+func (r *ReplayRounds) SetRounds(n int) {
+	r.Block[fwArrays*r.L+4*fcRounds] = math.Float64frombits(uint64(n))
+}
+
+func (r *ReplayRounds) at(k, l int) *float64 { return &r.Block[k*r.L+l] }
+
+func (r *ReplayRounds) mask(k, l int) bool { return math.Float64bits(r.Block[k*r.L+l]) != 0 }
+
+func (r *ReplayRounds) setMask(k, l int, on bool) {
+	var v uint64
+	if on {
+		v = ^uint64(0)
+	}
+	r.Block[k*r.L+l] = math.Float64frombits(v)
+}
+
+func (r *ReplayRounds) setAddr(k, l int, p *float64) {
+	r.Block[k*r.L+l] = math.Float64frombits(uint64(uintptr(unsafe.Pointer(p))))
+}
+
+// idle points lane l, which holds no job, at the two zeros.
+func (r *ReplayRounds) idle(l int) {
+	r.setMask(fwActive, l, false)
+	z := &r.Block[fwArrays*r.L+4*fwConsts]
+	r.setAddr(fwTP, l, z)
+	r.setAddr(fwHP, l, z)
+}
+
+// runRounds is Run with whole rounds in machine code.
+func (w *LaneForward) runRounds(src ForwardSource, stop *atomic.Bool) {
+	r, a := w.rounds, &w.a
+	any := false
+	for l := range w.jobs {
+		a.Active[l] = w.fill(src, l)
+		w.storeLane(l)
+		any = any || a.Active[l]
+	}
+	n := maxRounds
+	if stop != nil {
+		n = 16 // the flag is polled between calls
+	}
+	for any {
+		if stop != nil && stop.Load() {
+			return
+		}
+		w.rr.ReplayRounds(n)
+		any = false
+		for l, on := range a.Active {
+			if !on {
+				continue
+			}
+			if r.mask(fwSlow, l) {
+				w.k[l] += int(*r.at(fwK, l))
+				*r.at(fwK, l) = 0
+				a.OK[l] = *r.at(fwErr, l) <= math.MaxFloat64
+				if !w.after(l) {
+					src.Done(l)
+					a.Active[l] = w.fill(src, l)
+				}
+				w.storeLane(l)
+			}
+			any = any || a.Active[l]
+		}
+	}
+}
+
+// storeLane writes lane l's state into the block for the code.
+func (w *LaneForward) storeLane(l int) {
+	r := w.rounds
+	if !w.a.Active[l] {
+		r.idle(l)
+		return
+	}
+	job, k, dim := w.jobs[l], w.k[l], w.dim
+	ms := job.Mesh
+	r.setMask(fwActive, l, true)
+	r.setMask(fwPlain, l, !ms.KeepStages)
+	r.setMask(fwMoved, l, w.a.Moved[l])
+	*r.at(fwT, l), *r.at(fwH, l) = ms.T[k], ms.H[k]
+	r.setAddr(fwTP, l, &ms.T[k])
+	r.setAddr(fwHP, l, &ms.H[k])
+	r.setAddr(fwYP, l, &ms.Y[(k+1)*dim])
+	*r.at(fwLeft, l) = float64(len(ms.H) - k - 1)
+	*r.at(fwK, l) = 0
+	r.setMask(fwNoSave, l, w.isave[l] == len(job.Save))
+	if w.isave[l] < len(job.Save) {
+		*r.at(fwNextSave, l) = job.Save[w.isave[l]]
+	}
+}
+
+// EmitRest appends to a the rest of a replay round after the attempt,
+// whose code starts at offset loop, and the code's return (as
+// LaneRounds.EmitRest): the code of the attempt must leave R14 = Base()
+// and R15 = Args().
+func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
+	const pp, m0 = jit.VexPP66, jit.Map0F
+	L, dim := r.L, r.dim
+	at := func(k, l int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (k*L + l))} }
+	kc := func(c int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (fwArrays*L + 4*c))} }
+	a.VRR(pp, m0, true, jit.OpXor, ySlow, ySlow, ySlow)
+	a.Load64(jit.CX, jit.Mem{Base: rArgs}) // the proposals
+	for grp := range L / 4 {
+		mem := func(k int) jit.Mem { return at(k, 4*grp) }
+		ld := func(d byte, k int) { a.VRM(pp, m0, true, jit.OpLoad, d, 0, mem(k)) }
+		st := func(k int, s byte) { a.VRM(pp, m0, true, jit.OpSt, s, 0, mem(k)) }
+		rr := func(op, d, s1, s2 byte) { a.VRR(pp, m0, true, op, d, s1, s2) }
+		rm := func(op, d, s1 byte, k int) { a.VRM(pp, m0, true, op, d, s1, mem(k)) }
+		rc := func(op, d, s1 byte, c int) { a.VRM(pp, m0, true, op, d, s1, kc(c)) }
+		cmpC := func(d, s1 byte, c int, pred byte) { a.VRMI(pp, m0, true, jit.OpCmp, d, s1, kc(c), pred) }
+		const cmpLT, cmpLE, cmpGT = 0x01, 0x02, 0x0E
+		// The step's end, from the mesh.
+		for i := range 4 {
+			l := 4*grp + i
+			a.Load64(jit.AX, at(fwTP, l))
+			a.Load64(jit.AX, jit.Mem{Base: jit.AX, Disp: 8})
+			a.Store64(at(fwTN, l), jit.AX)
+		}
+		const act, ok, t, tn, dir, x, sv, fast, tmp, tmp2 = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+		ld(act, fwActive)
+		ld(ok, fwErr)
+		cmpC(ok, ok, fcMaxFloat, cmpLE) // usable
+		ld(t, fwT)
+		ld(tn, fwTN)
+		a.VRRI(pp, m0, true, jit.OpCmp, tmp, tn, t, cmpLT) // tn < t
+		a.VRM(pp, m0, true, jit.OpLoad, dir, 0, kc(fcOne))
+		a.VRM(pp, m0, true, jit.OpLoad, tmp2, 0, kc(fcMinusOne))
+		a.VBlendv(dir, dir, tmp2, tmp) // dir
+		// A save time in (t, tn]: dir·(save − tn) ≤ 0.
+		ld(x, fwNextSave)
+		rr(jit.OpSub, x, x, tn)
+		rr(jit.OpMul, x, dir, x)
+		cmpC(x, x, fcZero, cmpLE)
+		rr(jit.OpAndN, sv, x, act)
+		rm(jit.OpAnd, tmp, act, fwNoSave)
+		rr(jit.OpOr, sv, sv, tmp) // no save time in the step
+		ld(tmp, fwLeft)
+		cmpC(tmp, tmp, fcZero, cmpGT) // not the mesh's last step
+		rr(jit.OpAnd, fast, sv, ok)
+		rr(jit.OpAnd, fast, fast, tmp)
+		rm(jit.OpAnd, fast, fast, fwPlain)
+		rr(jit.OpAndN, tmp, fast, act) // Go completes the step
+		st(fwSlow, tmp)
+		rr(jit.OpOr, ySlow, ySlow, tmp)
+		// The proposals: into their rows, or the scratch row.
+		a.VRM(pp, m0, true, jit.OpLoad, tmp, 0, kc(fcScratch))
+		ld(tmp2, fwYP)
+		a.VBlendv(tmp, tmp, tmp2, fast)
+		st(fwDst, tmp)
+		for i := range 4 {
+			l := 4*grp + i
+			a.Load64(jit.DX, at(fwDst, l))
+			for d := range dim {
+				a.Load64(jit.AX, jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d + i))})
+				a.Store64(jit.Mem{Base: jit.DX, Disp: int32(8 * d)}, jit.AX)
+			}
+		}
+		// The next step: the addresses on by one value (one row), the
+		// counts, the masks.
+		const paddq = 0xD4
+		rc(jit.OpAnd, tmp, fast, fcEight)
+		for _, k := range []int{fwTP, fwHP} {
+			rm(paddq, tmp2, tmp, k)
+			st(k, tmp2)
+		}
+		rc(jit.OpAnd, tmp, fast, fcRow)
+		rm(paddq, tmp2, tmp, fwYP)
+		st(fwYP, tmp2)
+		rc(jit.OpAnd, tmp, fast, fcOne)
+		rm(jit.OpAdd, tmp2, tmp, fwK)
+		st(fwK, tmp2)
+		ld(tmp2, fwLeft)
+		rr(jit.OpSub, tmp2, tmp2, tmp)
+		st(fwLeft, tmp2)
+		rm(jit.OpOr, tmp, fast, fwMoved)
+		st(fwMoved, tmp)
+		st(fwPending, fast)
+		for i := range 4 {
+			l := 4*grp + i
+			for _, k := range [][2]int{{fwTP, fwT}, {fwHP, fwH}} {
+				a.Load64(jit.AX, at(k[0], l))
+				a.Load64(jit.AX, jit.Mem{Base: jit.AX})
+				a.Store64(at(k[1], l), jit.AX)
+			}
+		}
+	}
+	a.VPtest(ySlow, ySlow)
+	exit := a.Jnz32(-1)
+	a.DecMem64(kc(fcRounds))
+	a.Jnz32(loop)
+	a.Patch32(exit, len(a.B))
+	a.Vzeroupper()
+	a.Ret()
+}
