@@ -21,23 +21,23 @@ import (
 
 // The arrays of a ReplayRounds block, L values each.
 const (
-	fwT       = iota // the lanes' times (the attempt's input)
-	fwH              // their step sizes
-	fwErr            // the attempts' error norms (their verdict: usable or not)
-	fwMoved          // mask: the lane completes an accepted step first (the stepper's)
-	fwPending        // mask: its proposal is yet to become its state (the stepper's)
-	fwActive         // mask: the lane holds a job
-	fwPlain          // mask: the mesh keeps no stages
-	fwTP             // the address of the mesh's t of the lane's step
-	fwHP             // … of its h
-	fwYP             // … of the row its proposal goes to
-	fwDst            // where the code writes the proposal (the row, or scratch)
-	fwTN             // the step's end, the mesh's next t
-	fwLeft           // the mesh's steps after this one
-	fwK              // the steps the code took since Go last saw the lane
-	fwNoSave         // mask: no save time is left
-	fwNextSave       // the next save time
-	fwSlow           // mask: Go completes the lane's step
+	fwT        = iota // the lanes' times (the attempt's input)
+	fwH               // their step sizes
+	fwErr             // the attempts' error norms (their verdict: usable or not)
+	fwMoved           // mask: the lane completes an accepted step first (the stepper's)
+	fwPending         // mask: its proposal is yet to become its state (the stepper's)
+	fwActive          // mask: the lane holds a job
+	fwPlain           // mask: the mesh keeps no stages
+	fwTP              // the address of the mesh's t of the lane's step
+	fwHP              // … of its h
+	fwYP              // … of the row its proposal goes to
+	fwDst             // where the code writes the proposal (the row, or scratch)
+	fwTN              // the step's end, the mesh's next t
+	fwLeft            // the mesh's steps after this one
+	fwK               // the steps the code took since Go last saw the lane
+	fwNoSave          // mask: no save time is left
+	fwNextSave        // the next save time
+	fwSlow            // mask: Go completes the lane's step
 	fwArrays
 )
 
