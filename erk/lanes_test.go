@@ -306,6 +306,18 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
 				}
 				jobs := rec.Jobs(pr.Dim, pr.NumParams)
+				// Save times with cotangents exactly at steps' ends inside
+				// the mesh (a recording's never are) and inside a step, in
+				// every third job.
+				for i := range jobs {
+					if j := &jobs[i]; i%3 == 1 && len(j.Mesh.H) > 5 {
+						j.Save = []float64{j.Mesh.T[1], j.Mesh.T[2], 0.5 * (j.Mesh.T[3] + j.Mesh.T[4]), j.Mesh.T[5]}
+						j.CotSaved = make([]float64, len(j.Save)*pr.Dim)
+						for d := range j.CotSaved {
+							j.CotSaved[d] = 0.1 * float64(d+1)
+						}
+					}
+				}
 				rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
 				if err != nil {
 					t.Fatal(err)
@@ -316,23 +328,35 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
 				}
 				for _, L := range []int{1, 3, 4, 8} {
-					for _, inLanes := range []bool{true, false} {
+					for _, route := range []string{"rounds", "fused", "lane by lane"} {
+						inLanes := route != "lane by lane"
 						var fl ode.LaneFunc
 						var vl func(t, y, p, u, gy, gp []float64)
 						var fk, vk *ode.LaneKernel
 						if inLanes {
 							fl, vl, fk, vk = pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel()
 						}
+						// "rounds": whole rounds of the walk in machine code
+						// where the reversed step is fused; "fused": the
+						// fused step under LaneWalk's Go loop.
+						was := ivp.UseRounds(route == "rounds")
 						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, fl, vl, fk, vk)
+						ivp.UseRounds(was)
 						if err != nil {
 							t.Fatal(err)
 						}
 						if inLanes && L%ode.LaneWidth == 0 && jit.HasAVX2() && lr.fused == nil {
 							t.Fatalf("L=%d: no fused reversed step, where f and the cotangent program are lane code of one piece", L)
 						}
-						q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
-						lr.ReverseLanes(q, nil)
-						q.Check(t, fmt.Sprintf("%s %s keep=%v L=%d lanes=%v", c.name, tb.Name, keep, L, inLanes), want)
+						what := fmt.Sprintf("%s %s keep=%v L=%d %s", c.name, tb.Name, keep, L, route)
+						for _, again := range []string{"", " (again)"} { // the second walk finds the first's block
+							q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
+							lr.ReverseLanes(q, nil)
+							q.Check(t, what+again, want)
+						}
+						if rounds := lr.rfused != nil; rounds != (route == "rounds" && lr.fused != nil) {
+							t.Errorf("%s: whole rounds %v, fused step %v", what, rounds, lr.fused != nil)
+						}
 					}
 				}
 				if len(jobs) < 4 {

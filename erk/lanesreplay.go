@@ -55,6 +55,13 @@ type LaneReplayer struct {
 	fwd *ivp.LaneForward
 	fls *LaneSolver
 	fk  *ode.LaneKernel
+	// vk is the cotangent program's kernel of the fused code; rfused
+	// the code of whole rounds of the reverse walk (BindReverseRounds),
+	// with its arguments rfargs and its block rrounds.
+	vk      *ode.LaneKernel
+	rfused  *fusedReverse
+	rfargs  [18]unsafe.Pointer
+	rrounds *ivp.ReverseRounds
 }
 
 // ForwardLanes replays forward every job src hands out, L at a time
@@ -114,7 +121,8 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 		}
 	}
 	if ls.flanes != nil && vjpLanes != nil && ls.W == ode.LaneWidth {
-		if lr.fused = buildFusedReverse(ls.sv, fk, vk, L, m); lr.fused != nil {
+		if lr.fused = buildFusedReverse(ls.sv, fk, vk, L, m, nil); lr.fused != nil {
+			lr.vk = vk
 			lr.setFused(fk, vk)
 		}
 	}
@@ -405,4 +413,54 @@ func buildRevSums(sv *Solver, L int) *revSums {
 		}
 	}
 	return rs
+}
+
+// BindReverseRounds builds the code of whole rounds of the reverse walk
+// (ivp.ReverseRounder): the fused reversed step, its stages evaluated,
+// then r's rest of the round. It reports false where the step is not
+// fused.
+func (lr *LaneReplayer) BindReverseRounds(r *ivp.ReverseRounds) bool {
+	if lr.fused == nil || lr.rfused != nil {
+		return false
+	}
+	ls := lr.ls
+	code := buildFusedReverse(ls.sv, lr.fk, lr.vk, ls.L, ls.m, r)
+	if code == nil {
+		return false
+	}
+	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+	r.SetArrays(ptr(ls.y), ptr(lr.ynew), ptr(lr.ybar), ptr(lr.t), ptr(ls.hv))
+	copy(lr.rfargs[:16], lr.fargs[:])
+	lr.rfargs[rvCoefs] = ptr(code.coefs)
+	lr.rfargs[argRoundBase], lr.rfargs[argRoundArgs] = r.Base(), r.Args()
+	lr.rfused, lr.rrounds = code, r
+	return true
+}
+
+// ReverseRounds runs up to n rounds of the code BindReverseRounds built.
+func (lr *LaneReplayer) ReverseRounds(n int) {
+	lr.rrounds.SetRounds(n)
+	jit.Call16(lr.rfused.eval, (*[16]unsafe.Pointer)(unsafe.Pointer(&lr.rfargs)))
+	runtime.KeepAlive(lr.rfused)
+	runtime.KeepAlive(lr.regFiles)
+}
+
+// LoadLane puts lane l's step of r into the lanes, as ReverseSteps does
+// for each active lane.
+func (lr *LaneReplayer) LoadLane(l int, r *ivp.LaneReverse) {
+	ls := lr.ls
+	ls.scatter(ls.y, r.Y[l], l)
+	ls.scatterN(ls.p, r.P[l], ls.m, l)
+	ls.pl[l] = r.P[l]
+	ls.scatter(lr.ynew, r.YNewBar[l], l)
+	ls.scatterN(lr.gp, r.GP[l], ls.m, l)
+	ls.hv[l], lr.t[l] = r.H[l], r.T[l]
+}
+
+// StoreLane takes lane l's results out of the lanes into r, as results
+// does for each active lane.
+func (lr *LaneReplayer) StoreLane(l int, r *ivp.LaneReverse) {
+	ls := lr.ls
+	ls.gather(r.YBar[l], lr.ybar, l)
+	ls.gatherN(r.GP[l], lr.gp, ls.m, l)
 }

@@ -71,7 +71,13 @@ func (g *stageGen) revSum(row []coef) {
 // (a multiple of four) of trajectories with m parameters, with f's body
 // fk and the cotangent program's vk, or nil where the code would pass
 // jitMaxCode or cannot be made executable.
-func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int) *fusedReverse {
+//
+// With rounds (ivp.ReverseRounds), the code is that of whole rounds of
+// the reverse walk, with the stages evaluated: its entry loads R14 and
+// R15 from arguments 16 and 17, and the reversed step is followed by
+// rounds.EmitRest, which jumps back to it (eval is then the entry, and
+// there is no stored variant).
+func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roundTail) *fusedReverse {
 	const W = ode.LaneWidth
 	if L%W != 0 || fk == nil || vk == nil || !jit.HasAVX2() {
 		return nil
@@ -145,7 +151,12 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int) *fusedRever
 		}
 	}
 	emit := func(evalStages bool) int {
-		start := len(a.B)
+		start, loop := len(a.B), 0
+		if rounds != nil {
+			a.Load64(jit.R14, jit.Mem{Base: jit.BX, Disp: 8 * argRoundBase})
+			a.Load64(jit.R15, jit.Mem{Base: jit.BX, Disp: 8 * argRoundArgs})
+			loop = len(a.B) // BX stays the arguments' address throughout
+		}
 		a.MovRR(jit.R13, jit.BX)
 		if evalStages { // k_0 = f(t, y)
 			for grp := range G {
@@ -191,8 +202,20 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int) *fusedRever
 				g.revSum(sv.rows[i])
 			}
 		}
-		g.finish()
+		if rounds != nil {
+			rounds.EmitRest(a, loop)
+		} else {
+			g.finish()
+		}
 		return start
+	}
+	if rounds != nil {
+		emit(true)
+		code, err := jit.NewCode(a.B)
+		if err != nil {
+			return nil
+		}
+		return &fusedReverse{code: code, eval: code.Addr(0), coefs: g.coefs}
 	}
 	offEval, offStored := emit(true), emit(false)
 	code, err := jit.NewCode(a.B)

@@ -71,6 +71,12 @@ type LaneWalk struct {
 	lanes []laneJob
 	r     LaneReverse
 	ynext [][]float64
+	// rounds, where the stepper runs whole rounds of the walk as
+	// machine code (ReverseRounder, rr), holds the lanes' state for that
+	// code; the first Reverse binds it (bound).
+	rounds *ReverseRounds
+	rr     ReverseRounder
+	bound  bool
 }
 
 // NewLaneWalk returns the lane walk of rs for states of dim values.
@@ -85,6 +91,9 @@ func NewLaneWalk(rs LaneReverser, dim int) *LaneWalk {
 		w.r.YBar[l], w.ynext[l] = make([]float64, dim), make([]float64, dim)
 		w.r.YNewBar[l] = w.ynext[l]
 	}
+	if rr, ok := rs.(ReverseRounder); ok && useRounds {
+		w.rr = rr
+	}
 	return w
 }
 
@@ -94,6 +103,16 @@ func NewLaneWalk(rs LaneReverser, dim int) *LaneWalk {
 // stop where they are (their jobs' gradients are then incomplete, and
 // not reported Done).
 func (w *LaneWalk) Reverse(src ReverseSource, stop *atomic.Bool) {
+	if w.rr != nil && !w.bound {
+		w.bound = true
+		if rb := newReverseRounds(len(w.lanes), w.dim); rb != nil && w.rr.BindReverseRounds(rb) {
+			w.rounds = rb
+		}
+	}
+	if w.rounds != nil {
+		w.reverseRounds(src, stop)
+		return
+	}
 	r := &w.r
 	any := false
 	for l := range w.lanes {
