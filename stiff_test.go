@@ -452,3 +452,46 @@ func TestRosenbrockBackwards(t *testing.T) {
 		}
 	}
 }
+
+// The reverse replay of a recording with dense saves runs in lanes on
+// cpu-ros-lanes (the steps holding save-time cotangents on the scalar
+// replayer, the others in lanes) and gives cpu-ros's gradient bit for
+// bit, and its forward replay cpu-ros's states: 12 Robertson
+// trajectories (more than the lanes) with save times inside steps.
+func TestDenseSaveInLanes(t *testing.T) {
+	pr := exampleProblem(t, "robertson")
+	const n = 12
+	p := make([]float64, 0, 3*n)
+	for i := range n {
+		p = append(p, 0.04*(1+0.05*float64(i)), 3e7, 1e4)
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p, Save: []float64{0.5, 3, 40, 700}}
+	var grads [][]float64
+	for _, e := range []string{"cpu-ros", "cpu-ros-lanes"} {
+		o := gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-10, DenseSave: true, Engine: e}
+		rec, err := gradsolve.Record(context.Background(), pr, ens, &o)
+		if err != nil {
+			t.Skipf("%s: %v", e, err)
+		}
+		if rec.Result.Engine != e {
+			t.Fatalf("the recording ran on %s, want %s", rec.Result.Engine, e)
+		}
+		cot := gradsolve.Cotangents{Y: make([]float64, n*3), Saved: make([]float64, n*4*3)}
+		for i := range cot.Saved {
+			cot.Saved[i] = float64(i%5) - 2
+		}
+		for i := range cot.Y {
+			cot.Y[i] = 1
+		}
+		rp, err := rec.Replay(context.Background(), &gradsolve.Point{P: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := rec.Gradient(context.Background(), cot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads = append(grads, append(append(append([]float64(nil), g.P...), g.Y0...), append(rp.Y, rp.Saved...)...))
+	}
+	testutil.CheckBits(t, "gradient and replay with DenseSave, cpu-ros-lanes against cpu-ros", grads[1], grads[0])
+}

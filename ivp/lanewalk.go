@@ -77,6 +77,23 @@ type LaneWalk struct {
 	rounds *ReverseRounds
 	rr     ReverseRounder
 	bound  bool
+	// ds, where the family computes save times from a step's own stages
+	// (DenseReverser with Dense set), reverses on its scalar replayer
+	// the steps that hold save times with cotangents, their cotangents
+	// in the step (Walk.Reverse's dense); scalar marks those lanes in a
+	// round.
+	ds     DenseReverser
+	scalar []bool
+}
+
+// DenseReverser is a LaneReverser whose save times may come from a
+// step's continuous extension (a Rosenbrock method with DenseSave):
+// where Dense is set, a step with save-time cotangents inside it is
+// reversed by ReverseDense, the scalar replayer's ReverseStep with its
+// dense saves, and the other steps in lanes.
+type DenseReverser interface {
+	Dense() bool
+	ReverseDense(ms *Mesh, k int, t, h float64, y, p, ynewBar, ybar, gp []float64, dense []SaveCot)
 }
 
 // NewLaneWalk returns the lane walk of rs for states of dim values.
@@ -91,7 +108,9 @@ func NewLaneWalk(rs LaneReverser, dim int) *LaneWalk {
 		w.r.YBar[l], w.ynext[l] = make([]float64, dim), make([]float64, dim)
 		w.r.YNewBar[l] = w.ynext[l]
 	}
-	if rr, ok := rs.(ReverseRounder); ok && useRounds {
+	if ds, ok := rs.(DenseReverser); ok && ds.Dense() {
+		w.ds, w.scalar = ds, make([]bool, L)
+	} else if rr, ok := rs.(ReverseRounder); ok && useRounds {
 		w.rr = rr
 	}
 	return w
@@ -128,7 +147,17 @@ func (w *LaneWalk) Reverse(src ReverseSource, stop *atomic.Bool) {
 				w.prepare(l)
 			}
 		}
+		if w.ds != nil {
+			w.reverseDense()
+		}
 		w.rs.ReverseSteps(r)
+		if w.ds != nil {
+			for l, sc := range w.scalar {
+				if sc {
+					r.Active[l], w.scalar[l] = true, false
+				}
+			}
+		}
 		any = false
 		for l, on := range r.Active {
 			if !on {
@@ -203,8 +232,10 @@ func (w *LaneWalk) prepare(l int) {
 // when the walk has ended (GY0 written).
 func (w *LaneWalk) after(l int) bool {
 	r, ln := &w.r, &w.lanes[l]
-	for _, sc := range ln.inner {
-		w.rs.ReversePartial(r.T[l], sc.T, r.Y[l], r.P[l], sc.Cot, r.YBar[l], r.GP[l])
+	if w.ds == nil { // (with dense saves the step carried them)
+		for _, sc := range ln.inner {
+			w.rs.ReversePartial(r.T[l], sc.T, r.Y[l], r.P[l], sc.Cot, r.YBar[l], r.GP[l])
+		}
 	}
 	r.K[l]--
 	if r.K[l] >= 0 {
@@ -224,4 +255,19 @@ func (w *LaneWalk) finish(l int) {
 		}
 	}
 	copy(job.GY0, ybar)
+}
+
+// reverseDense reverses, on the family's scalar replayer, the steps of
+// this round that hold save-time cotangents inside them (with dense
+// saves they are part of the step), and takes those lanes out of the
+// round's lane step.
+func (w *LaneWalk) reverseDense() {
+	r := &w.r
+	for l, on := range r.Active {
+		if ln := &w.lanes[l]; on && len(ln.inner) > 0 {
+			k := r.K[l]
+			w.ds.ReverseDense(r.Mesh[l], k, r.T[l], r.H[l], r.Y[l], r.P[l], r.YNewBar[l], r.YBar[l], r.GP[l], ln.inner)
+			r.Active[l], w.scalar[l] = false, true
+		}
+	}
 }

@@ -297,48 +297,50 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 		pr := c.pr
 		pg := pr.Programs()
 		for _, tb := range method.AllRosenbrock() {
-			cfg := caseConfig(&c, tb, false)
-			cfg.MaxSteps = 20000 // every trajectory reaches its end: only those are reversed
-			sv, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-			for i := range c.trs {
-				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-			}
-			jobs := rec.Jobs(pr.Dim, pr.NumParams)
-			if len(jobs) < 4 {
-				t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(jobs))
-			}
-			rp, err := NewReplayer(cfg, pr.NumParams, pg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := make([][2][]float64, len(jobs))
-			for i, j := range jobs {
-				want[i] = [2][]float64{make([]float64, pr.Dim), make([]float64, pr.NumParams)}
-				rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
-			}
-			for _, L := range []int{4, 8} {
-				for _, inLanes := range []bool{true, false} {
-					lpg := *pg
-					var lp LanePrograms
-					if inLanes {
-						lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
-					} else {
-						lpg.VJPLanes, lpg.JVPVJPLanes, lpg.DfDtVJPLanes = nil, nil, nil
+			for _, dense := range []bool{false, true} {
+				cfg := caseConfig(&c, tb, dense)
+				cfg.MaxSteps = 20000 // every trajectory reaches its end: only those are reversed
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+				for i := range c.trs {
+					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+				}
+				jobs := rec.Jobs(pr.Dim, pr.NumParams)
+				if len(jobs) < 4 {
+					t.Fatalf("%s %s: %d successful trajectories: too few to fill the lanes", c.name, tb.Name, len(jobs))
+				}
+				rp, err := NewReplayer(cfg, pr.NumParams, pg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([][2][]float64, len(jobs))
+				for i, j := range jobs {
+					want[i] = [2][]float64{make([]float64, pr.Dim), make([]float64, pr.NumParams)}
+					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
+				}
+				for _, L := range []int{4, 8} {
+					for _, inLanes := range []bool{true, false} {
+						lpg := *pg
+						var lp LanePrograms
+						if inLanes {
+							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+						} else {
+							lpg.VJPLanes, lpg.JVPVJPLanes, lpg.DfDtVJPLanes = nil, nil, nil
+						}
+						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, &lpg, lp)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if inLanes && (lr.vjpL == nil || lr.jvpvjpL == nil || lr.dfdtvjpL == nil) {
+							t.Errorf("%s %s: a cotangent program lane by lane", c.name, tb.Name)
+						}
+						q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
+						lr.ReverseLanes(q, nil)
+						q.Check(t, fmt.Sprintf("%s %s dense=%v L=%d lanes=%v", c.name, tb.Name, dense, L, inLanes), want)
 					}
-					lr, err := NewLaneReplayer(cfg, L, pr.NumParams, &lpg, lp)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if inLanes && (lr.vjpL == nil || lr.jvpvjpL == nil || lr.dfdtvjpL == nil) {
-						t.Errorf("%s %s: a cotangent program lane by lane", c.name, tb.Name)
-					}
-					q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
-					lr.ReverseLanes(q, nil)
-					q.Check(t, fmt.Sprintf("%s %s L=%d lanes=%v", c.name, tb.Name, L, inLanes), want)
 				}
 			}
 		}

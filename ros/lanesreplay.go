@@ -313,12 +313,10 @@ type LaneReplayer struct {
 // the lane forms of lp and of pg's cotangent programs where they give
 // the scalar programs' bits. Where the reverse sweep cannot run as
 // machine code here (no AVX2, L not a multiple of four, more than
-// regMaxDim components, or DenseSave, whose saves the lane walk does
-// not reverse) it returns an error: use NewReplayer.
+// regMaxDim components) it returns an error: use NewReplayer. With
+// DenseSave the steps that hold save-time cotangents are reversed on
+// the scalar replayer (ReverseDense), the others in lanes.
 func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*LaneReplayer, error) {
-	if cfg.DenseSave {
-		return nil, fmt.Errorf("ros: the lane reverse replay does not reverse dense save times")
-	}
 	rp, err := NewReplayer(cfg, m, pg)
 	if err != nil {
 		return nil, err
@@ -497,4 +495,16 @@ func (lr *LaneReplayer) program(c revCall, active []bool) {
 		scatter(lr.gy, lr.gyS, l)
 		scatter(lr.gpT, lr.gpS, l)
 	}
+}
+
+// Dense reports whether the replayer's save times come from the steps'
+// continuous extension (Config.DenseSave): the lane walk then reverses
+// the steps holding save-time cotangents with ReverseDense.
+func (lr *LaneReplayer) Dense() bool { return lr.sv.cfg.DenseSave }
+
+// ReverseDense reverses step k of ms with its dense saves on the scalar
+// replayer (Walk.Reverse's step with dense set), for a lane whose step
+// holds save-time cotangents.
+func (lr *LaneReplayer) ReverseDense(ms *ivp.Mesh, k int, t, h float64, y, p, ynewBar, ybar, gp []float64, dense []ivp.SaveCot) {
+	replayStep{lr.Replayer}.ReverseStep(ms, k, t, h, y, p, ynewBar, ybar, gp, dense)
 }

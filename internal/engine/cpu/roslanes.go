@@ -16,9 +16,10 @@ import (
 // AVX2 and machine code (LanesAvailable; off with GRADSOLVE_LANES=off).
 //
 // Forward solves (with save times, re-stepped or dense), forward
-// sensitivities, the recordings and their reverse replay run in lanes;
-// the forward replay of a recording runs on cpu-ros's replayer, and so
-// does the reverse replay of a job with DenseSave.
+// sensitivities, the recordings, their forward replay and their reverse
+// replay run in lanes; with DenseSave, a reversed step that holds
+// save-time cotangents runs on cpu-ros's scalar replayer, lane by lane
+// (ros.LaneReplayer.ReverseDense).
 type ROSLanes struct{ laneEngine }
 
 // NewROSLanes returns a Rosenbrock lane engine named name with L lanes
@@ -93,12 +94,9 @@ func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
 
 // NewReplayer returns one worker's lane replayer — the reverse replay in
 // lanes, on the worker's own programs and their lane forms — or, where
-// the lanes cannot reverse the job (DenseSave, a system above
-// ros.LaneSensMaxDim components, no AVX2), cpu-ros's replayer.
+// the lanes cannot reverse the job (a system above the lane reverse
+// sweep's size, no AVX2), cpu-ros's replayer.
 func (pl *rosLanesPlan) NewReplayer() (engine.Replayer, error) {
-	if pl.cfg.DenseSave {
-		return pl.rosPlan.NewReplayer()
-	}
 	c, pg, err := pl.config(pl.need | ode.HasVJP | ode.HasJVPVJP | pl.spec.Offers&ode.HasDfDtVJP)
 	if err != nil {
 		return nil, err
