@@ -60,8 +60,8 @@ const (
 // ReplayRounds is the lanes' state of a forward replay as the machine
 // code of its whole rounds reads and writes it.
 type ReplayRounds struct {
-	L, dim int
-	Block  []float64
+	laneBlock
+	dim int
 	// args holds what the code loads through R15: the address of the
 	// stepper's proposals (lane-major, groups of four lanes of dim
 	// values each).
@@ -87,74 +87,31 @@ func newReplayRounds(L, dim int) *ReplayRounds {
 	if L%ode.LaneWidth != 0 || !jit.HasAVX2() {
 		return nil
 	}
-	r := &ReplayRounds{L: L, dim: dim, Block: make([]float64, fwArrays*L+4*fwConsts+2+dim)}
-	c := r.Block[fwArrays*L:]
-	scratch := uint64(uintptr(unsafe.Pointer(&c[4*fwConsts+2])))
-	for i := range 4 {
-		set := func(k int, v float64) { c[4*k+i] = v }
-		set(fcOne, 1)
-		set(fcMinusOne, -1)
-		set(fcAllOnes, math.Float64frombits(^uint64(0)))
-		set(fcMaxFloat, math.MaxFloat64)
-		set(fcEight, math.Float64frombits(8))
-		set(fcRow, math.Float64frombits(uint64(8*dim)))
-		set(fcScratch, math.Float64frombits(scratch))
-	}
+	r := &ReplayRounds{laneBlock: newLaneBlock(L, fwArrays, fwConsts, 2+dim, fcRounds, fwMoved), dim: dim}
+	r.setConst(fcOne, 1)
+	r.setConst(fcMinusOne, -1)
+	r.setConst(fcMaxFloat, math.MaxFloat64)
+	r.setConst(fcEight, math.Float64frombits(8))
+	r.setConst(fcRow, math.Float64frombits(uint64(8*dim)))
+	r.setConst(fcScratch, math.Float64frombits(uint64(uintptr(unsafe.Pointer(r.tail(fwConsts, 2))))))
 	for l := range L {
 		r.idle(l)
 	}
 	return r
 }
 
-// F returns array k of the block (RoundT, RoundH or RoundErr: the same
-// indices as LaneRounds's).
-func (r *ReplayRounds) F(k RoundArray) []float64 {
-	i := int(k) * r.L
-	return r.Block[i : i+r.L : i+r.L]
-}
-
-// Masks returns the moved and pending masks, 2L words (as
-// LaneRounds.Masks).
-func (r *ReplayRounds) Masks() []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&r.Block[fwMoved*r.L])), 2*r.L)
-}
-
-// Base and Args are the addresses the code expects in R14 and R15.
-func (r *ReplayRounds) Base() unsafe.Pointer { return unsafe.Pointer(&r.Block[0]) }
-
-// Args: see Base.
+// Args returns the address the code expects in R15 (Base, in R14, is
+// the block's).
 func (r *ReplayRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
 
 // SetProposals gives the address of the stepper's lane-major proposals.
 func (r *ReplayRounds) SetProposals(y1 unsafe.Pointer) { r.args[0] = y1 }
 
-// SetRounds sets the number of rounds the next call of the code runs.
-func (r *ReplayRounds) SetRounds(n int) {
-	r.Block[fwArrays*r.L+4*fcRounds] = math.Float64frombits(uint64(n))
-}
-
-func (r *ReplayRounds) at(k, l int) *float64 { return &r.Block[k*r.L+l] }
-
-func (r *ReplayRounds) mask(k, l int) bool { return math.Float64bits(r.Block[k*r.L+l]) != 0 }
-
-func (r *ReplayRounds) setMask(k, l int, on bool) {
-	var v uint64
-	if on {
-		v = ^uint64(0)
-	}
-	r.Block[k*r.L+l] = math.Float64frombits(v)
-}
-
-func (r *ReplayRounds) setAddr(k, l int, p *float64) {
-	r.Block[k*r.L+l] = math.Float64frombits(uint64(uintptr(unsafe.Pointer(p))))
-}
-
 // idle points lane l, which holds no job, at the two zeros.
 func (r *ReplayRounds) idle(l int) {
 	r.setMask(fwActive, l, false)
-	z := &r.Block[fwArrays*r.L+4*fwConsts]
-	r.setAddr(fwTP, l, z)
-	r.setAddr(fwHP, l, z)
+	r.setAddr(fwTP, l, r.tail(fwConsts, 0))
+	r.setAddr(fwHP, l, r.tail(fwConsts, 0))
 }
 
 // runRounds is Run with whole rounds in machine code.
@@ -224,21 +181,12 @@ func (w *LaneForward) storeLane(l int) {
 // LaneRounds.EmitRest): the code of the attempt must leave R14 = Base()
 // and R15 = Args().
 func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
-	const pp, m0 = jit.VexPP66, jit.Map0F
-	L, dim := r.L, r.dim
-	at := func(k, l int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (k*L + l))} }
-	kc := func(c int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (fwArrays*L + 4*c))} }
-	a.VRR(pp, m0, true, jit.OpXor, ySlow, ySlow, ySlow)
+	dim := r.dim
+	a.VRR(bpp, bm0, true, jit.OpXor, ySlow, ySlow, ySlow)
 	a.Load64(jit.CX, jit.Mem{Base: rArgs}) // the proposals
-	for grp := range L / 4 {
-		mem := func(k int) jit.Mem { return at(k, 4*grp) }
-		ld := func(d byte, k int) { a.VRM(pp, m0, true, jit.OpLoad, d, 0, mem(k)) }
-		st := func(k int, s byte) { a.VRM(pp, m0, true, jit.OpSt, s, 0, mem(k)) }
-		rr := func(op, d, s1, s2 byte) { a.VRR(pp, m0, true, op, d, s1, s2) }
-		rm := func(op, d, s1 byte, k int) { a.VRM(pp, m0, true, op, d, s1, mem(k)) }
-		rc := func(op, d, s1 byte, c int) { a.VRM(pp, m0, true, op, d, s1, kc(c)) }
-		cmpC := func(d, s1 byte, c int, pred byte) { a.VRMI(pp, m0, true, jit.OpCmp, d, s1, kc(c), pred) }
-		const cmpLT, cmpLE, cmpGT = 0x01, 0x02, 0x0E
+	for grp := range r.L / 4 {
+		g := blockGen{a, &r.laneBlock, grp}
+		at, ld, st, rr, rm, rc, cmpC := g.lane, g.ld, g.st, g.rr, g.rm, g.rc, g.cmpC
 		// The step's end, from the mesh.
 		for i := range 4 {
 			l := 4*grp + i
@@ -252,9 +200,9 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		cmpC(ok, ok, fcMaxFloat, cmpLE) // usable
 		ld(t, fwT)
 		ld(tn, fwTN)
-		a.VRRI(pp, m0, true, jit.OpCmp, tmp, tn, t, cmpLT) // tn < t
-		a.VRM(pp, m0, true, jit.OpLoad, dir, 0, kc(fcOne))
-		a.VRM(pp, m0, true, jit.OpLoad, tmp2, 0, kc(fcMinusOne))
+		g.cmp(tmp, tn, t, cmpLT) // tn < t
+		g.ldC(dir, fcOne)
+		g.ldC(tmp2, fcMinusOne)
 		a.VBlendv(dir, dir, tmp2, tmp) // dir
 		// A save time in (t, tn]: dir·(save − tn) ≤ 0.
 		ld(x, fwNextSave)
@@ -273,7 +221,7 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		st(fwSlow, tmp)
 		rr(jit.OpOr, ySlow, ySlow, tmp)
 		// The proposals: into their rows, or the scratch row.
-		a.VRM(pp, m0, true, jit.OpLoad, tmp, 0, kc(fcScratch))
+		g.ldC(tmp, fcScratch)
 		ld(tmp2, fwYP)
 		a.VBlendv(tmp, tmp, tmp2, fast)
 		st(fwDst, tmp)
@@ -314,11 +262,5 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 			}
 		}
 	}
-	a.VPtest(ySlow, ySlow)
-	exit := a.Jnz32(-1)
-	a.DecMem64(kc(fcRounds))
-	a.Jnz32(loop)
-	a.Patch32(exit, len(a.B))
-	a.Vzeroupper()
-	a.Ret()
+	r.loop(a, loop)
 }

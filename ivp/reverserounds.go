@@ -50,8 +50,8 @@ const (
 // ReverseRounds is the lanes' state of a reverse walk as the machine
 // code of its whole rounds reads and writes it.
 type ReverseRounds struct {
-	L, dim int
-	Block  []float64
+	laneBlock
+	dim int
 	// args holds what the code loads through R15: the addresses of the
 	// stepper's lane-major step start states, end-state and start-state
 	// cotangents, and the lanes' times and step sizes (SetArrays).
@@ -83,14 +83,10 @@ func newReverseRounds(L, dim int) *ReverseRounds {
 	if L%ode.LaneWidth != 0 || !jit.HasAVX2() {
 		return nil
 	}
-	r := &ReverseRounds{L: L, dim: dim, Block: make([]float64, rwArrays*L+4*rwConsts+dim)}
-	c := r.Block[rwArrays*L:]
-	for i := range 4 {
-		set := func(k int, v float64) { c[4*k+i] = v }
-		set(rcwOne, 1)
-		set(rcwEight, math.Float64frombits(8))
-		set(rcwRow, math.Float64frombits(uint64(8*dim)))
-	}
+	r := &ReverseRounds{laneBlock: newLaneBlock(L, rwArrays, rwConsts, dim, rcwRounds, 0), dim: dim}
+	r.setConst(rcwOne, 1)
+	r.setConst(rcwEight, math.Float64frombits(8))
+	r.setConst(rcwRow, math.Float64frombits(uint64(8*dim)))
 	for l := range L {
 		r.idle(l)
 	}
@@ -104,37 +100,14 @@ func (r *ReverseRounds) SetArrays(y, ynew, ybar, t, h unsafe.Pointer) {
 	r.args = [5]unsafe.Pointer{y, ynew, ybar, t, h}
 }
 
-// Base and Args are the addresses the code expects in R14 and R15.
-func (r *ReverseRounds) Base() unsafe.Pointer { return unsafe.Pointer(&r.Block[0]) }
-
-// Args: see Base.
+// Args returns the address the code expects in R15 (Base, in R14, is
+// the block's).
 func (r *ReverseRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
-
-// SetRounds sets the number of rounds the next call of the code runs.
-func (r *ReverseRounds) SetRounds(n int) {
-	r.Block[rwArrays*r.L+4*rcwRounds] = math.Float64frombits(uint64(n))
-}
-
-func (r *ReverseRounds) at(k, l int) *float64 { return &r.Block[k*r.L+l] }
-
-func (r *ReverseRounds) mask(k, l int) bool { return math.Float64bits(r.Block[k*r.L+l]) != 0 }
-
-func (r *ReverseRounds) setMask(k, l int, on bool) {
-	var v uint64
-	if on {
-		v = ^uint64(0)
-	}
-	r.Block[k*r.L+l] = math.Float64frombits(v)
-}
-
-func (r *ReverseRounds) setAddr(k, l int, p *float64) {
-	r.Block[k*r.L+l] = math.Float64frombits(uint64(uintptr(unsafe.Pointer(p))))
-}
 
 // idle points lane l, which holds no job, at the zero row.
 func (r *ReverseRounds) idle(l int) {
 	r.setMask(rwActive, l, false)
-	z := &r.Block[rwArrays*r.L+4*rwConsts]
+	z := r.tail(rwConsts, 0)
 	r.setAddr(rwTP, l, z)
 	r.setAddr(rwHP, l, z)
 	r.setAddr(rwYP, l, z)
@@ -210,27 +183,20 @@ func (w *LaneWalk) loadLane(l int) {
 // LaneRounds.EmitRest): the code of the step must leave R14 = Base() and
 // R15 = Args().
 func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
-	const pp, m0 = jit.VexPP66, jit.Map0F
-	L, dim := r.L, r.dim
-	at := func(k, l int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (k*L + l))} }
-	kc := func(c int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (rwArrays*L + 4*c))} }
-	a.VRR(pp, m0, true, jit.OpXor, ySlow, ySlow, ySlow)
+	dim := r.dim
+	a.VRR(bpp, bm0, true, jit.OpXor, ySlow, ySlow, ySlow)
 	for i, reg := range []byte{jit.CX, jit.SI, jit.DI, jit.R8, jit.R9} { // y, ynew, ybar, t, h
 		a.Load64(reg, jit.Mem{Base: rArgs, Disp: int32(8 * i)})
 	}
-	for grp := range L / 4 {
-		mem := func(k int) jit.Mem { return at(k, 4*grp) }
-		ld := func(d byte, k int) { a.VRM(pp, m0, true, jit.OpLoad, d, 0, mem(k)) }
-		st := func(k int, s byte) { a.VRM(pp, m0, true, jit.OpSt, s, 0, mem(k)) }
-		rr := func(op, d, s1, s2 byte) { a.VRR(pp, m0, true, op, d, s1, s2) }
-		rc := func(op, d, s1 byte, c int) { a.VRM(pp, m0, true, op, d, s1, kc(c)) }
-		const cmpEQ, cmpGE = 0x00, 0x0D
+	for grp := range r.L / 4 {
+		g := blockGen{a, &r.laneBlock, grp}
+		at, ld, st, rr, rc := g.lane, g.ld, g.st, g.rr, g.rc
 		const act, k, next, fast, tmp, tmp2 = 0, 1, 2, 3, 4, 5
 		ld(act, rwActive)
 		ld(k, rwK)
-		rc(jit.OpSub, next, k, rcwOne)                                  // k − 1
-		a.VRMI(pp, m0, true, jit.OpCmp, fast, next, kc(rcwZero), cmpGE) // the walk goes on
-		a.VRMI(pp, m0, true, jit.OpCmp, tmp, next, mem(rwOwner), cmpEQ) // the next step owns a save time
+		rc(jit.OpSub, next, k, rcwOne)     // k − 1
+		g.cmpC(fast, next, rcwZero, cmpGE) // the walk goes on
+		g.cmpM(tmp, next, rwOwner, cmpEQ)  // the next step owns a save time
 		rr(jit.OpAndN, fast, tmp, fast)
 		ld(tmp, rwReturn)
 		rr(jit.OpAndN, fast, tmp, fast)
@@ -257,10 +223,10 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		// start state, where the lane goes on.
 		for d := range dim {
 			off := int32(8 * (grp*4*dim + 4*d))
-			a.VRM(pp, m0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
-			a.VRM(pp, m0, true, jit.OpLoad, tmp2, 0, jit.Mem{Base: jit.DI, Disp: off})
+			a.VRM(bpp, bm0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
+			a.VRM(bpp, bm0, true, jit.OpLoad, tmp2, 0, jit.Mem{Base: jit.DI, Disp: off})
 			a.VBlendv(tmp, tmp, tmp2, fast)
-			a.VRM(pp, m0, true, jit.OpSt, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
+			a.VRM(bpp, bm0, true, jit.OpSt, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
 		}
 		// Each lane's state, time and step size from its mesh.
 		for i := range 4 {
@@ -277,11 +243,5 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 			}
 		}
 	}
-	a.VPtest(ySlow, ySlow)
-	exit := a.Jnz32(-1)
-	a.DecMem64(kc(rcwRounds))
-	a.Jnz32(loop)
-	a.Patch32(exit, len(a.B))
-	a.Vzeroupper()
-	a.Ret()
+	r.loop(a, loop)
 }

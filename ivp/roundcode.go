@@ -40,62 +40,41 @@ const (
 // the attempt must leave R14 and R15 as the code's entry set them:
 // R14 = r.Base(), R15 = r.Args().
 func (r *LaneRounds) EmitRest(a *jit.Asm, loop int) {
-	G := r.L / 4
-	const pp, m0 = jit.VexPP66, jit.Map0F
-	mem := func(k, grp int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (k*r.L + 4*grp))} }
-	io := func(grp, word int) jit.Mem {
-		return jit.Mem{Base: rBlock, Disp: int32(8 * (roundIO*r.L + 4*grp + word))}
-	}
-	for grp := range G {
+	for grp := range r.L / 4 {
+		g := blockGen{a, &r.laneBlock, grp}
+		io := func(word int) jit.Mem { return g.lane(roundIO, 4*grp+word) }
 		// io[0]: the active lanes as bits.
-		a.VRM(pp, m0, true, jit.OpLoad, 0, 0, mem(roundActive, grp))
-		a.VRR(pp, m0, true, jit.OpMovmsk, jit.AX, 0, 0)
-		a.Store64(io(grp, 0), jit.AX)
-		a.Lea(jit.DI, mem(roundErr, grp))
+		g.ld(0, roundActive)
+		a.VRR(bpp, bm0, true, jit.OpMovmsk, jit.AX, 0, 0)
+		a.Store64(io(0), jit.AX)
+		a.Lea(jit.DI, g.mem(roundErr))
 		for i, reg := range []byte{jit.SI, jit.DX, jit.R8} {
 			a.Load64(reg, jit.Mem{Base: rArgs, Disp: int32(8 * i)})
 			a.Lea(reg, jit.Mem{Base: reg, Disp: int32(32 * grp)})
 		}
-		a.Lea(jit.R9, mem(roundFactor, grp))
-		a.Lea(jit.R10, io(grp, 0))
+		a.Lea(jit.R9, g.mem(roundFactor))
+		a.Lea(jit.R10, io(0))
 		a.Load64(jit.R11, jit.Mem{Base: rArgs, Disp: 24})
 		a.Load64(jit.CX, jit.Mem{Base: rArgs, Disp: 32})
 		control.EmitNextLanes(a)
 	}
-	a.VRR(pp, m0, true, jit.OpXor, ySlow, ySlow, ySlow)
-	for grp := range G {
-		r.emitDriver(a, grp)
+	a.VRR(bpp, bm0, true, jit.OpXor, ySlow, ySlow, ySlow)
+	for grp := range r.L / 4 {
+		r.emitDriver(blockGen{a, &r.laneBlock, grp})
 	}
-	a.VPtest(ySlow, ySlow)
-	exit := a.Jnz32(-1)
-	a.DecMem64(jit.Mem{Base: rBlock, Disp: int32(8 * (roundArrays*r.L + 4*rcRounds))})
-	a.Jnz32(loop)
-	a.Patch32(exit, len(a.B))
-	a.Vzeroupper()
-	a.Ret()
+	r.loop(a, loop)
 }
 
 // emitDriver emits the driver's common path for group grp (see above).
-func (r *LaneRounds) emitDriver(a *jit.Asm, grp int) {
-	const pp, m0 = jit.VexPP66, jit.Map0F
-	mem := func(k int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (k*r.L + 4*grp))} }
-	kc := func(c int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (roundArrays*r.L + 4*c))} }
-	io := func(word int) jit.Mem { return jit.Mem{Base: rBlock, Disp: int32(8 * (roundIO*r.L + 4*grp + word))} }
-	ld := func(d byte, k int) { a.VRM(pp, m0, true, jit.OpLoad, d, 0, mem(k)) }
-	st := func(k int, s byte) { a.VRM(pp, m0, true, jit.OpSt, s, 0, mem(k)) }
-	rr := func(op, d, s1, s2 byte) { a.VRR(pp, m0, true, op, d, s1, s2) }
-	rc := func(op, d, s1 byte, c int) { a.VRM(pp, m0, true, op, d, s1, kc(c)) }
-	cmp := func(d, s1, s2, pred byte) { a.VRRI(pp, m0, true, jit.OpCmp, d, s1, s2, pred) }
-	cmpC := func(d, s1 byte, c int, pred byte) { a.VRMI(pp, m0, true, jit.OpCmp, d, s1, kc(c), pred) }
+func (r *LaneRounds) emitDriver(g blockGen) {
+	a := g.a
+	ld, st, rr, rc, cmp, cmpC := g.ld, g.st, g.rr, g.rc, g.cmp, g.cmpC
 	// bits turns the controller's word (bits 0–3) into lane masks.
 	bits := func(d byte, word int) {
-		a.VRM(pp, jit.Map0F38, true, jit.OpBcastQ, d, 0, io(word))
+		a.VRM(bpp, jit.Map0F38, true, jit.OpBcastQ, d, 0, g.lane(roundIO, 4*g.grp+word))
 		rc(jit.OpPAnd, d, d, rcLaneBit)
-		a.VRM(pp, jit.Map0F38, true, jit.OpPCmpEqQ, d, d, kc(rcLaneBit))
+		a.VRM(bpp, jit.Map0F38, true, jit.OpPCmpEqQ, d, d, g.kc(rcLaneBit))
 	}
-	const (
-		cmpEQ, cmpLT, cmpLE, cmpUnord, cmpGE, cmpGT = 0x00, 0x01, 0x02, 0x03, 0x0D, 0x0E
-	)
 	const (
 		act, ok, acc, def, rejF, t, h, tn, sv, dir, accF, fast = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 		hn, tmp, tmp2                                          = 12, 13, 14
@@ -119,8 +98,8 @@ func (r *LaneRounds) emitDriver(a *jit.Asm, grp int) {
 	ld(dir, roundDir)
 	rr(jit.OpMul, sv, dir, sv)
 	cmpC(sv, sv, rcZero, cmpGT)
-	a.VRM(pp, m0, true, jit.OpOr, sv, sv, mem(roundNoSave))
-	a.VRM(pp, m0, true, jit.OpAnd, sv, sv, mem(roundPlain))
+	g.rm(jit.OpOr, sv, sv, roundNoSave)
+	g.rm(jit.OpAnd, sv, sv, roundPlain)
 	ld(tmp, roundLast)
 	rr(jit.OpAndN, sv, tmp, sv)
 	rr(jit.OpAnd, accF, sv, acc)
@@ -131,7 +110,7 @@ func (r *LaneRounds) emitDriver(a *jit.Asm, grp int) {
 	rr(jit.OpOr, ySlow, ySlow, tmp)
 
 	// The judgement: h·factor, clamped to hmax where accepted; t + h.
-	a.VRM(pp, m0, true, jit.OpMul, hn, h, mem(roundFactor))
+	g.rm(jit.OpMul, hn, h, roundFactor)
 	rc(jit.OpAnd, tmp, hn, rcAbs)
 	ld(tmp2, roundHMax)
 	cmp(tmp, tmp, tmp2, cmpGT) // |h| > hmax
@@ -144,7 +123,7 @@ func (r *LaneRounds) emitDriver(a *jit.Asm, grp int) {
 	// steps accepted and rejected here, the attempts left.
 	add := func(k int, mask byte) {
 		rc(jit.OpAnd, tmp, mask, rcOne)
-		a.VRM(pp, m0, true, jit.OpAdd, tmp, tmp, mem(k))
+		g.rm(jit.OpAdd, tmp, tmp, k)
 		st(k, tmp)
 	}
 	add(roundNAtt, act)
@@ -176,7 +155,7 @@ func (r *LaneRounds) emitDriver(a *jit.Asm, grp int) {
 	rc(jit.OpAnd, ms, tn, rcAbs)
 	rc(jit.OpMul, ms, ms, rcMinScale)
 	cmpC(tmp, ms, rcTiny, cmpLT)
-	a.VRM(pp, m0, true, jit.OpLoad, tmp2, 0, kc(rcTiny))
+	g.ldC(tmp2, rcTiny)
 	a.VBlendv(ms, ms, tmp2, tmp) // MinStep(t)
 	rc(jit.OpAnd, bad, hl, rcAbs)
 	cmp(bad, bad, ms, cmpLT) // |h| < MinStep(t)

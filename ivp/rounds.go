@@ -78,8 +78,7 @@ const maxRounds = 256
 // reads and writes it (see above), with what the code needs of the
 // controller. A LaneRounder binds its attempt's arrays to it.
 type LaneRounds struct {
-	L     int
-	Block []float64
+	laneBlock
 	// args holds the addresses the code loads through R15: the
 	// controller's lane arrays, the *PI and its constants.
 	args [5]unsafe.Pointer
@@ -112,49 +111,25 @@ func newLaneRounds(L int, ctl *control.PI, cst *control.LaneStates) *LaneRounds 
 	if L%ode.LaneWidth != 0 || !ctl.LaneCodeFits() {
 		return nil
 	}
-	r := &LaneRounds{L: L, Block: make([]float64, roundArrays*L+4*roundConsts), ctl: ctl}
+	r := &LaneRounds{laneBlock: newLaneBlock(L, roundArrays, roundConsts, 0, rcRounds, roundMoved), ctl: ctl}
 	eo, qo, rej := cst.LaneArrays()
 	r.args = [5]unsafe.Pointer{unsafe.Pointer(&eo[0]), unsafe.Pointer(&qo[0]), unsafe.Pointer(&rej[0]),
 		unsafe.Pointer(ctl), control.LaneConsts()}
-	c := r.Block[roundArrays*L:]
 	for i := range 4 {
-		set := func(k int, v float64) { c[4*k+i] = v }
-		set(rcLaneBit, math.Float64frombits(1<<i))
-		set(rcOne, 1)
-		set(rcZero, 0)
-		set(rcAbs, math.Float64frombits(1<<63-1))
-		set(rcMaxFloat, math.MaxFloat64)
-		set(rc101, 1.01)
-		set(rcMinScale, 4*0x1p-52)
-		set(rcTiny, 0x1p-1022)
+		r.Block[roundArrays*L+4*rcLaneBit+i] = math.Float64frombits(1 << i)
 	}
+	r.setConst(rcOne, 1)
+	r.setConst(rcAbs, math.Float64frombits(1<<63-1))
+	r.setConst(rcMaxFloat, math.MaxFloat64)
+	r.setConst(rc101, 1.01)
+	r.setConst(rcMinScale, 4*0x1p-52)
+	r.setConst(rcTiny, 0x1p-1022)
 	return r
 }
 
-// F returns array k of the block (its L values), for the stepper's
-// arrays: T, H and Err (see LaneRounder).
-func (r *LaneRounds) F(k RoundArray) []float64 {
-	i := int(k) * r.L
-	return r.Block[i : i+r.L : i+r.L]
-}
-
-// Masks returns the moved and pending masks, 2L words: moved lanes at
-// [0, L), pending ones at [L, 2L).
-func (r *LaneRounds) Masks() []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&r.Block[roundMoved*r.L])), 2*r.L)
-}
-
-// Base returns the address of the block, which the code of a round
-// expects in R14; Args returns the address the code expects in R15.
-func (r *LaneRounds) Base() unsafe.Pointer { return unsafe.Pointer(&r.Block[0]) }
-
-// Args: see Base.
+// Args returns the address the code of a round expects in R15 (Base, in
+// R14, is the block's).
 func (r *LaneRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
-
-// SetRounds sets the number of rounds the next call of the code runs.
-func (r *LaneRounds) SetRounds(n int) {
-	r.Block[roundArrays*r.L+4*rcRounds] = math.Float64frombits(uint64(n))
-}
 
 // RoundArray names an array of a LaneRounds block that a stepper binds.
 type RoundArray int
@@ -165,18 +140,6 @@ const (
 	RoundH   RoundArray = roundH
 	RoundErr RoundArray = roundErr
 )
-
-func (r *LaneRounds) at(k, l int) *float64 { return &r.Block[k*r.L+l] }
-
-func (r *LaneRounds) mask(k, l int) bool { return math.Float64bits(r.Block[k*r.L+l]) != 0 }
-
-func (r *LaneRounds) setMask(k, l int, on bool) {
-	var v uint64
-	if on {
-		v = ^uint64(0)
-	}
-	r.Block[k*r.L+l] = math.Float64frombits(v)
-}
 
 // solveRounds is Solve's loop with whole rounds in machine code (see
 // above): the lanes the code could not complete come back here and take
