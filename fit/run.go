@@ -24,14 +24,16 @@ import (
 // The route (Report.Mode, and ModeReason says why): LevenbergMarquardt
 // runs on forward sensitivities; Adam and LBFGS on whichever of the
 // reverse replay and forward sensitivities is cheaper per update by the
-// fit's cost model, measured by BenchmarkAdamUpdate,
+// fit's cost model, measured by BenchmarkAdamUpdate, for the engine the
+// solves run on (gradsolve.ChooseEngine),
 //
-//	forward sensitivities:  1 + 0.3·len(Params) forward solves
-//	reverse replay:         4 forward solves (replay and reverse sweep)
+//	                        cpu-lanes            other engines
+//	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.3·len(Params) forward solves
+//	reverse replay:         2.5                  4 forward solves (replay and reverse sweep)
 //
-// — forward up to ten fitted quantities, reverse beyond — among the
-// routes whose derivative programs the problem offers, unless Spec.Mode
-// names one. On the reverse route an evaluation replays the current
+// — forward up to three fitted quantities on cpu-lanes and up to ten
+// elsewhere, reverse beyond — among the routes whose derivative
+// programs the problem offers, unless Spec.Mode names one. On the reverse route an evaluation replays the current
 // recording at the new point (its accepted steps held fixed: the
 // gradient is exact for the replayed map) or, where Spec.Rerecord says
 // so, records afresh there.

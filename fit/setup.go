@@ -405,32 +405,51 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // Costs of one evaluation of a fit, in forward solves of the same
 // ensemble, measured by BenchmarkAdamUpdate (go test ./fit -run XXX
 // -bench AdamUpdate -benchtime 40x; 256 Lorenz trajectories, Tsit5 at
-// rtol 1e-8 on the lane engine, AMD EPYC, 2 cores, Go 1.26.8):
-// sensitivities to 1, 3 and 6 fitted quantities cost 1.2–1.5, 1.8–2.1
-// and 2.7 solves, a replay with its reverse sweep 3.7–4.7 (the replay
-// runs one trajectory at a time where the solve runs in vector lanes).
+// rtol 1e-8, AMD EPYC, 2 cores, Go 1.26.8).
+//
+// On the scalar engines (and the Rosenbrock lanes, whose replay and
+// reverse sweep run without whole rounds) sensitivities to 1, 3 and 6
+// fitted quantities cost 1.2–1.5, 1.8–2.1 and 2.7 solves, a replay with
+// its reverse sweep 3.7–4.7.
+//
+// On cpu-lanes, where the solve, the forward replay and the reverse walk
+// all run whole rounds in machine code (ivp.LaneRounds, ReplayRounds,
+// ReverseRounds), the solve itself is about twice as fast: sensitivities
+// to 1, 3 and 6 quantities cost 1.15–1.4, 2.1–2.8 and 3.6–4.8 solves, a
+// replay with its reverse sweep 1.7–2.9 (interleaved runs, 2026-12-01).
+//
 // The router's own constants (package router) are those of a recording
 // and a gradient on the explicit engine, which a fit does not pay per
 // update.
 const (
 	forwardColumnCost  = 0.3
 	replayGradientCost = 4.0
+
+	lanesForwardColumnCost  = 0.5
+	lanesReplayGradientCost = 2.5
 )
 
 // resolveMode chooses the route. LevenbergMarquardt needs the
 // residuals' Jacobian: forward sensitivities. A gradient optimiser
 // takes the cheaper of the two by the fit's cost model, per update,
 //
-//	forward sensitivities:  1 + 0.3·len(Params) forward solves
-//	reverse replay:         4 forward solves
+//	                        cpu-lanes            other engines
+//	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.3·len(Params) forward solves
+//	reverse replay:         2.5                  4 forward solves
 //
-// among the routes whose derivative programs the problem offers.
+// (the engine the fit's solves run on, gradsolve.ChooseEngine) among the
+// routes whose derivative programs the problem offers.
 func (s *setup) resolveMode(mode router.Mode) error {
 	offers := s.prob.ProgramSet()
 	canFwd, canRev := offers.Has(ode.HasJVP), offers.Has(ode.HasVJP)
-	fwd := 1 + forwardColumnCost*float64(s.np)
-	rev := replayGradientCost
-	costs := fmt.Sprintf("estimated cost per update, in forward solves: forward sensitivities %.1f (%s), reverse replay %.1f (replay and gradient)", fwd, columns(s.np), rev)
+	col, rev, on := forwardColumnCost, replayGradientCost, ""
+	if ch, err := gradsolve.ChooseEngine(s.prob, s.n, &s.opts); err == nil {
+		if on = " on " + ch.Engine; ch.Engine == "cpu-lanes" {
+			col, rev = lanesForwardColumnCost, lanesReplayGradientCost
+		}
+	}
+	fwd := 1 + col*float64(s.np)
+	costs := fmt.Sprintf("estimated cost per update%s, in forward solves: forward sensitivities %.1f (%s), reverse replay %.1f (replay and gradient)", on, fwd, columns(s.np), rev)
 	switch mode {
 	case router.Auto, router.Forward, router.Reverse:
 	default:
