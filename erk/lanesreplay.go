@@ -437,9 +437,10 @@ func (lr *LaneReplayer) BindReverseRounds(r *ivp.ReverseRounds) bool {
 	return true
 }
 
-// ReverseRounds runs up to n rounds of the code BindReverseRounds built.
+// ReverseRounds runs up to n rounds of the code BindReverseRounds built
+// (fewer for a large code: roundBytes).
 func (lr *LaneReplayer) ReverseRounds(n int) {
-	lr.rrounds.SetRounds(n)
+	lr.rrounds.SetRounds(rounds(n, lr.rfused.size))
 	jit.Call16(lr.rfused.eval, (*[16]unsafe.Pointer)(unsafe.Pointer(&lr.rfargs)))
 	runtime.KeepAlive(lr.rfused)
 	runtime.KeepAlive(lr.regFiles)

@@ -38,6 +38,7 @@ type fusedReverse struct {
 	code         *jit.Code
 	eval, stored uintptr
 	coefs        []float64
+	size         int // bytes of code
 }
 
 // revSum emits Σ over row: k̄_j += (h·a_j)·v for every lane (revSums's
@@ -215,12 +216,12 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		if err != nil {
 			return nil
 		}
-		return &fusedReverse{code: code, eval: code.Addr(0), coefs: g.coefs}
+		return &fusedReverse{code: code, eval: code.Addr(0), coefs: g.coefs, size: len(a.B)}
 	}
 	offEval, offStored := emit(true), emit(false)
 	code, err := jit.NewCode(a.B)
 	if err != nil {
 		return nil
 	}
-	return &fusedReverse{code: code, eval: code.Addr(offEval), stored: code.Addr(offStored), coefs: g.coefs}
+	return &fusedReverse{code: code, eval: code.Addr(offEval), stored: code.Addr(offStored), coefs: g.coefs, size: len(a.B)}
 }
