@@ -142,15 +142,13 @@ const (
 )
 
 // solveRounds is Solve's loop with whole rounds in machine code (see
-// above): the lanes the code could not complete come back here and take
-// the Go loop's path, judge and prepare.
-func (d *LaneDriver) solveRounds() {
+// above), after Solve filled and prepared the lanes (any: some lane
+// holds a trajectory): the lanes the code could not complete come back
+// here and take the Go loop's path, judge and prepare.
+func (d *LaneDriver) solveRounds(any bool) {
 	r, L := d.rounds, len(d.lanes)
-	any := false
 	for l := range L {
-		d.lanes[l].live = d.fill(l)
-		any = d.prepare(l) || any
-		d.store(l)
+		d.store(l) // (Solve filled and prepared the lanes)
 	}
 	for any {
 		d.rs.Rounds(maxRounds)
