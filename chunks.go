@@ -1,0 +1,144 @@
+package gradsolve
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gradsolve/gradsolve/internal/memory"
+)
+
+// Solving an ensemble in chunks: more trajectories than memory holds at
+// once, or results a caller reduces as they come (a sum, a histogram, a
+// file written row by row) without keeping N of them.
+
+// EnsemblePart returns the trajectories [lo, hi) of a larger ensemble as
+// an Ensemble of hi − lo (the source of SolveChunks's inputs). For an
+// ensemble held in memory, Ensemble.Parts gives it; a caller with more
+// trajectories than memory builds each part on demand — a parameter
+// sweep evaluated for the rows asked, rows read from a file.
+type EnsemblePart func(lo, hi int) (*Ensemble, error)
+
+// Parts returns the EnsemblePart of e for problem prob: each part cuts
+// the per-trajectory rows of Y0, P, T0, T1 and (with SavePerTrajectory)
+// Save, and shares the rest. It does not check e: SolveChunks's solves
+// do, part by part.
+func (e *Ensemble) Parts(prob *Problem) EnsemblePart {
+	return func(lo, hi int) (*Ensemble, error) {
+		if lo < 0 || hi > e.N || lo >= hi {
+			return nil, fmt.Errorf("%w: Ensemble part [%d, %d) of %d trajectories", ErrInput, lo, hi, e.N)
+		}
+		rows := func(v []float64, width int) []float64 {
+			if width > 0 && len(v) == e.N*width && (e.N > 1 || len(v) != width) {
+				return v[lo*width : hi*width : hi*width]
+			}
+			return v // shared (or malformed: the solve says so)
+		}
+		p := &Ensemble{N: hi - lo, Y0: rows(e.Y0, prob.Dim), P: rows(e.P, prob.NumParams),
+			T0: rows(e.T0, 1), T1: rows(e.T1, 1), Save: e.Save, SavePerTrajectory: e.SavePerTrajectory}
+		if e.SavePerTrajectory && e.N > 0 && len(e.Save)%e.N == 0 {
+			k := len(e.Save) / e.N
+			p.Save = e.Save[lo*k : hi*k : hi*k]
+		}
+		return p, nil
+	}
+}
+
+// ChunkSize returns the number of trajectories per chunk SolveChunks
+// takes by default for n trajectories of prob with opts and k save
+// times each: as many as fit in a quarter of the memory available to
+// the process (MemAvailable, the cgroup's limit, GOMEMLIMIT), counting
+// each trajectory's results (Sizes.Footprint) and its inputs, and at
+// most n; where the available memory is not known, 65536.
+func ChunkSize(prob *Problem, n, k int, opts *Options) int {
+	if n < 1 {
+		return 1
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := Sizes{N: 1, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Workers: max(o.Workers, 0)}
+	if o.Sens != nil {
+		s.NS = len(o.Sens.Wrt)
+	}
+	one, err1 := s.Footprint()
+	s.N = 2
+	two, err2 := s.Footprint()
+	av := memory.Available()
+	if err1 != nil || err2 != nil || !av.Known {
+		return min(n, 1<<16)
+	}
+	// Per trajectory: its results, and its inputs (y0, p, the span and
+	// its save times).
+	per := two.Bytes - one.Bytes + uint64(8*(prob.Dim+prob.NumParams+2+k))
+	c := av.Bytes / 4 / max(per, 1)
+	return int(max(1, min(uint64(n), c)))
+}
+
+// SolveChunks solves n trajectories of prob in chunks of at most chunk
+// (0: ChunkSize's default, with the save times of the first part), in
+// order: each chunk's inputs come from part(lo, hi), and its Result (of
+// hi − lo trajectories, trajectory lo first) goes to yield before the
+// next chunk is solved. So at most one chunk's inputs and results are
+// held at a time, besides what yield keeps. Every trajectory's values —
+// final state, saved states, sensitivities, statistics, status — are
+// those one Solve of all n gives it, bit for bit, for any chunk size
+// and worker count: trajectories are solved independently of one
+// another, and every engine gives the bits of its reference. (A chunk
+// smaller than the lanes of the lane engines runs on their reference
+// engine, with the same bits.)
+//
+// It stops at the first error and returns it: a bad argument or part
+// (wrapping ErrInput, naming it), a solve's error (bad options or
+// inputs, ctx done), or yield's.
+func SolveChunks(ctx context.Context, prob *Problem, n, chunk int, part EnsemblePart, opts *Options, yield func(lo int, res *Result) error) error {
+	switch {
+	case prob == nil:
+		return fmt.Errorf("%w: SolveChunks: nil problem", ErrInput)
+	case n < 1:
+		return fmt.Errorf("%w: SolveChunks: n = %d trajectories: must be ≥ 1", ErrInput, n)
+	case chunk < 0:
+		return fmt.Errorf("%w: SolveChunks: chunk = %d: must be ≥ 1, or 0 for the default", ErrInput, chunk)
+	case part == nil || yield == nil:
+		return fmt.Errorf("%w: SolveChunks: nil part or yield", ErrInput)
+	}
+	size := chunk
+	if size == 0 {
+		first, err := part(0, 1)
+		if err != nil {
+			return err
+		}
+		size = ChunkSize(prob, n, first.saveTimes(), opts)
+	}
+	for lo := 0; lo < n; {
+		hi := min(n, lo+size)
+		ens, err := part(lo, hi)
+		if err != nil {
+			return err
+		}
+		if ens == nil || ens.N != hi-lo {
+			got := 0
+			if ens != nil {
+				got = ens.N
+			}
+			return fmt.Errorf("%w: SolveChunks: part(%d, %d) returned an Ensemble of N = %d, want %d", ErrInput, lo, hi, got, hi-lo)
+		}
+		res, err := Solve(ctx, prob, ens, opts)
+		if err != nil {
+			return fmt.Errorf("trajectories [%d, %d): %w", lo, hi, err)
+		}
+		if err := yield(lo, res); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// saveTimes returns the number of save times per trajectory of e.
+func (e *Ensemble) saveTimes() int {
+	if e.SavePerTrajectory && e.N > 0 {
+		return len(e.Save) / e.N
+	}
+	return len(e.Save)
+}
