@@ -189,3 +189,56 @@ func WriteFloat64File(path string, shape []int, data []float64) error {
 func WriteInt32File(path string, shape []int, data []int32) error {
 	return WriteFileAtomic(path, func(w io.Writer) error { return WriteInt32(w, shape, data) })
 }
+
+// Float64Writer writes a '<f8' .npy array whose shape is known up front
+// but whose values come in pieces (an ensemble solved chunk by chunk):
+// NewFloat64Writer writes the header, Append adds values in C order, and
+// Finish checks that the shape's count was written. The bytes are those
+// WriteFloat64 writes for the whole array, however the values are cut.
+type Float64Writer struct {
+	w         io.Writer
+	want, got int
+	buf       []byte
+}
+
+// NewFloat64Writer writes the header of a '<f8' array of shape to w and
+// returns the writer of its values.
+func NewFloat64Writer(w io.Writer, shape []int) (*Float64Writer, error) {
+	count, err := numElements(shape)
+	if err != nil {
+		return nil, fmt.Errorf("npy: NewFloat64Writer: %w", err)
+	}
+	if _, err := w.Write(encodeHeader("<f8", shape)); err != nil {
+		return nil, err
+	}
+	return &Float64Writer{w: w, want: count, buf: make([]byte, min(count*8, chunkBytes))}, nil
+}
+
+// Append writes the next len(data) values. It refuses values beyond the
+// shape's count, writing none of them.
+func (fw *Float64Writer) Append(data []float64) error {
+	if fw.got+len(data) > fw.want {
+		return fmt.Errorf("npy: Float64Writer: %d values past the %d of the shape", fw.got+len(data)-fw.want, fw.want)
+	}
+	for len(data) > 0 {
+		k := min(len(data), len(fw.buf)/8)
+		for i, v := range data[:k] {
+			binary.LittleEndian.PutUint64(fw.buf[8*i:], math.Float64bits(v))
+		}
+		if _, err := fw.w.Write(fw.buf[:8*k]); err != nil {
+			return err
+		}
+		fw.got += k
+		data = data[k:]
+	}
+	return nil
+}
+
+// Finish reports an error where fewer values than the shape's count
+// were written (the file would be truncated).
+func (fw *Float64Writer) Finish() error {
+	if fw.got != fw.want {
+		return fmt.Errorf("npy: Float64Writer: %d of the shape's %d values written", fw.got, fw.want)
+	}
+	return nil
+}
