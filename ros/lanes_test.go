@@ -552,3 +552,54 @@ func TestLaneCodeEstimate(t *testing.T) {
 			LaneCodeFits(method.Rodas5P, 16, 2, 8), LaneCodeFits(method.Rodas5P, 100, 0, 8), LaneCodeFits(method.Rodas5P, 3, 0, 6))
 	}
 }
+
+// BenchmarkLanesChainSens measures both methods with the sensitivities
+// to e and to x_15(t0) on 64 trajectories of the 16-state ring
+// (chainSrc; t to 0.1–0.3, rtol 1e-6, atol 1e-9): one at a time, and
+// in 4 and 8 lanes (the stages and the columns from memory; before
+// columnMemory these ran each lane on a scalar Solver): ns per
+// trajectory step.
+func BenchmarkLanesChainSens(b *testing.B) {
+	c := chainCase(b)
+	pr, n := c.pr, c.pr.Dim
+	const ns = 2
+	trs := make([]ivp.Trajectory, 64)
+	for i := range trs {
+		x := float64(i) / float64(len(trs))
+		y0 := make([]float64, n*(1+ns))
+		for d := range n {
+			y0[d] = 1 - 0.03*float64(d) + 0.1*x
+		}
+		y0[n*(1+ns)-1] = 1
+		trs[i] = ivp.Trajectory{T0: 0, T1: 0.1 + 0.2*x, Y0: y0, P: []float64{1 + x, 300 + 1000*x, 2}}
+	}
+	pg := pr.Programs()
+	w := [][]float64{{1, 0, 0}, {0, 0, 0}}
+	for _, tb := range method.AllRosenbrock() {
+		cfg := caseConfig(&c, tb, false)
+		cfg.MaxSteps = 1 << 20
+		cfg.NS, cfg.SensW, cfg.JVP, cfg.JVPJacY, cfg.JVPDfDt = ns, w, pg.JVP, pg.JVPJacY, pg.JVPDfDt
+		b.Run(tb.Name+"/scalar", func(b *testing.B) {
+			sv, _ := New(cfg)
+			lanetest.NewQueue(trs, n*(1+ns), 1, false).BenchScalar(b, sv.Solve)
+		})
+		for _, L := range []int{4, 8} {
+			b.Run(fmt.Sprintf("%s/lanes%d", tb.Name, L), func(b *testing.B) {
+				ls, err := NewLanes(cfg, L, pr.NumParams, LanePrograms{F: pg.FLanes, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+					JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if code, _ := ls.MachineCode(); !code {
+					b.Skip("no machine code here")
+				}
+				q := lanetest.NewQueue(trs, n*(1+ns), L, false)
+				for b.Loop() {
+					q.Reset()
+					ls.SolveLanes(q, nil)
+				}
+				q.ReportPerStep(b)
+			})
+		}
+	}
+}
