@@ -212,10 +212,72 @@ func TestLanesMatchScalar(t *testing.T) {
 	}
 }
 
+// chainSrc returns a stiff ring of n states (n even), a problem file:
+// x_0' = a·(x_{n−1}/2 − x_0) + e·cos(10t), then pairs — an even
+// component relaxing to the one before it, x_i' = a·(x_{i−1} − x_i) +
+// c·x_{i−1}², an odd one driven three times as hard as it decays,
+// x_i' = 3a·x_{i−1} − 4a·x_i − c·x_i·x_{i−1}, each less c·m·x_i with m
+// a weighted mean of the states (so that J's rows are full, and the
+// order of a row's sum shows in its bits). Once hγa > 1/2, W's
+// column of an even component has its largest entry in the next row,
+// so the LU exchanges rows at steps that are large enough; f_t ≠ 0 and,
+// for the column ∂/∂e, ∂_t of the tangent too; the quadratic terms make
+// M_c depend on S_c.
+func chainSrc(n int) string {
+	var src strings.Builder
+	fmt.Fprintf(&src, "name chain%d\nparam e = 1, a = 1000, c = 2\n", n)
+	for i := range n {
+		fmt.Fprintf(&src, "state x%d = %g\n", i, 1-0.03*float64(i))
+	}
+	src.WriteString("span 0 1\nlet m = (x0")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&src, " + %g*x%d", 1-0.05*float64(i), i)
+	}
+	fmt.Fprintf(&src, ")/%d\n", n)
+	fmt.Fprintf(&src, "x0' = a*(0.5*x%d - x0) + e*cos(10*t) - c*m*x0\n", n-1)
+	for i := 1; i < n; i++ {
+		if i%2 == 0 {
+			fmt.Fprintf(&src, "x%d' = a*(x%d - x%d) + c*x%d*x%d - c*m*x%d\n", i, i-1, i, i-1, i-1, i)
+		} else {
+			fmt.Fprintf(&src, "x%d' = 3*a*x%d - 4*a*x%d - c*x%d*x%d - c*m*x%d\n", i, i-1, i, i, i-1, i)
+		}
+	}
+	return src.String()
+}
+
+// chainCase is the ring of chainSrc with 16 states (above regMaxDim: its
+// stages, and its sensitivity columns', run from memory) and trajectories
+// with their own e, a, c, spans and save times.
+func chainCase(t testing.TB) rosCase {
+	const n = 16
+	pr := lanetest.Compiled(t, "chain16.ode", chainSrc(n))
+	var trs []ivp.Trajectory
+	for i := range 7 {
+		x := float64(i)
+		y0 := make([]float64, n)
+		for d := range y0 {
+			y0[d] = 1 - 0.03*float64(d) + 0.01*x
+		}
+		tr := ivp.Trajectory{T0: 0, T1: 0.1 + 0.03*x, Y0: y0, P: []float64{1 + 0.5*x, 300 + 200*x, 2 - 0.2*x}}
+		if i%2 == 0 {
+			tr.Save = []float64{0.01, 0.08}
+		}
+		if i == 3 {
+			tr.T1 = 20 // stopped by the step budget
+		}
+		trs = append(trs, tr)
+	}
+	return rosCase{name: "chain16", pr: pr, trs: trs, steps: 400, want: func(outs []ivp.Output) string {
+		return needStatuses(outs, ode.Success, ode.MaxStepsReached)
+	}}
+}
+
 // With forward sensitivities (a parameter column and an initial-value
 // column) every lane gets the scalar solver's bits too: the augmented
 // state, its save times, statistics and status, with the tangents for
-// all lanes at once (the tape's lane code) or lane by lane.
+// all lanes at once (the tape's lane code) or lane by lane, with the
+// stages (the state's and the columns') in registers or from memory —
+// the form of systems above regMaxDim components, which chain16 is.
 func TestLanesSensMatchScalar(t *testing.T) {
 	// ∂f/∂c = 1/(2·sqrt(c)) is +Inf at c = 0: the state stays finite,
 	// its sensitivity does not, and every attempt is rejected (the norm's
@@ -225,7 +287,7 @@ func TestLanesSensMatchScalar(t *testing.T) {
 	for i := range 6 {
 		sqTrs = append(sqTrs, ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{1, 0}, P: []float64{float64(i % 3)}})
 	}
-	cases := append(rosCases(t), rosCase{name: "sqrtp", pr: sq, trs: sqTrs})
+	cases := append(rosCases(t), rosCase{name: "sqrtp", pr: sq, trs: sqTrs}, chainCase(t))
 	for _, c := range cases {
 		pr := c.pr
 		if pr.NumParams == 0 {
@@ -240,6 +302,11 @@ func TestLanesSensMatchScalar(t *testing.T) {
 			y0[n+n+n-1] = 1
 			tr.Y0 = y0
 			trs = append(trs, tr)
+		}
+		big := n > regMaxDim
+		Ls := []int{1, 3, 4, 8}
+		if big {
+			Ls = []int{4, 8} // (L = 1, 3: each lane on a scalar Solver, as for the small systems)
 		}
 		for _, tb := range method.AllRosenbrock() {
 			for _, dense := range []bool{false, true} {
@@ -257,27 +324,41 @@ func TestLanesSensMatchScalar(t *testing.T) {
 				if c.name == "sqrtp" && (want.Outs[0].Status == ode.Success || want.Outs[1].Status != ode.Success) {
 					t.Fatalf("sqrtp %s: statuses %v, %v: want a failure where the sensitivity is not finite", tb.Name, want.Outs[0].Status, want.Outs[1].Status)
 				}
-				for _, L := range []int{1, 3, 8} {
-					for _, inLanes := range []bool{true, false} {
-						name := fmt.Sprintf("%s %s dense=%v L=%d lane forms %v", c.name, tb.Name, dense, L, inLanes)
-						var lp LanePrograms
-						if inLanes {
-							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
-								JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
+				if c.want != nil && tb == method.Rodas5P {
+					if d := c.want(want.Outs); d != "" {
+						t.Errorf("%s %s: the scalar solves do not test what they should: %s", c.name, tb.Name, d)
+					}
+				}
+				for _, L := range Ls {
+					code := L%ode.LaneWidth == 0 && jit.HasAVX2()
+					forms := []string{"registers", "memory"}
+					if big || !code {
+						forms = forms[1:] // one form
+					}
+					for _, form := range forms {
+						for _, inLanes := range []bool{true, false} {
+							name := fmt.Sprintf("%s %s dense=%v L=%d %s lane forms %v", c.name, tb.Name, dense, L, form, inLanes)
+							var lp LanePrograms
+							if inLanes {
+								lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+									JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
+							}
+							memoryStages = form == "memory"
+							ls, err := NewLanes(cfg, L, pr.NumParams, lp)
+							memoryStages = false
+							if err != nil {
+								t.Fatal(err)
+							}
+							if got, fused := ls.MachineCode(); got != code || fused {
+								t.Fatalf("%s: machine code %v, fused %v", name, got, fused)
+							}
+							if inLanes && code && (ls.lp.JVP == nil || ls.lp.JVPJacY == nil || ls.lp.JVPDfDt == nil) {
+								t.Errorf("%s: the tangents or M_c lane by lane", name)
+							}
+							got := lanetest.NewQueue(trs, 3*n, L, true)
+							ls.SolveLanes(got, nil)
+							got.Check(t, name, want)
 						}
-						ls, err := NewLanes(cfg, L, pr.NumParams, lp)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if code, fused := ls.MachineCode(); code != (L%ode.LaneWidth == 0 && jit.HasAVX2()) || fused {
-							t.Fatalf("%s: machine code %v, fused %v", name, code, fused)
-						}
-						if code, _ := ls.MachineCode(); inLanes && code && (ls.lp.JVP == nil || ls.lp.JVPJacY == nil || ls.lp.JVPDfDt == nil) {
-							t.Errorf("%s: the tangents or M_c lane by lane", name)
-						}
-						got := lanetest.NewQueue(trs, 3*n, L, true)
-						ls.SolveLanes(got, nil)
-						got.Check(t, name, want)
 					}
 				}
 			}
@@ -438,4 +519,87 @@ func BenchmarkLanesRobertsonSens(b *testing.B) {
 		}
 		q.ReportPerStep(b)
 	})
+}
+
+// laneCodeEstimate bounds the generated attempt's size from above, and
+// not by much where the bound matters (laneMaxCode, LaneCodeFits): for
+// both tableaus and both forms of the stages, with and without
+// sensitivity columns.
+func TestLaneCodeEstimate(t *testing.T) {
+	for _, tb := range method.AllRosenbrock() {
+		for _, dim := range []int{1, 3, 8, 12, 13, 20, 28} {
+			for _, ns := range []int{0, 2, 5} {
+				for _, mem := range []bool{false, true} {
+					memoryStages = mem
+					c, err := buildLaneCode(tb, dim, 2, ode.LaneWidth, ns, nil, 0)
+					memoryStages = false
+					if err != nil {
+						t.Fatal(err)
+					}
+					est := laneCodeEstimate(tb, dim, ns, ode.LaneWidth)
+					if est < c.size || c.size > 100<<10 && est > 2*c.size {
+						t.Errorf("%s Dim %d NS %d memory %v: %d bytes of code, estimated %d", tb.Name, dim, ns, mem, c.size, est)
+					}
+				}
+			}
+		}
+	}
+	// chain16's sensitivities run as machine code
+	// (TestLanesSensMatchScalar); the LU of 100 components alone would
+	// be some 76 MB on eight lanes.
+	if !LaneCodeFits(method.Rodas5P, 16, 2, 8) || LaneCodeFits(method.Rodas5P, 100, 0, 8) || LaneCodeFits(method.Rodas5P, 3, 0, 6) {
+		t.Errorf("LaneCodeFits: Rodas5P on 8 lanes: %v for Dim 16 with 2 columns, %v for Dim 100; %v on 6 lanes",
+			LaneCodeFits(method.Rodas5P, 16, 2, 8), LaneCodeFits(method.Rodas5P, 100, 0, 8), LaneCodeFits(method.Rodas5P, 3, 0, 6))
+	}
+}
+
+// BenchmarkLanesChainSens measures both methods with the sensitivities
+// to e and to x_15(t0) on 64 trajectories of the 16-state ring
+// (chainSrc; t to 0.1–0.3, rtol 1e-6, atol 1e-9): one at a time, and
+// in 4 and 8 lanes (the stages and the columns from memory; before
+// columnMemory these ran each lane on a scalar Solver): ns per
+// trajectory step.
+func BenchmarkLanesChainSens(b *testing.B) {
+	c := chainCase(b)
+	pr, n := c.pr, c.pr.Dim
+	const ns = 2
+	trs := make([]ivp.Trajectory, 64)
+	for i := range trs {
+		x := float64(i) / float64(len(trs))
+		y0 := make([]float64, n*(1+ns))
+		for d := range n {
+			y0[d] = 1 - 0.03*float64(d) + 0.1*x
+		}
+		y0[n*(1+ns)-1] = 1
+		trs[i] = ivp.Trajectory{T0: 0, T1: 0.1 + 0.2*x, Y0: y0, P: []float64{1 + x, 300 + 1000*x, 2}}
+	}
+	pg := pr.Programs()
+	w := [][]float64{{1, 0, 0}, {0, 0, 0}}
+	for _, tb := range method.AllRosenbrock() {
+		cfg := caseConfig(&c, tb, false)
+		cfg.MaxSteps = 1 << 20
+		cfg.NS, cfg.SensW, cfg.JVP, cfg.JVPJacY, cfg.JVPDfDt = ns, w, pg.JVP, pg.JVPJacY, pg.JVPDfDt
+		b.Run(tb.Name+"/scalar", func(b *testing.B) {
+			sv, _ := New(cfg)
+			lanetest.NewQueue(trs, n*(1+ns), 1, false).BenchScalar(b, sv.Solve)
+		})
+		for _, L := range []int{4, 8} {
+			b.Run(fmt.Sprintf("%s/lanes%d", tb.Name, L), func(b *testing.B) {
+				ls, err := NewLanes(cfg, L, pr.NumParams, LanePrograms{F: pg.FLanes, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+					JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if code, _ := ls.MachineCode(); !code {
+					b.Skip("no machine code here")
+				}
+				q := lanetest.NewQueue(trs, n*(1+ns), L, false)
+				for b.Loop() {
+					q.Reset()
+					ls.SolveLanes(q, nil)
+				}
+				q.ReportPerStep(b)
+			})
+		}
+	}
 }

@@ -17,9 +17,10 @@ import (
 // Where the processor has AVX2, an attempt — the completion of the
 // lanes' accepted steps (f0), W = I − hγJ, its LU factorisation with
 // partial pivoting, the solves of the stages (on registers, for systems
-// of up to regMaxDim components), the products with J, the stage
-// inputs, the proposal, the error vector and its norm, and with
-// sensitivities each column's stages — runs as straight-line code
+// of up to regMaxDim components, else from memory), the products with
+// J, the stage inputs, the proposal, the error vector and its norm, and
+// with sensitivities each column's stages (in the same form as the
+// state's: columnStage, columnMemory) — runs as straight-line code
 // generated for the tableau, the dimension and the lane count, one
 // instruction doing one value of four lanes. f is copied in at each
 // stage where it is lane code of one piece (ode.LaneKernel), else
@@ -46,10 +47,12 @@ import (
 // alone (TestLanesMatchScalar). Every array lives in one block (the
 // arena, laneLayout), addressed from one register.
 
-// laneMaxCode bounds the machine code of one attempt. The LU is unrolled,
-// so the code grows as Dim³ (Rodas5P on 3 components for eight lanes:
-// about 19 KB; on 12: about 0.5 MB); larger systems run lane by lane on
-// the scalar solver, which gives the same bits.
+// laneMaxCode bounds the machine code of one attempt (laneCodeEstimate).
+// The LU is unrolled, so the code grows as Dim³, and each sensitivity
+// column adds its stages (Rodas5P for eight lanes: about 29 KB on 3
+// components, 0.37 MB on 12, 0.7 MB on 16 and 1.2 MB on 16 with one
+// column); larger systems run lane by lane on the scalar solver, which
+// gives the same bits (LaneCodeFits).
 const laneMaxCode = 2 << 20
 
 // laneArray is an array of an arena: n values per lane, lane-major in
@@ -80,11 +83,14 @@ type laneLayout struct {
 	k, fs          []laneArray
 	// The sensitivity columns (ns of them): each one's increments
 	// l[c][i], stage input sIn[c], tangent at the stage input g[c]
-	// (from Go), M_c = ∂(J·S_c + J_p·w_c)/∂y (Dim×Dim) and its ∂_t.
+	// (from Go), M_c = ∂(J·S_c + J_p·w_c)/∂y (Dim×Dim) and its ∂_t;
+	// accL is the scratch of the columns' stages from memory
+	// (columnMemory: the scalar solver's accL).
 	ns          int
 	l           [][]laneArray
 	sIn, g, ftc []laneArray
 	mc          []laneArray
+	accL        laneArray
 	consts      int // the constants: one vector of W equal values each
 	size        int // values in all
 }
@@ -121,6 +127,9 @@ func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
 		lay.l = append(lay.l, lc)
 		lay.sIn, lay.g, lay.ftc = append(lay.sIn, arr(dim)), append(lay.g, arr(dim)), append(lay.ftc, arr(dim))
 		lay.mc = append(lay.mc, arr(dim*dim))
+	}
+	if ns > 0 {
+		lay.accL = arr(dim)
 	}
 	lay.p = arr(m)
 	if fileLen > 0 {
@@ -383,22 +392,46 @@ func (g *laneGen) solve(b laneArray) {
 // the nonzero weights; with base nil, the sum from +0 (the error
 // vector, which attempt clears first).
 func (g *laneGen) combine(dst laneArray, base *laneArray, w []float64) {
+	g.combineAt(dst, 0, base, 0, w, g.lay.k)
+}
+
+// combineAt is combine into values off… of dst, from values boff… of
+// base, of the increments v (a column's L_c): dst[off+d] = base[boff+d]
+// + Σ w_j·v_j[d].
+func (g *laneGen) combineAt(dst laneArray, off int, base *laneArray, boff int, w []float64, v []laneArray) {
 	lay := g.lay
 	for d := range lay.dim {
 		for grp := range lay.G {
 			if base != nil {
-				g.ld(0, g.of(*base, d, grp))
+				g.ld(0, g.of(*base, boff+d, grp))
 			} else {
 				g.zero(0)
 			}
 			for j, c := range w {
 				if c != 0 {
-					g.ld(1, g.of(lay.k[j], d, grp))
+					g.ld(1, g.of(v[j], d, grp))
 					g.opm(jit.OpMul, 1, 1, g.c(c))
 					g.op(jit.OpAdd, 0, 0, 1)
 				}
 			}
-			g.st(g.of(dst, d, grp), 0)
+			g.st(g.of(dst, off+d, grp), 0)
+		}
+	}
+}
+
+// matVec is matVec for every lane: dst = a·x, each row's sum from +0 in
+// the order of its columns.
+func (g *laneGen) matVec(dst, a, x laneArray) {
+	lay, n := g.lay, g.lay.dim
+	for r := range n {
+		for grp := range lay.G {
+			g.zero(0)
+			for j := range n {
+				g.ld(1, g.of(a, r*n+j, grp))
+				g.opm(jit.OpMul, 1, 1, g.of(x, j, grp))
+				g.op(jit.OpAdd, 0, 0, 1)
+			}
+			g.st(g.of(dst, r, grp), 0)
 		}
 	}
 }
@@ -435,18 +468,7 @@ func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
 				g.st(g.of(lay.acc, d, grp), 0)
 			}
 		}
-		// jv = J·acc (matVec: each row's sum from +0).
-		for r := range n {
-			for grp := range lay.G {
-				g.zero(0)
-				for j := range n {
-					g.ld(1, g.of(lay.jac, r*n+j, grp))
-					g.opm(jit.OpMul, 1, 1, g.of(lay.acc, j, grp))
-					g.op(jit.OpAdd, 0, 0, 1)
-				}
-				g.st(g.of(lay.jv, r, grp), 0)
-			}
-		}
+		g.matVec(lay.jv, lay.jac, lay.acc) // jv = J·acc
 	}
 	fs := lay.fs[i]
 	if i == 0 {
@@ -473,14 +495,95 @@ func (g *laneGen) increment(tb *method.Rosenbrock, i int) {
 	g.solve(lay.k[i])
 }
 
+// columnMemory is columnStage with the stages in memory (after
+// increment, for systems above regMaxDim components): genericStages's
+// column loop for every lane, array by array, with the operations and
+// the order of the scalar solver's. For each column c, with G_ci (the
+// tangent at the stage's input, from Go) in g[c]:
+//
+//	accL = ΣΓK + γ·K_i             (ΣΓK in acc; +0 where no Γ_ij is)
+//	jv   = M_c·accL                (matVec)
+//	L_ci = h·G_ci + h·jv
+//	accL = ΣΓL_c, jv = J·accL, L_ci += h·jv   (where some Γ_ij is not 0)
+//	L_ci += (h·h·d_i)·∂_t(tangent)            (where d_i ≠ 0)
+//
+// then W·L_ci = … by the stage's solve, and the column's next stage
+// input sIn[c] = S_c + Σ α·L_c (or its part of the proposal).
+func (g *laneGen) columnMemory(tb *method.Rosenbrock, i int) {
+	lay, n, s := g.lay, g.lay.dim, tb.Stages()
+	gam := tb.GammaOff[i]
+	anyG := anyNonzero(gam)
+	di := tb.D[i]
+	for c := range lay.ns {
+		lc := lay.l[c]
+		li := lc[i]
+		for d := range n {
+			for grp := range lay.G {
+				if anyG {
+					g.ld(0, g.of(lay.acc, d, grp))
+				} else {
+					g.zero(0)
+				}
+				g.ld(1, g.of(lay.k[i], d, grp))
+				g.opm(jit.OpMul, 1, 1, g.c(tb.Gamma)) // γ·K_i
+				g.op(jit.OpAdd, 0, 0, 1)
+				g.st(g.of(lay.accL, d, grp), 0)
+			}
+		}
+		g.matVec(lay.jv, lay.mc[c], lay.accL)
+		for d := range n {
+			for grp := range lay.G {
+				g.ld(2, g.h(grp))
+				g.opm(jit.OpMul, 0, 2, g.of(lay.g[c], d, grp)) // h·G
+				g.opm(jit.OpMul, 1, 2, g.of(lay.jv, d, grp))   // h·(M_c·accL)
+				g.op(jit.OpAdd, 0, 0, 1)
+				g.st(g.of(li, d, grp), 0)
+			}
+		}
+		if anyG {
+			for d := range n {
+				for grp := range lay.G {
+					g.gammaSum(0, gam, lc, d, grp)
+					g.st(g.of(lay.accL, d, grp), 0)
+				}
+			}
+			g.matVec(lay.jv, lay.jac, lay.accL)
+			for d := range n {
+				for grp := range lay.G {
+					g.ld(0, g.of(li, d, grp))
+					g.ld(2, g.h(grp))
+					g.opm(jit.OpMul, 1, 2, g.of(lay.jv, d, grp)) // h·(J·ΣΓL_c)
+					g.op(jit.OpAdd, 0, 0, 1)
+					g.st(g.of(li, d, grp), 0)
+				}
+			}
+		}
+		if di != 0 {
+			for d := range n {
+				for grp := range lay.G {
+					g.ld(2, g.h(grp))
+					g.op(jit.OpMul, 3, 2, 2)        // h² = h·h
+					g.opm(jit.OpMul, 3, 3, g.c(di)) // h²·d_i
+					g.opm(jit.OpMul, 1, 3, g.of(lay.ftc[c], d, grp))
+					g.ld(0, g.of(li, d, grp))
+					g.op(jit.OpAdd, 0, 0, 1)
+					g.st(g.of(li, d, grp), 0)
+				}
+			}
+		}
+		g.solve(li)
+		col := n * (1 + c) // the column's first value in y and y1
+		if i+1 < s {
+			g.combineAt(lay.sIn[c], 0, &lay.y, col, tb.Alpha[i+1], lc)
+		} else {
+			g.combineAt(lay.y1, col, &lay.y, col, tb.M, lc)
+		}
+	}
+}
+
 // regMaxDim is the largest system whose stages run in registers
 // (stageRegs): the increment's values of one group, and four more.
 const regMaxDim = 12
-
-// LaneSensMaxDim is the largest system whose forward sensitivities run
-// in lanes as machine code (their stages run in registers only); larger
-// ones run each lane on a scalar Solver.
-const LaneSensMaxDim = regMaxDim
 
 // The shared registers of stageRegs, after the increments' values.
 const (
@@ -809,9 +912,9 @@ func (g *laneGen) sumRegs(grps []int, dst laneArray, off int, base *laneArray, b
 	}
 }
 
-// memoryStages makes every system's stages run from memory (increment
-// and combine) as those above regMaxDim do: the tests set it to check
-// that form on small systems too.
+// memoryStages makes every system's stages run from memory (increment,
+// columnMemory and combine) as those above regMaxDim do: the tests set
+// it to check that form on small systems too.
 var memoryStages = false
 
 // laneKey identifies generated code: the tableau by the bits of its
@@ -838,10 +941,10 @@ var (
 // the processor has no AVX2, the code would pass laneMaxCode, or it
 // cannot be made executable.
 func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k *ode.LaneKernel) *laneCode {
-	if ns > 0 && (k != nil || dim > regMaxDim || memoryStages) {
-		return nil // columns: the stages in registers, with f and the tangents from Go
+	if ns > 0 && k != nil {
+		return nil // columns: f and the tangents from Go
 	}
-	est := laneCodeEstimate(tb, dim, L) * (1 + ns)
+	est := laneCodeEstimate(tb, dim, ns, L)
 	var body []byte
 	fileLen := 0
 	if k != nil {
@@ -871,14 +974,31 @@ func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k *ode.LaneKernel) *l
 	return c
 }
 
-// laneCodeEstimate returns an upper estimate of the code's size in
-// bytes: the LU's Dim³/3 eliminations and Dim³/2 exchanges, and each
-// stage's two solves' worth of products, at about 7 bytes an
-// instruction.
-func laneCodeEstimate(tb *method.Rosenbrock, dim, L int) int {
+// laneCodeEstimate returns an upper bound of the size in bytes of the
+// attempt code of tb for dim components, ns sensitivity columns and L
+// lanes, without f's body: per group of ode.LaneWidth lanes, 38·Dim³
+// for W and its LU (unrolled: Dim³/2 row exchanges and Dim³/3
+// eliminations, about 7.5 bytes an instruction), and for every stage,
+// for the state and for each column, 85 and 96·Dim² + 700 and 400·Dim
+// for the products with J (and M_c), the solve and the sums. The
+// coefficients lie a few percent above the code's measured sizes, both
+// forms, both tableaus, Dim 1–32, NS 0–5 (TestLaneCodeEstimate).
+func laneCodeEstimate(tb *method.Rosenbrock, dim, ns, L int) int {
 	n, s := dim, tb.Stages()
-	per := n*n*n + 3*n*n*n + s*(6*n*n+6*n*s) + 4*n*n
-	return 8 * per * (L / ode.LaneWidth)
+	per := 38*n*n*n + s*n*n*(85+96*ns) + s*n*(700+400*ns) + 2000
+	return per * (L / ode.LaneWidth)
+}
+
+// LaneCodeFits reports whether the lane attempt of tb for dim
+// components with ns forward-sensitivity columns on L lanes stays
+// within the bound on its generated code (laneMaxCode: 2 MiB; the LU is
+// unrolled, so the code grows as Dim³, and each column adds its stages).
+// Where it does (and the processor has AVX2, L a multiple of
+// ode.LaneWidth), LaneSolver's attempts run as machine code; beyond it
+// each lane runs on a scalar Solver, with the same bits, one trajectory
+// at a time.
+func LaneCodeFits(tb *method.Rosenbrock, dim, ns, L int) bool {
+	return L > 0 && L%ode.LaneWidth == 0 && dim > 0 && ns >= 0 && laneCodeEstimate(tb, dim, ns, L) <= laneMaxCode
 }
 
 // buildLaneCode generates the pieces of an attempt (laneCode), or with
@@ -915,6 +1035,9 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 			}
 		default:
 			g.increment(tb, i)
+			if ns > 0 {
+				g.columnMemory(tb, i)
+			}
 			if i+1 < s {
 				g.combine(lay.yt, &lay.y, tb.Alpha[i+1])
 			} else {

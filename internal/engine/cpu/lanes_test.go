@@ -70,7 +70,8 @@ func TestLanesServesAndPrefers(t *testing.T) {
 func TestROSLanesServesAndPrefers(t *testing.T) {
 	f := func(float64, []float64, []float64, []float64) {}
 	pr := &ode.Problem{Name: "s", Dim: 2, F: f, Programs: func() *ode.Programs { return &ode.Programs{F: f} }}
-	big := &ode.Problem{Name: "b", Dim: 13, F: f, Programs: pr.Programs}
+	big := &ode.Problem{Name: "b", Dim: 40, F: f, Programs: pr.Programs}
+	mid := &ode.Problem{Name: "m", Dim: 16, F: f, Programs: pr.Programs}
 	all := ode.HasFLanes | ode.HasJacY | ode.HasJVP | ode.HasJVPJacY
 	e := NewROSLanes("rl", 8, 1, true)
 	for _, c := range []struct {
@@ -83,7 +84,8 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
 		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
 		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", true, ""},
-		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "run in lanes up to 12"},
+		{"sensitivities of 16 components", engine.Request{Problem: mid, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 2, N: 100}, "", true, ""},
+		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "b has 40 components and 1 sensitivity column: the lane attempt of Rodas5P on 8 lanes would pass its bound on machine code"},
 		{"no lane f", engine.Request{Problem: pr, Offers: all &^ ode.HasFLanes, Method: method.Rosenbrock23, Job: engine.Forward, N: 100}, "", false, "no lane right-hand side"},
 		{"no Jacobian", engine.Request{Problem: pr, Offers: ode.HasFLanes, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "Jacobian program", false, ""},
 	} {

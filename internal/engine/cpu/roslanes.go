@@ -44,15 +44,20 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes, sensitivities of a system too large
-// for them to run in lanes (ros.LaneSensMaxDim), or a problem without a
-// lane right-hand side.
+// ensemble smaller than the lanes, sensitivities whose lane attempt
+// would pass the bound on its machine code (ros.LaneCodeFits: the LU
+// grows as Dim³, and each column adds its stages), or a problem without
+// a lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
 	case req.N > 0 && req.N < e.lanes:
 		return idleLanes(req.N, e.lanes)
-	case req.Job == engine.Sensitivities && req.Problem.Dim > ros.LaneSensMaxDim:
-		return fmt.Errorf("%s has %d components: the sensitivities of a Rosenbrock method run in lanes up to %d, beyond one trajectory at a time", req.Name(), req.Problem.Dim, ros.LaneSensMaxDim)
+	case req.Job == engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, req.NumSens, e.lanes):
+		cols := "columns"
+		if req.NumSens == 1 {
+			cols = "column"
+		}
+		return fmt.Errorf("%s has %d components and %d sensitivity %s: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.NumSens, cols, req.Method.MethodName(), e.lanes)
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}

@@ -1,0 +1,106 @@
+package gradsolve_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// ringSrc is a stiff ring of n states (n even) as a problem file, the
+// system of ros's lane tests (chainSrc): a forcing e·cos(10t), pairs of
+// an even component relaxing at rate a and an odd one driven at 3a and
+// decaying at 4a (so W's LU exchanges rows once hγa > 1/2), quadratic
+// couplings and a weighted mean m that fills J's rows.
+func ringSrc(n int) string {
+	var src strings.Builder
+	fmt.Fprintf(&src, "name ring%d\nparam e = 1, a = 1000, c = 2\n", n)
+	for i := range n {
+		fmt.Fprintf(&src, "state x%d = %g\n", i, 1-0.03*float64(i))
+	}
+	src.WriteString("span 0 0.2\nlet m = (x0")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&src, " + %g*x%d", 1-0.05*float64(i), i)
+	}
+	fmt.Fprintf(&src, ")/%d\n", n)
+	fmt.Fprintf(&src, "x0' = a*(0.5*x%d - x0) + e*cos(10*t) - c*m*x0\n", n-1)
+	for i := 1; i < n; i++ {
+		if i%2 == 0 {
+			fmt.Fprintf(&src, "x%d' = a*(x%d - x%d) + c*x%d*x%d - c*m*x%d\n", i, i-1, i, i-1, i-1, i)
+		} else {
+			fmt.Fprintf(&src, "x%d' = 3*a*x%d - 4*a*x%d - c*x%d*x%d - c*m*x%d\n", i, i-1, i, i, i-1, i)
+		}
+	}
+	return src.String()
+}
+
+// The forward sensitivities of a system above 12 components (16: the
+// lanes' stages and columns from memory) run on cpu-ros-lanes — the
+// router's choice as well as on request — and give cpu-ros's results
+// bit for bit: states, save times, sensitivities at both, statuses and
+// statistics, for both methods, re-stepped and dense save times. With
+// a third column the attempt's code would pass its bound on eight lanes
+// (ros.LaneCodeFits), and the router leaves the job to cpu-ros, saying
+// so.
+func TestRosSensLargeSystemInLanes(t *testing.T) {
+	pr := sourceProblem(t, "ring16", ringSrc(16))
+	const n = 24
+	p := make([]float64, 0, 3*n)
+	t1 := make([]float64, n)
+	for i := range n {
+		x := float64(i)
+		p = append(p, 1+0.1*x, 300+50*x, 2-0.05*x)
+		t1[i] = 0.1 + 0.01*x
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: t1, Save: []float64{0.01, 0.05}}
+	sens := &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.InitialValue(15)}}
+	for _, tb := range method.AllRosenbrock() {
+		for _, dense := range []bool{false, true} {
+			var res []*gradsolve.Result
+			for _, e := range []string{"cpu-ros", "cpu-ros-lanes", ""} {
+				o := gradsolve.Options{Method: tb, RTol: 1e-6, ATol: 1e-9, DenseSave: dense, Engine: e, Sens: sens, Workers: 2}
+				r, err := gradsolve.Solve(t.Context(), pr, ens, &o)
+				if err != nil {
+					if e == "cpu-ros-lanes" {
+						t.Skipf("%s: %v", e, err)
+					}
+					t.Fatal(err)
+				}
+				if want := map[string]string{"": "cpu-ros-lanes"}[e]; e != "" && r.Engine != e || e == "" && r.Engine != want {
+					t.Fatalf("%s %s: ran on %s (%s), want %s", tb.Name, e, r.Engine, r.EngineReason, e+want)
+				}
+				res = append(res, r)
+			}
+			ref := res[0]
+			for _, r := range ref.Status {
+				if r != gradsolve.Success {
+					t.Fatalf("%s: a trajectory ends with %v", tb.Name, r)
+				}
+			}
+			for _, r := range res[1:] {
+				name := fmt.Sprintf("%s dense=%v %s against cpu-ros", tb.Name, dense, r.Engine)
+				testutil.CheckBits(t, name+": Y", r.Y, ref.Y)
+				testutil.CheckBits(t, name+": Saved", r.Saved, ref.Saved)
+				testutil.CheckBits(t, name+": S", r.S, ref.S)
+				testutil.CheckBits(t, name+": SavedS", r.SavedS, ref.SavedS)
+				testutil.CheckBits(t, name+": T", r.T, ref.T)
+				for i := range ref.Stats {
+					if r.Stats[i] != ref.Stats[i] || r.Status[i] != ref.Status[i] {
+						t.Errorf("%s: trajectory %d: %v %+v, want %v %+v", name, i, r.Status[i], r.Stats[i], ref.Status[i], ref.Stats[i])
+					}
+				}
+			}
+		}
+	}
+	o := gradsolve.Options{Method: method.Rodas5P, Sens: &gradsolve.Sensitivity{Wrt: append(sens.Wrt, gradsolve.Param(1))}}
+	r, err := gradsolve.Solve(t.Context(), pr, ens, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Engine != "cpu-ros" || !strings.Contains(r.EngineReason, "bound on machine code") {
+		t.Errorf("3 columns: ran on %s (%s), want cpu-ros, for the bound on machine code", r.Engine, r.EngineReason)
+	}
+}
