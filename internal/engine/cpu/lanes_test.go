@@ -86,6 +86,8 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", true, ""},
 		{"sensitivities of 16 components", engine.Request{Problem: mid, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 2, N: 100}, "", true, ""},
 		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "b has 40 components and 1 sensitivity column: the lane attempt of Rodas5P on 8 lanes would pass its bound on machine code"},
+		{"a forward solve of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "", false, "b has 40 components: the lane attempt of Rodas5P on 8 lanes would pass its bound on machine code"},
+		{"a forward solve of 16 components", engine.Request{Problem: mid, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "", true, ""},
 		{"no lane f", engine.Request{Problem: pr, Offers: all &^ ode.HasFLanes, Method: method.Rosenbrock23, Job: engine.Forward, N: 100}, "", false, "no lane right-hand side"},
 		{"no Jacobian", engine.Request{Problem: pr, Offers: ode.HasFLanes, Method: method.Rodas5P, Job: engine.Forward, N: 100}, "Jacobian program", false, ""},
 	} {

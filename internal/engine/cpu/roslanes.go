@@ -44,10 +44,10 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes, sensitivities whose lane attempt
-// would pass the bound on its machine code (ros.LaneCodeFits: the LU
-// grows as Dim³, and each column adds its stages), or a problem without
-// a lane right-hand side.
+// ensemble smaller than the lanes, a system whose lane attempt (with
+// its sensitivity columns, if any) would pass the bound on its machine
+// code (ros.LaneCodeFits: the LU grows as Dim³, and each column adds its
+// stages), or a problem without a lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
 	case req.N > 0 && req.N < e.lanes:
@@ -58,6 +58,8 @@ func (e ROSLanes) Prefers(req *engine.Request) error {
 			cols = "column"
 		}
 		return fmt.Errorf("%s has %d components and %d sensitivity %s: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.NumSens, cols, req.Method.MethodName(), e.lanes)
+	case req.Job != engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, 0, e.lanes):
+		return fmt.Errorf("%s has %d components: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.Method.MethodName(), e.lanes)
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
