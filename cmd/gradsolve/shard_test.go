@@ -15,6 +15,19 @@ import (
 	"github.com/gradsolve/gradsolve/npy"
 )
 
+// clusterVars are the variables that make a run a shard without
+// --shard.
+var clusterVars = []string{"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX"}
+
+// unsetClusterVars unsets them, so that "go test" run in a task of a
+// job array solves the tests' whole ensembles (the tests that want a
+// shard from the environment set the variables themselves).
+func unsetClusterVars() {
+	for _, k := range clusterVars {
+		os.Unsetenv(k)
+	}
+}
+
 // The shards' rows are contiguous, in order, cover 0…n−1, differ in
 // size by one at most, and are computed without overflow for any n.
 func TestShardRows(t *testing.T) {
@@ -261,7 +274,7 @@ func TestShardFromEnvironment(t *testing.T) {
 	} {
 		var dirs []string
 		for i := range 3 {
-			for _, k := range []string{"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX"} {
+			for _, k := range clusterVars {
 				t.Setenv(k, c.env[k])
 			}
 			if c.extra == nil {
