@@ -23,6 +23,7 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	unsetClusterVars() // a test run inside a job array is not sharded (shard_test.go)
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)

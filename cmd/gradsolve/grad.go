@@ -67,6 +67,7 @@ type gradFlags struct {
 	cot, cotFinal         string
 	wrt                   string
 	mode                  string
+	shard                 *shard // the run's shard (shard.go); nil: the whole ensemble
 }
 
 func addGradFlags(fs *flag.FlagSet, g *gradFlags) {
@@ -178,6 +179,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	g.take(d, d.a.Dims() == 3)
 	var fit gradsolve.FitData
 	if d.a.Dims() != 3 {
 		// Targets for the final states.
@@ -193,6 +195,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			g.take(w, false)
 			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
 				return nil, nil, err
 			}
@@ -210,6 +213,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		g.take(w, true)
 		shapes := [][]int{{n, k, dim}, {1, k, dim}, {k, dim}, {dim}}
 		if n == 1 {
 			shapes = slices.Delete(shapes, 1, 2)
@@ -224,6 +228,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		g.take(f, false)
 		if err := shapeErr(f, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
 			return nil, nil, err
 		}
@@ -234,6 +239,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			g.take(w, false)
 			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
 				return nil, nil, err
 			}
@@ -250,6 +256,7 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	g.take(c, c.a.Dims() == 3)
 	var cot gradsolve.Cotangents
 	var states []string
 	if c.a.Dims() != 3 {
@@ -271,6 +278,7 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			g.take(f, false)
 			if err := shapeErr(f, "(n × states)", []int{n, dim}); err != nil {
 				return nil, nil, err
 			}
@@ -333,7 +341,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	loss, lossStates, err := gradLoss(gf, n, dim, k)
 	if err != nil {
-		return err
+		return j.shardNote(err)
 	}
 	opts, bar := j.options(stderr)
 	opts.Mode = j.mode
@@ -369,7 +377,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := j.out.writeNpy(ctx, "grad_y0.npy", []int{n, len(yIdx)}, gy); err != nil {
 			return err
 		}
-		err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, func(st *stats) {
+		extra, err := j.shardOutputs(ctx, res, func(st *stats) {
 			st.Loss = &lossValue
 			st.Mode, st.Reason = g.Decision.Mode.String(), flagTerms(g.Decision.Reason)
 			st.gradStats = gs
@@ -383,9 +391,13 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		if err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, extra); err != nil {
+			return err
+		}
 	}
 	if !fl.quietly {
 		report(stdout, pr, in, res)
+		j.reportShard(stdout)
 		fmt.Fprintf(stdout, "  loss %.10g (%s states); gradient by %s mode in %v", lossValue, strings.Join(lossStates, " and "), g.Decision.Mode, g.Elapsed.Round(1000))
 		if res.NS > 0 {
 			fmt.Fprintf(stdout, ", %d sensitivity columns", res.NS)

@@ -6,6 +6,7 @@
 //	gradsolve solve [FILE.ode] [flags]   solve an ensemble of a problem file
 //	                                     or of a built-in system
 //	gradsolve grad [FILE.ode] [flags]    gradient of a loss of the final or saved states
+//	gradsolve merge --out DIR SHARDDIR…  put the shards of a solve or grad together
 //	gradsolve fit FILE.ode [flags]       fit parameters and initial values to data
 //	gradsolve gen FILE.ode [flags]       write the problem as Go source
 //	gradsolve halo [flags]               the stellar-orbit application
@@ -120,6 +121,7 @@ commands:
   solve   solve an ensemble of a problem file (FILE.ode) or a built-in system,
           report steps and time, write NumPy files with --out DIR
   grad    gradient of a loss of the final or saved states (reverse replay or forward sensitivities)
+  merge   put the output directories of a sharded solve or grad (--shard I/N) together
   fit     fit parameters and initial values to data (shared, per trajectory or per group)
   gen     write a problem file's right-hand side and derivatives as Go source
   halo    stellar orbits in a flattened halo, with sensitivities and an accuracy check
@@ -144,6 +146,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return gradCmd(ctx, args[1:], stdout, stderr)
 	case "fit":
 		return fitCmd(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(ctx, args[1:], stdout, stderr)
 	case "halo":
 		return haloCmd(ctx, args[1:], stdout, stderr)
 	case "precession":

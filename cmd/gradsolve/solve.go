@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -61,9 +62,10 @@ type solveFlags struct {
 	progress, quietly bool
 	dense             bool
 	maxSteps          int
-	sens              string    // solve: sensitivity columns
-	sensErrorTest     bool      // solve: sensitivities in the error norm
-	grad              gradFlags // grad: the loss, the columns, the mode (grad.go)
+	sens              string     // solve: sensitivity columns
+	sensErrorTest     bool       // solve: sensitivities in the error norm
+	grad              gradFlags  // grad: the loss, the columns, the mode (grad.go)
+	shard             shardFlags // solve, grad: --shard, --shards (shard.go)
 }
 
 func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) {
@@ -92,8 +94,10 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 		fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
 		fs.BoolVar(&f.sensErrorTest, "sens-error-test", false, "put the sensitivities in the error norm, so they too meet --rtol and --atol (the mesh then differs from a solve without --sens; explicit methods only)")
+		addShardFlags(fs, &f.shard)
 	case "grad":
 		addGradFlags(fs, &f.grad)
+		addShardFlags(fs, &f.shard)
 	}
 	return fs, f
 }
@@ -129,6 +133,7 @@ type job struct {
 	in        *inputs
 	fl        *solveFlags
 	out       *outSet // --out, or nil
+	shard     *shard  // --shard or the cluster's variables; nil: the whole ensemble
 	wallStart time.Time
 }
 
@@ -239,8 +244,22 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 			fl.ref = 1000
 		}
 	}
-	if j.in, err = buildEnsemble(j.pr, fl, j.builtin, j.checkSize); err != nil {
+	if j.shard, err = resolveShard(fl.shard, os.Getenv); err != nil {
 		return nil, err
+	}
+	check := j.checkSize
+	if j.shard != nil {
+		check = j.shardCheck
+		if len(pos) == 1 {
+			j.shard.problem = pos[0]
+		}
+		fl.grad.shard = j.shard
+	}
+	if j.in, err = buildEnsemble(j.pr, fl, j.builtin, check); err != nil {
+		return nil, err
+	}
+	if s := j.shard; s != nil {
+		j.in.ens = sliceEnsemble(j.in.ens, j.pr.Dim, j.pr.NumParams, s.Lo, s.Hi)
 	}
 	if fl.out != "" {
 		if j.out, err = openOutSet(fl.out, "--out"); err != nil {
@@ -355,12 +374,17 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		if err := writeOutputs(ctx, j.out, pr, in, res, rhs, wallStart, nil); err != nil {
+		extra, err := j.shardOutputs(ctx, res, nil)
+		if err != nil {
+			return err
+		}
+		if err := writeOutputs(ctx, j.out, pr, in, res, rhs, wallStart, extra); err != nil {
 			return err
 		}
 	}
 	if !fl.quietly {
 		report(stdout, pr, in, res)
+		j.reportShard(stdout)
 		if fl.out != "" {
 			fmt.Fprintf(stdout, "  wrote %s\n", fl.out)
 		}
