@@ -247,7 +247,9 @@ func subEnsemble(prob *Problem, ens *Ensemble, idx []int) *Ensemble {
 	part := ens.Parts(prob)
 	var out Ensemble
 	out.N = len(idx)
-	shared := func(v []float64, width int) bool { return width == 0 || len(v) != ens.N*width || ens.N == 1 && len(v) == width }
+	shared := func(v []float64, width int) bool {
+		return width == 0 || len(v) != ens.N*width || ens.N == 1 && len(v) == width
+	}
 	dim, m := prob.Dim, prob.NumParams
 	out.Y0, out.P, out.T0, out.T1 = ens.Y0, ens.P, ens.T0, ens.T1
 	if !shared(ens.Y0, dim) {

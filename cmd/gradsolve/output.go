@@ -47,6 +47,7 @@ var outputNames = []string{
 	"y_final.npy", "y_saved.npy", "status.npy", "params.npy",
 	"sens.npy", "sens_saved.npy", "grad_params.npy", "grad_y0.npy",
 	"shard.json", // a shard of solve or grad (shard.go)
+	"pilot.json", // solve --accuracy: the pilot study (accuracy.go)
 	// halo
 	"y0.npy", "errors.npy", "orbits.png", "errors.png",
 	// precession (also params.npy, y_final.npy, errors.npy)

@@ -48,24 +48,26 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // solveFlags are the flags of "gradsolve solve".
 type solveFlags struct {
-	system            string
-	n                 int
-	params            multiFlag
-	paramsFile, y0    string
-	t0, t1, saveat    string
-	method            string
-	engine            string
-	rtol, atol        float64
-	workers           int
-	ref               int // solve: --ref (grad has none: 0)
-	out               string
-	progress, quietly bool
-	dense             bool
-	maxSteps          int
-	sens              string     // solve: sensitivity columns
-	sensErrorTest     bool       // solve: sensitivities in the error norm
-	grad              gradFlags  // grad: the loss, the columns, the mode (grad.go)
-	shard             shardFlags // solve, grad: --shard, --shards (shard.go)
+	system             string
+	n                  int
+	params             multiFlag
+	paramsFile, y0     string
+	t0, t1, saveat     string
+	method             string
+	engine             string
+	rtol, atol         float64
+	workers            int
+	ref                int // solve: --ref (grad has none: 0)
+	out                string
+	progress, quietly  bool
+	dense              bool
+	maxSteps           int
+	sens               string     // solve: sensitivity columns
+	sensErrorTest      bool       // solve: sensitivities in the error norm
+	accuracy, quantile float64    // solve: --accuracy EPS, --quantile Q (accuracy.go)
+	pilot              int        // solve: --pilot N
+	grad               gradFlags  // grad: the loss, the columns, the mode (grad.go)
+	shard              shardFlags // solve, grad: --shard, --shards (shard.go)
 }
 
 func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) {
@@ -94,6 +96,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 		fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
 		fs.StringVar(&f.sens, "sens", "", "forward sensitivities: comma-separated parameter names, 'all' (every parameter), 'y0' (every initial value) or 'y0.NAME'; writes sens.npy (n×dim×m) and sens_saved.npy")
 		fs.BoolVar(&f.sensErrorTest, "sens-error-test", false, "put the sensitivities in the error norm, so they too meet --rtol and --atol (the mesh then differs from a solve without --sens; explicit methods only)")
+		addAccuracyFlags(fs, f)
 		addShardFlags(fs, &f.shard)
 	case "grad":
 		addGradFlags(fs, &f.grad)
@@ -247,6 +250,9 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	if j.shard, err = resolveShard(fl.shard, os.Getenv); err != nil {
 		return nil, err
 	}
+	if err := checkAccuracyFlags(fl, j.shard != nil); err != nil {
+		return nil, err
+	}
 	check := j.checkSize
 	if j.shard != nil {
 		check = j.shardCheck
@@ -360,6 +366,11 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl, rhs, wallStart := j.pr, j.in, j.fl, j.rhs, j.wallStart
 	opts, bar := j.options(stderr)
+	if fl.accuracy > 0 {
+		if err := j.chooseTolerances(ctx, opts, stdout); err != nil {
+			return err
+		}
+	}
 	if j.wrt != nil {
 		opts.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: fl.sensErrorTest}
 	}
