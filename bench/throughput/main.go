@@ -6,6 +6,7 @@
 //
 //	go run ./bench/throughput [-problems lorenz,halo-sens,robertson]
 //	    [-max 1e6] [-workers 1,all] [-budget 2s] [-out DIR]
+//	go run ./bench/throughput -from-csv A.csv,B.csv -out DIR   (redraw)
 //
 // The problems (the problem files of examples/, each trajectory with
 // its own parameter, swept over a range):
@@ -127,7 +128,25 @@ func main() {
 	budget := flag.Duration("budget", 2*time.Second, "time each point repeats its solve for")
 	out := flag.String("out", "", "directory for throughput.csv and throughput.png (none: stdout only)")
 	pointF := flag.String("point", "", "internal: measure one point, PROBLEM,N,WORKERS, and print it as JSON")
+	fromF := flag.String("from-csv", "", "redraw from throughput.csv files (comma-separated) into -out, measuring nothing")
 	flag.Parse()
+	if *fromF != "" {
+		if *out == "" {
+			fatalf("-from-csv needs -out")
+		}
+		var pts []point
+		for _, f := range strings.Split(*fromF, ",") {
+			p, err := readCSV(f)
+			if err != nil {
+				fatalf("%v", err)
+			}
+			pts = append(pts, p...)
+		}
+		if err := write(*out, pts); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 	if *pointF != "" {
 		if err := measure(*pointF, *budget); err != nil {
 			fatalf("%v", err)
@@ -293,6 +312,42 @@ func write(dir string, pts []point) error {
 	}
 	return plots.Lines(filepath.Join(dir, "throughput.png"), "Time per trajectory against ensemble size",
 		"trajectories n", "µs per trajectory (fastest repetition)", ss, &plots.Options{LogX: true, LogY: true, Markers: true})
+}
+
+// readCSV reads the points of a throughput.csv.
+func readCSV(path string) ([]point, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var pts []point
+	for i, r := range rows {
+		if i == 0 {
+			continue
+		}
+		if len(r) != 8 {
+			return nil, fmt.Errorf("%s: row %d has %d fields, want 8", path, i+1, len(r))
+		}
+		var p point
+		var errs [6]error
+		p.Problem, p.Engine = r[0], r[3]
+		p.N, errs[0] = strconv.Atoi(r[1])
+		p.Workers, errs[1] = strconv.Atoi(r[2])
+		p.Seconds, errs[2] = strconv.ParseFloat(r[4], 64)
+		p.Reps, errs[3] = strconv.Atoi(r[5])
+		p.UsTraj, errs[4] = strconv.ParseFloat(r[6], 64)
+		p.PeakMiB, errs[5] = strconv.ParseFloat(r[7], 64)
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, fmt.Errorf("%s: row %d: %w", path, i+1, err)
+		}
+		pts = append(pts, p)
+	}
+	return pts, nil
 }
 
 // repoRoot finds the module root (the directory holding go.mod and

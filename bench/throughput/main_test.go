@@ -43,6 +43,10 @@ func TestThroughputPieces(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "throughput.png")); err != nil {
 		t.Error(err)
 	}
+	back, err := readCSV(filepath.Join(dir, "throughput.csv"))
+	if err != nil || len(back) != 2 || back[1] != pts[1] {
+		t.Errorf("readCSV: %v %v", back, err)
+	}
 }
 
 // One point measured for real: a small Lorenz ensemble.
