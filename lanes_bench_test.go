@@ -238,6 +238,13 @@ func BenchmarkLanesStiff(b *testing.B) {
 			b.Fatal(err)
 		}
 		cot := gradsolve.Cotangents{Y: rec.Result.Y}
+		b.Run(e+"/replay", func(b *testing.B) { // as a fit's update replays before its gradient
+			for b.Loop() {
+				if _, err := rec.Replay(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(e+"/gradient", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := rec.Gradient(ctx, cot); err != nil {
