@@ -6,36 +6,10 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 )
-
-// ringSrc is a stiff ring of n states (n even) as a problem file, the
-// system of ros's lane tests (chainSrc): a forcing e·cos(10t), pairs of
-// an even component relaxing at rate a and an odd one driven at 3a and
-// decaying at 4a (so W's LU exchanges rows once hγa > 1/2), quadratic
-// couplings and a weighted mean m that fills J's rows.
-func ringSrc(n int) string {
-	var src strings.Builder
-	fmt.Fprintf(&src, "name ring%d\nparam e = 1, a = 1000, c = 2\n", n)
-	for i := range n {
-		fmt.Fprintf(&src, "state x%d = %g\n", i, 1-0.03*float64(i))
-	}
-	src.WriteString("span 0 0.2\nlet m = (x0")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&src, " + %g*x%d", 1-0.05*float64(i), i)
-	}
-	fmt.Fprintf(&src, ")/%d\n", n)
-	fmt.Fprintf(&src, "x0' = a*(0.5*x%d - x0) + e*cos(10*t) - c*m*x0\n", n-1)
-	for i := 1; i < n; i++ {
-		if i%2 == 0 {
-			fmt.Fprintf(&src, "x%d' = a*(x%d - x%d) + c*x%d*x%d - c*m*x%d\n", i, i-1, i, i-1, i-1, i)
-		} else {
-			fmt.Fprintf(&src, "x%d' = 3*a*x%d - 4*a*x%d - c*x%d*x%d - c*m*x%d\n", i, i-1, i, i, i-1, i)
-		}
-	}
-	return src.String()
-}
 
 // The forward sensitivities of a system above 12 components (16: the
 // lanes' stages and columns from memory) run on cpu-ros-lanes — the
@@ -46,7 +20,7 @@ func ringSrc(n int) string {
 // (ros.LaneCodeFits), and the router leaves the job to cpu-ros, saying
 // so.
 func TestRosSensLargeSystemInLanes(t *testing.T) {
-	pr := sourceProblem(t, "ring16", ringSrc(16))
+	pr := sourceProblem(t, "ring16", lanetest.StiffRing("ring16", 16, 0.2))
 	const n = 24
 	p := make([]float64, 0, 3*n)
 	t1 := make([]float64, n)

@@ -212,45 +212,12 @@ func TestLanesMatchScalar(t *testing.T) {
 	}
 }
 
-// chainSrc returns a stiff ring of n states (n even), a problem file:
-// x_0' = a·(x_{n−1}/2 − x_0) + e·cos(10t), then pairs — an even
-// component relaxing to the one before it, x_i' = a·(x_{i−1} − x_i) +
-// c·x_{i−1}², an odd one driven three times as hard as it decays,
-// x_i' = 3a·x_{i−1} − 4a·x_i − c·x_i·x_{i−1}, each less c·m·x_i with m
-// a weighted mean of the states (so that J's rows are full, and the
-// order of a row's sum shows in its bits). Once hγa > 1/2, W's
-// column of an even component has its largest entry in the next row,
-// so the LU exchanges rows at steps that are large enough; f_t ≠ 0 and,
-// for the column ∂/∂e, ∂_t of the tangent too; the quadratic terms make
-// M_c depend on S_c.
-func chainSrc(n int) string {
-	var src strings.Builder
-	fmt.Fprintf(&src, "name chain%d\nparam e = 1, a = 1000, c = 2\n", n)
-	for i := range n {
-		fmt.Fprintf(&src, "state x%d = %g\n", i, 1-0.03*float64(i))
-	}
-	src.WriteString("span 0 1\nlet m = (x0")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&src, " + %g*x%d", 1-0.05*float64(i), i)
-	}
-	fmt.Fprintf(&src, ")/%d\n", n)
-	fmt.Fprintf(&src, "x0' = a*(0.5*x%d - x0) + e*cos(10*t) - c*m*x0\n", n-1)
-	for i := 1; i < n; i++ {
-		if i%2 == 0 {
-			fmt.Fprintf(&src, "x%d' = a*(x%d - x%d) + c*x%d*x%d - c*m*x%d\n", i, i-1, i, i-1, i-1, i)
-		} else {
-			fmt.Fprintf(&src, "x%d' = 3*a*x%d - 4*a*x%d - c*x%d*x%d - c*m*x%d\n", i, i-1, i, i, i-1, i)
-		}
-	}
-	return src.String()
-}
-
 // chainCase is the ring of chainSrc with 16 states (above regMaxDim: its
 // stages, and its sensitivity columns', run from memory) and trajectories
 // with their own e, a, c, spans and save times.
 func chainCase(t testing.TB) rosCase {
 	const n = 16
-	pr := lanetest.Compiled(t, "chain16.ode", chainSrc(n))
+	pr := lanetest.Compiled(t, "chain16.ode", lanetest.StiffRing(fmt.Sprintf("chain%d", n), n, 1))
 	var trs []ivp.Trajectory
 	for i := range 7 {
 		x := float64(i)
