@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // Solving an ensemble in chunks: more trajectories than memory holds at
@@ -43,12 +44,20 @@ func (e *Ensemble) Parts(prob *Problem) EnsemblePart {
 	}
 }
 
+// ChunkBytes is the most memory ChunkSize's chunk takes. Past about
+// 10⁴ trajectories a chunk's own cost (starting the workers, choosing
+// the engine) no longer shows in the time per trajectory (the
+// throughput sweep of docs/benchmarks.md), so a larger chunk buys
+// nothing but memory.
+const ChunkBytes = 256 << 20
+
 // ChunkSize returns the number of trajectories per chunk SolveChunks
 // takes by default for n trajectories of prob with opts and k save
-// times each: as many as fit in a quarter of the memory available to
-// the process (MemAvailable, the cgroup's limit, GOMEMLIMIT), counting
-// each trajectory's results (Sizes.Footprint) and its inputs, and at
-// most n; where the available memory is not known, 65536.
+// times each: as many as fit in ChunkBytes, and in a quarter of the
+// memory available to the process (MemAvailable, the cgroup's limit,
+// GOMEMLIMIT), counting each trajectory's results (Sizes.Footprint) and
+// its inputs, and at most n; where the available memory is not known,
+// at most 65536.
 func ChunkSize(prob *Problem, n, k int, opts *Options) int {
 	if n < 1 {
 		return 1
@@ -71,7 +80,7 @@ func ChunkSize(prob *Problem, n, k int, opts *Options) int {
 	// Per trajectory: its results, and its inputs (y0, p, the span and
 	// its save times).
 	per := two.Bytes - one.Bytes + uint64(8*(prob.Dim+prob.NumParams+2+k))
-	c := av.Bytes / 4 / max(per, 1)
+	c := min(av.Bytes/4, ChunkBytes) / max(per, 1)
 	return int(max(1, min(uint64(n), c)))
 }
 
@@ -141,4 +150,88 @@ func (e *Ensemble) saveTimes() int {
 		return len(e.Save) / e.N
 	}
 	return len(e.Save)
+}
+
+// GradientChunks is LossGradient over n trajectories in chunks of at
+// most chunk (0: ChunkSize's default, with the first part's save
+// times, halved with a recording, whose size depends on the steps taken):
+// each chunk's inputs come from part(lo, hi); it is solved,
+// differentiated, and its Result and Gradient (of hi − lo
+// trajectories, trajectory lo first) go to yield before the next chunk
+// is solved, so at most one chunk's recording, results and gradient are
+// held at a time. It returns the loss, the sum over every chunk. Sum
+// the rows of Gradient.P in yield for parameters the trajectories
+// share.
+//
+// The route is decided once, for all n (GradientDecision), and every
+// chunk is differentiated by it; each Gradient's Decision is that one,
+// with the engine the chunk ran on. So every trajectory's gradient row,
+// result and status is the one LossGradient on all n gives it, bit for
+// bit, for any chunk size and worker count; the loss too, for a loss
+// that adds its terms one trajectory after another (SumSquaresChunks,
+// LeastSquaresChunks).
+//
+// It stops at the first error and returns it, as SolveChunks does.
+func GradientChunks(ctx context.Context, prob *Problem, n, chunk int, part EnsemblePart, opts *Options, loss ChunkLoss, yield func(lo int, res *Result, g *Gradient) error) (float64, error) {
+	switch {
+	case prob == nil:
+		return 0, fmt.Errorf("%w: GradientChunks: nil problem", ErrInput)
+	case n < 1:
+		return 0, fmt.Errorf("%w: GradientChunks: n = %d trajectories: must be ≥ 1", ErrInput, n)
+	case chunk < 0:
+		return 0, fmt.Errorf("%w: GradientChunks: chunk = %d: must be ≥ 1, or 0 for the default", ErrInput, chunk)
+	case part == nil || yield == nil || loss == nil:
+		return 0, fmt.Errorf("%w: GradientChunks: nil part, loss or yield", ErrInput)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	d, err := GradientDecision(prob, n, &o)
+	if err != nil {
+		return 0, err
+	}
+	o.Mode = d.Mode
+	size := chunk
+	if size == 0 {
+		first, err := part(0, 1)
+		if err != nil {
+			return 0, err
+		}
+		size = ChunkSize(prob, n, first.saveTimes(), &o)
+		if d.Mode == router.Reverse {
+			size = max(1, size/2)
+		}
+	}
+	var acc float64
+	for lo := 0; lo < n; {
+		hi := min(n, lo+size)
+		ens, err := part(lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		if ens == nil || ens.N != hi-lo {
+			got := 0
+			if ens != nil {
+				got = ens.N
+			}
+			return 0, fmt.Errorf("%w: GradientChunks: part(%d, %d) returned an Ensemble of N = %d, want %d", ErrInput, lo, hi, got, hi-lo)
+		}
+		var res *Result
+		chunkLoss := func(r *Result) (float64, Cotangents, error) {
+			res = r
+			return loss(lo, r, acc)
+		}
+		l, g, _, err := LossGradient(ctx, prob, ens, &o, chunkLoss)
+		if err != nil {
+			return 0, fmt.Errorf("trajectories [%d, %d): %w", lo, hi, err)
+		}
+		acc = l
+		g.Decision.Mode, g.Decision.Reason = d.Mode, d.Reason
+		if err := yield(lo, res, g); err != nil {
+			return 0, err
+		}
+		lo = hi
+	}
+	return acc, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/router"
 )
 
 // SolveChunks gives every trajectory the bits of one Solve of the whole
@@ -122,5 +124,81 @@ func TestSolveChunksErrors(t *testing.T) {
 	}
 	if c := gradsolve.ChunkSize(pr, 1e6, 0, nil); c < 1 || c > 1e6 {
 		t.Errorf("ChunkSize = %d", c)
+	}
+}
+
+// GradientChunks gives every trajectory the gradient row, result and
+// status of one LossGradient of the whole ensemble, bit for bit, and
+// the loss too: in both modes (reverse replay, forward sensitivities),
+// with a least-squares loss on final and saved states whose targets come
+// chunk by chunk, and with SumSquaresChunks, for chunk sizes from 1 to
+// more than n and one and two workers.
+func TestGradientChunksBits(t *testing.T) {
+	lorenz := exampleProblem(t, "lorenz")
+	const n, dim, k = 23, 3, 2
+	p, t1 := make([]float64, 0, 3*n), make([]float64, n)
+	final, saved := make([]float64, n*dim), make([]float64, n*k*dim)
+	for i := range n {
+		x := float64(i)
+		p = append(p, 10+0.4*x, 10, 8.0/3)
+		t1[i] = 0.6 + 0.01*x
+		for d := range dim {
+			final[i*dim+d] = math.Sin(x + float64(d))
+			for q := range k {
+				saved[(i*k+q)*dim+d] = math.Cos(x * float64(d+q))
+			}
+		}
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: t1, Save: []float64{0.2, 0.4}}
+	weights := []float64{1, 0.5, 2}
+	fit := gradsolve.FitData{Final: final, FinalWeights: weights, Saved: saved}
+	chunkFit := func(lo, hi int) (gradsolve.FitData, error) {
+		return gradsolve.FitData{Final: final[lo*dim : hi*dim], FinalWeights: weights, Saved: saved[lo*k*dim : hi*k*dim]}, nil
+	}
+	cases := []struct {
+		name  string
+		whole gradsolve.Loss
+		chunk gradsolve.ChunkLoss
+		mode  router.Mode
+	}{
+		{"lsq reverse", gradsolve.LeastSquaresFit(fit), gradsolve.LeastSquaresChunks(chunkFit), router.Reverse},
+		{"lsq forward", gradsolve.LeastSquaresFit(fit), gradsolve.LeastSquaresChunks(chunkFit), router.Forward},
+		{"sumsq auto", gradsolve.SumSquares(), gradsolve.SumSquaresChunks(), router.Auto},
+	}
+	for _, c := range cases {
+		o := gradsolve.Options{Method: method.Tsit5, Mode: c.mode}
+		wantL, want, _, err := gradsolve.LossGradient(context.Background(), lorenz, ens, &o, c.whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{1, 2} {
+			for _, chunk := range []int{1, 4, 8, n, 50, 0} {
+				o := o
+				o.Workers = workers
+				var gp, gy []float64
+				next := 0
+				l, err := gradsolve.GradientChunks(context.Background(), lorenz, n, chunk, ens.Parts(lorenz), &o, c.chunk, func(lo int, r *gradsolve.Result, g *gradsolve.Gradient) error {
+					if lo != next || r.N != len(g.P)/3 {
+						return fmt.Errorf("chunk at %d, want %d", lo, next)
+					}
+					if g.Decision.Mode != want.Decision.Mode {
+						return fmt.Errorf("chunk at %d differentiated by %v, the whole by %v", lo, g.Decision.Mode, want.Decision.Mode)
+					}
+					next = lo + r.N
+					gp, gy = append(gp, g.P...), append(gy, g.Y0...)
+					return nil
+				})
+				name := fmt.Sprintf("%s workers=%d chunk=%d", c.name, workers, chunk)
+				if err != nil || next != n {
+					t.Fatalf("%s: %v (%d trajectories)", name, err, next)
+				}
+				testutil.CheckBits(t, name+": P", gp, want.P)
+				testutil.CheckBits(t, name+": Y0", gy, want.Y0)
+				testutil.CheckBits(t, name+": loss", []float64{l}, []float64{wantL})
+			}
+		}
+	}
+	if _, err := gradsolve.GradientChunks(context.Background(), lorenz, n, 0, ens.Parts(lorenz), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "nil part, loss or yield") {
+		t.Errorf("nil loss: %v", err)
 	}
 }

@@ -147,3 +147,34 @@ func ExampleSolveChunks() {
 	// Output:
 	// mean z(0.1) over 100000 trajectories: 0.0451
 }
+
+// GradientChunks differentiates a loss over more trajectories than one
+// wants to record at once: each chunk is recorded, replayed and dropped,
+// and the rows of the gradient of the parameter every trajectory shares
+// are summed as they come.
+func ExampleGradientChunks() {
+	pr := systems.Lorenz() // parameters (σ, ρ, β)
+	const n = 20_000
+	part := func(lo, hi int) (*gradsolve.Ensemble, error) {
+		y0 := make([]float64, 0, 3*(hi-lo))
+		for i := lo; i < hi; i++ {
+			y0 = append(y0, 1+float64(i)/n, 0, 0) // x(0) from 1 to 2
+		}
+		return &gradsolve.Ensemble{N: hi - lo, Y0: y0, T0: []float64{0}, T1: []float64{0.1}}, nil
+	}
+	var dLdrho float64
+	loss, err := gradsolve.GradientChunks(context.Background(), pr, n, 5_000, part, nil, gradsolve.SumSquaresChunks(),
+		func(lo int, res *gradsolve.Result, g *gradsolve.Gradient) error {
+			for i := range res.N {
+				dLdrho += g.P[i*3+1] // ρ is shared: its gradient is the sum of the rows
+			}
+			return nil
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("L = %.6g, dL/dρ = %.6g\n", loss, dLdrho)
+	// Output:
+	// L = 189410, dL/dρ = 17448.3
+}

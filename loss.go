@@ -17,21 +17,39 @@ type Loss func(res *Result) (float64, Cotangents, error)
 // SumSquares returns the loss L = ½ Σ_i ‖y_i(t1)‖² over the final states
 // of the successful trajectories, whose cotangent is y_i(t1) itself.
 func SumSquares() Loss {
-	return func(res *Result) (float64, Cotangents, error) {
-		cot := Cotangents{Y: make([]float64, len(res.Y))}
-		var l float64
-		for i := range res.N {
-			if res.Status[i] != Success {
-				continue
-			}
-			for d, v := range res.Row(i) {
-				l += 0.5 * v * v
-				cot.Y[i*res.Dim+d] = v
-			}
-		}
-		return l, cot, nil
-	}
+	return func(res *Result) (float64, Cotangents, error) { return sumSquares(0, res, 0) }
 }
+
+// SumSquaresChunks is SumSquares for GradientChunks: the terms of each
+// chunk's trajectories are added to the sum before it, one after
+// another, so the loss has SumSquares's bits for any chunking.
+func SumSquaresChunks() ChunkLoss { return sumSquares }
+
+// sumSquares adds the terms of SumSquares for the trajectories of res
+// to acc.
+func sumSquares(_ int, res *Result, acc float64) (float64, Cotangents, error) {
+	cot := Cotangents{Y: make([]float64, len(res.Y))}
+	l := acc
+	for i := range res.N {
+		if res.Status[i] != Success {
+			continue
+		}
+		for d, v := range res.Row(i) {
+			l += 0.5 * v * v
+			cot.Y[i*res.Dim+d] = v
+		}
+	}
+	return l, cot, nil
+}
+
+// ChunkLoss is a loss that is a sum over the trajectories, evaluated
+// one chunk of them at a time (GradientChunks): given the result of the
+// chunk of trajectories lo, lo+1, … of the ensemble and acc, the sum of
+// the terms of the trajectories before it, it returns the sum with the
+// chunk's terms added, and the chunk's cotangents. A loss that adds its
+// terms one trajectory after another onto acc gives the same bits for
+// any chunking (SumSquaresChunks, LeastSquaresChunks).
+type ChunkLoss func(lo int, res *Result, acc float64) (float64, Cotangents, error)
 
 // LeastSquares returns the weighted least-squares loss against data for
 // the final states,
@@ -87,87 +105,112 @@ func LeastSquaresFit(fit FitData) Loss {
 // the saved states' in time order.
 func leastSquares(fn, finalName, finalWName, savedName, savedWName string, fit FitData) Loss {
 	return func(res *Result) (float64, Cotangents, error) {
-		n, dim, K := res.N, res.Dim, res.K
-		if fit.Final == nil && fit.Saved == nil {
-			return 0, Cotangents{}, inputErr("%s: neither %s nor %s is set: the loss has no terms", fn, finalName, savedName)
+		return lsqTerms(fn, finalName, finalWName, savedName, savedWName, fit, res, 0)
+	}
+}
+
+// LeastSquaresChunks is LeastSquaresFit for GradientChunks: data(lo,
+// hi) returns the targets and weights of the chunk's trajectories
+// [lo, hi) — arrays of hi − lo rows, or the shared forms FitData
+// allows — so that no array of the whole ensemble need exist. The terms
+// are added one trajectory after another onto the sum of the chunks
+// before, so the loss has LeastSquaresFit's bits for any chunking.
+func LeastSquaresChunks(data func(lo, hi int) (FitData, error)) ChunkLoss {
+	return func(lo int, res *Result, acc float64) (float64, Cotangents, error) {
+		if data == nil {
+			return 0, Cotangents{}, inputErr("LeastSquaresChunks: nil data")
+		}
+		fit, err := data(lo, lo+res.N)
+		if err != nil {
+			return 0, Cotangents{}, err
+		}
+		return lsqTerms("LeastSquaresChunks", "FitData.Final", "FitData.FinalWeights", "FitData.Saved", "FitData.SavedWeights", fit, res, acc)
+	}
+}
+
+// lsqTerms checks fit against res and adds the least-squares terms of
+// res's trajectories to acc.
+func lsqTerms(fn, finalName, finalWName, savedName, savedWName string, fit FitData, res *Result, acc float64) (float64, Cotangents, error) {
+	n, dim, K := res.N, res.Dim, res.K
+	if fit.Final == nil && fit.Saved == nil {
+		return 0, Cotangents{}, inputErr("%s: neither %s nor %s is set: the loss has no terms", fn, finalName, savedName)
+	}
+	if fit.Final != nil {
+		if err := checkFitArray(fn, finalName, fit.Final, false, []fitShape{{dim, "Dim"}, {n * dim, "N·Dim"}}); err != nil {
+			return 0, Cotangents{}, err
+		}
+	}
+	if fit.FinalWeights != nil {
+		if fit.Final == nil {
+			return 0, Cotangents{}, inputErr("%s: %s is set without %s", fn, finalWName, finalName)
+		}
+		if err := checkFitArray(fn, finalWName, fit.FinalWeights, true, []fitShape{{dim, "Dim"}, {n * dim, "N·Dim"}}); err != nil {
+			return 0, Cotangents{}, err
+		}
+	}
+	if fit.Saved != nil {
+		if K == 0 {
+			return 0, Cotangents{}, inputErr("%s: %s is set but the solve has no save times (Ensemble.Save)", fn, savedName)
+		}
+		if err := checkFitArray(fn, savedName, fit.Saved, false, []fitShape{{K * dim, "K·Dim"}, {n * K * dim, "N·K·Dim"}}); err != nil {
+			return 0, Cotangents{}, err
+		}
+	}
+	if fit.SavedWeights != nil {
+		if fit.Saved == nil {
+			return 0, Cotangents{}, inputErr("%s: %s is set without %s", fn, savedWName, savedName)
+		}
+		if err := checkFitArray(fn, savedWName, fit.SavedWeights, true, []fitShape{{dim, "Dim"}, {K * dim, "K·Dim"}, {n * K * dim, "N·K·Dim"}}); err != nil {
+			return 0, Cotangents{}, err
+		}
+	}
+	cot := Cotangents{Y: make([]float64, n*dim)}
+	if fit.Saved != nil {
+		cot.Saved = make([]float64, n*K*dim)
+	}
+	l := acc
+	for i := range n {
+		if res.Status[i] != Success {
+			continue
 		}
 		if fit.Final != nil {
-			if err := checkFitArray(fn, finalName, fit.Final, false, []fitShape{{dim, "Dim"}, {n * dim, "N·Dim"}}); err != nil {
-				return 0, Cotangents{}, err
-			}
-		}
-		if fit.FinalWeights != nil {
-			if fit.Final == nil {
-				return 0, Cotangents{}, inputErr("%s: %s is set without %s", fn, finalWName, finalName)
-			}
-			if err := checkFitArray(fn, finalWName, fit.FinalWeights, true, []fitShape{{dim, "Dim"}, {n * dim, "N·Dim"}}); err != nil {
-				return 0, Cotangents{}, err
+			di := pick(fit.Final, i, dim)
+			for d, v := range res.Row(i) {
+				w := 1.0
+				if fit.FinalWeights != nil {
+					w = pick(fit.FinalWeights, i, dim)[d]
+				}
+				r := v - di[d]
+				l += 0.5 * w * r * r
+				cot.Y[i*dim+d] = w * r
 			}
 		}
 		if fit.Saved != nil {
-			if K == 0 {
-				return 0, Cotangents{}, inputErr("%s: %s is set but the solve has no save times (Ensemble.Save)", fn, savedName)
+			si := pick(fit.Saved, i, K*dim)
+			var wi []float64
+			if fit.SavedWeights != nil && len(fit.SavedWeights) != dim {
+				wi = pick(fit.SavedWeights, i, K*dim)
 			}
-			if err := checkFitArray(fn, savedName, fit.Saved, false, []fitShape{{K * dim, "K·Dim"}, {n * K * dim, "N·K·Dim"}}); err != nil {
-				return 0, Cotangents{}, err
-			}
-		}
-		if fit.SavedWeights != nil {
-			if fit.Saved == nil {
-				return 0, Cotangents{}, inputErr("%s: %s is set without %s", fn, savedWName, savedName)
-			}
-			if err := checkFitArray(fn, savedWName, fit.SavedWeights, true, []fitShape{{dim, "Dim"}, {K * dim, "K·Dim"}, {n * K * dim, "N·K·Dim"}}); err != nil {
-				return 0, Cotangents{}, err
-			}
-		}
-		cot := Cotangents{Y: make([]float64, n*dim)}
-		if fit.Saved != nil {
-			cot.Saved = make([]float64, n*K*dim)
-		}
-		var l float64
-		for i := range n {
-			if res.Status[i] != Success {
-				continue
-			}
-			if fit.Final != nil {
-				di := pick(fit.Final, i, dim)
-				for d, v := range res.Row(i) {
+			for k := range K {
+				for d, v := range res.SavedRow(i, k) {
 					w := 1.0
-					if fit.FinalWeights != nil {
-						w = pick(fit.FinalWeights, i, dim)[d]
+					switch {
+					case wi != nil:
+						w = wi[k*dim+d]
+					case fit.SavedWeights != nil:
+						w = fit.SavedWeights[d]
 					}
-					r := v - di[d]
+					r := v - si[k*dim+d]
 					l += 0.5 * w * r * r
-					cot.Y[i*dim+d] = w * r
-				}
-			}
-			if fit.Saved != nil {
-				si := pick(fit.Saved, i, K*dim)
-				var wi []float64
-				if fit.SavedWeights != nil && len(fit.SavedWeights) != dim {
-					wi = pick(fit.SavedWeights, i, K*dim)
-				}
-				for k := range K {
-					for d, v := range res.SavedRow(i, k) {
-						w := 1.0
-						switch {
-						case wi != nil:
-							w = wi[k*dim+d]
-						case fit.SavedWeights != nil:
-							w = fit.SavedWeights[d]
-						}
-						r := v - si[k*dim+d]
-						l += 0.5 * w * r * r
-						cot.Saved[(i*K+k)*dim+d] = w * r
-					}
+					cot.Saved[(i*K+k)*dim+d] = w * r
 				}
 			}
 		}
-		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return 0, Cotangents{}, fmt.Errorf("gradsolve: %s: the loss is %g", fn, l)
-		}
-		return l, cot, nil
 	}
+	if math.IsNaN(l) || math.IsInf(l, 0) {
+		return 0, Cotangents{}, fmt.Errorf("gradsolve: %s: the loss is %g", fn, l)
+	}
+	return l, cot, nil
 }
 
 // fitShape is one allowed length of a FitData array and its name.

@@ -192,43 +192,80 @@ func WriteInt32File(path string, shape []int, data []int32) error {
 
 // Float64Writer writes a '<f8' .npy array whose shape is known up front
 // but whose values come in pieces (an ensemble solved chunk by chunk):
-// NewFloat64Writer writes the header, Append adds values in C order, and
-// Finish checks that the shape's count was written. The bytes are those
-// WriteFloat64 writes for the whole array, however the values are cut.
+// NewFloat64Writer writes the header, Append adds values in C order,
+// and Finish checks that the shape's count was written. The bytes are those WriteFloat64
+// writes for the whole array, however the values are cut.
 type Float64Writer struct {
-	w         io.Writer
-	want, got int
-	buf       []byte
+	elemWriter[float64]
 }
 
 // NewFloat64Writer writes the header of a '<f8' array of shape to w and
 // returns the writer of its values.
 func NewFloat64Writer(w io.Writer, shape []int) (*Float64Writer, error) {
-	count, err := numElements(shape)
+	ew, err := newElemWriter("NewFloat64Writer", "Float64Writer", w, "<f8", shape, 8, func(b []byte, v float64) {
+		binary.LittleEndian.PutUint64(b, math.Float64bits(v))
+	})
 	if err != nil {
-		return nil, fmt.Errorf("npy: NewFloat64Writer: %w", err)
-	}
-	if _, err := w.Write(encodeHeader("<f8", shape)); err != nil {
 		return nil, err
 	}
-	return &Float64Writer{w: w, want: count, buf: make([]byte, min(count*8, chunkBytes))}, nil
+	return &Float64Writer{ew}, nil
+}
+
+// Int32Writer writes a '<i4' array piece by piece, as Float64Writer
+// does a '<f8' one: the bytes are those WriteInt32 writes.
+type Int32Writer struct {
+	elemWriter[int32]
+}
+
+// NewInt32Writer writes the header of a '<i4' array of shape to w and
+// returns the writer of its values.
+func NewInt32Writer(w io.Writer, shape []int) (*Int32Writer, error) {
+	ew, err := newElemWriter("NewInt32Writer", "Int32Writer", w, "<i4", shape, 4, func(b []byte, v int32) {
+		binary.LittleEndian.PutUint32(b, uint32(v))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Int32Writer{ew}, nil
+}
+
+// elemWriter is the writer of an array's values, size bytes each,
+// encoded by put.
+type elemWriter[T any] struct {
+	name      string
+	w         io.Writer
+	want, got int
+	size      int
+	put       func([]byte, T)
+	buf       []byte
+}
+
+func newElemWriter[T any](fn, name string, w io.Writer, descr string, shape []int, size int, put func([]byte, T)) (elemWriter[T], error) {
+	count, err := numElements(shape)
+	if err != nil {
+		return elemWriter[T]{}, fmt.Errorf("npy: %s: %w", fn, err)
+	}
+	if _, err := w.Write(encodeHeader(descr, shape)); err != nil {
+		return elemWriter[T]{}, err
+	}
+	return elemWriter[T]{name: name, w: w, want: count, size: size, put: put, buf: make([]byte, min(count*size, chunkBytes))}, nil
 }
 
 // Append writes the next len(data) values. It refuses values beyond the
 // shape's count, writing none of them.
-func (fw *Float64Writer) Append(data []float64) error {
-	if fw.got+len(data) > fw.want {
-		return fmt.Errorf("npy: Float64Writer: %d values past the %d of the shape", fw.got+len(data)-fw.want, fw.want)
+func (ew *elemWriter[T]) Append(data []T) error {
+	if ew.got+len(data) > ew.want {
+		return fmt.Errorf("npy: %s: %d values past the %d of the shape", ew.name, ew.got+len(data)-ew.want, ew.want)
 	}
 	for len(data) > 0 {
-		k := min(len(data), len(fw.buf)/8)
+		k := min(len(data), len(ew.buf)/ew.size)
 		for i, v := range data[:k] {
-			binary.LittleEndian.PutUint64(fw.buf[8*i:], math.Float64bits(v))
+			ew.put(ew.buf[ew.size*i:], v)
 		}
-		if _, err := fw.w.Write(fw.buf[:8*k]); err != nil {
+		if _, err := ew.w.Write(ew.buf[:ew.size*k]); err != nil {
 			return err
 		}
-		fw.got += k
+		ew.got += k
 		data = data[k:]
 	}
 	return nil
@@ -236,9 +273,9 @@ func (fw *Float64Writer) Append(data []float64) error {
 
 // Finish reports an error where fewer values than the shape's count
 // were written (the file would be truncated).
-func (fw *Float64Writer) Finish() error {
-	if fw.got != fw.want {
-		return fmt.Errorf("npy: Float64Writer: %d of the shape's %d values written", fw.got, fw.want)
+func (ew *elemWriter[T]) Finish() error {
+	if ew.got != ew.want {
+		return fmt.Errorf("npy: %s: %d of the shape's %d values written", ew.name, ew.got, ew.want)
 	}
 	return nil
 }

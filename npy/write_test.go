@@ -55,3 +55,35 @@ func TestFloat64Writer(t *testing.T) {
 		t.Error("a negative dimension was accepted")
 	}
 }
+
+// Int32Writer writes WriteInt32's bytes however the values are cut.
+func TestInt32Writer(t *testing.T) {
+	data := make([]int32, 1000)
+	for i := range data {
+		data[i] = int32(i*7919 - 500000)
+	}
+	var want bytes.Buffer
+	if err := WriteInt32(&want, []int{1000}, data); err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range []int{1, 7, 1000} {
+		var got bytes.Buffer
+		iw, err := NewInt32Writer(&got, []int{1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < len(data); lo += piece {
+			if err := iw.Append(data[lo:min(len(data), lo+piece)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := iw.Finish(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("pieces of %d: %v, bytes equal %v", piece, err, bytes.Equal(got.Bytes(), want.Bytes()))
+		}
+	}
+	var b bytes.Buffer
+	iw, _ := NewInt32Writer(&b, []int{1})
+	if err := iw.Append([]int32{1, 2}); err == nil || !strings.Contains(err.Error(), "Int32Writer: 1 values past") {
+		t.Errorf("long: %v", err)
+	}
+}

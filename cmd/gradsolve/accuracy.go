@@ -46,7 +46,21 @@ func (j *job) chooseTolerances(ctx context.Context, opts *gradsolve.Options, std
 	if method, _, err := methodAndEngine(fl.method, fl.engine); err == nil {
 		po.Method = method
 	}
-	chosen, rep, err := gradsolve.ChooseOptions(ctx, j.pr, j.in.ens, &po, gradsolve.AccuracyTarget{Eps: fl.accuracy, Quantile: fl.quantile, Pilot: fl.pilot})
+	// The pilot's trajectories, evenly spaced as ChooseOptions spaces
+	// them, made alone: the ensemble itself may be too large to hold.
+	np := min(fl.pilot, j.in.n)
+	idx := make([]int, np)
+	for i := range idx {
+		idx[i] = int(int64(i) * int64(j.in.n) / int64(np))
+	}
+	sub, err := j.in.gather(idx)
+	if err != nil {
+		return err
+	}
+	chosen, rep, err := gradsolve.ChooseOptions(ctx, j.pr, sub, &po, gradsolve.AccuracyTarget{Eps: fl.accuracy, Quantile: fl.quantile, Pilot: np})
+	if rep != nil {
+		rep.Trajectories = idx
+	}
 	if rep != nil && !fl.quietly {
 		printPilot(stdout, rep)
 	}

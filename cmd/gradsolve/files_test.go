@@ -195,3 +195,12 @@ func TestCancelledRunWritesNothing(t *testing.T) {
 		t.Errorf("a cancelled run left %d files", len(entries))
 	}
 }
+
+// repeatRows returns row repeated n times.
+func repeatRows(row []float64, n int) []float64 {
+	out := make([]float64, 0, n*len(row))
+	for range n {
+		out = append(out, row...)
+	}
+	return out
+}

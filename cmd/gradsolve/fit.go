@@ -276,6 +276,9 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 	if nFromData {
 		j.in.nFrom = dataName
 	}
+	if _, err := j.in.whole(); err != nil { // a fit holds its ensemble
+		return nil, err
+	}
 	data, err := load("data", ff.data)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/ode"
@@ -100,7 +101,7 @@ type gradStats struct {
 
 // gradLoss builds the loss the flags describe, for n trajectories of
 // dimension dim with k save times, and says which states it uses.
-func gradLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+func gradLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error) {
 	given := 0
 	for _, v := range []string{g.cot, g.loss, g.data} {
 		if v != "" {
@@ -125,7 +126,7 @@ func gradLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 		if g.loss != "sumsq" {
 			return nil, nil, fmt.Errorf("--loss %q: known losses: sumsq", g.loss)
 		}
-		return gradsolve.SumSquares(), []string{"final"}, nil
+		return gradsolve.SumSquaresChunks(), []string{"final"}, nil
 	case g.data != "":
 		return dataLoss(g, n, dim, k)
 	}
@@ -174,7 +175,7 @@ func pyShape(shape []int) string {
 }
 
 // dataLoss is the least-squares loss of --data and its companions.
-func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error) {
 	d, err := load("data", g.data)
 	if err != nil {
 		return nil, nil, err
@@ -201,7 +202,7 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			}
 			fit.FinalWeights = w.a.Data
 		}
-		return gradsolve.LeastSquaresFit(fit), []string{"final"}, nil
+		return fitChunks(fit, n, dim, k), []string{"final"}, nil
 	}
 	if err := savedShape(d, n, dim, k, true); err != nil {
 		return nil, nil, err
@@ -246,12 +247,12 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			fit.FinalWeights = w.a.Data
 		}
 	}
-	return gradsolve.LeastSquaresFit(fit), states, nil
+	return fitChunks(fit, n, dim, k), states, nil
 }
 
 // cotLoss is the linear loss of --cot (and --cot-final): L = Σ cot·y
 // over the successful trajectories, whose value is reported.
-func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
+func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error) {
 	c, err := load("cot", g.cot)
 	if err != nil {
 		return nil, nil, err
@@ -285,24 +286,50 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.Loss, []string, error) {
 			cot.Y, states = f.a.Data, []string{"final", "saved"}
 		}
 	}
-	loss := func(res *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
-		var v float64
-		for i := range n {
+	// The linear loss, its terms added trajectory after trajectory onto
+	// the chunks before (the bits of the whole run for any chunk).
+	loss := func(lo int, res *gradsolve.Result, acc float64) (float64, gradsolve.Cotangents, error) {
+		c := gradsolve.Cotangents{Y: rowsOf(cot.Y, lo, res.N, n, dim)}
+		if cot.Saved != nil {
+			c.Saved = rowsOf(cot.Saved, lo, res.N, n, k*dim)
+		}
+		v := acc
+		for i := range res.N {
 			if res.Status[i] != gradsolve.Success {
 				continue
 			}
 			for d, y := range res.Row(i) {
-				v += cot.Y[i*dim+d] * y
+				v += c.Y[i*dim+d] * y
 			}
-			for q := 0; cot.Saved != nil && q < k; q++ {
+			for q := 0; c.Saved != nil && q < k; q++ {
 				for d, y := range res.SavedRow(i, q) {
-					v += cot.Saved[(i*k+q)*dim+d] * y
+					v += c.Saved[(i*k+q)*dim+d] * y
 				}
 			}
 		}
-		return v, cot, nil
+		return v, c, nil
 	}
 	return loss, states, nil
+}
+
+// rowsOf returns the rows [lo, lo+count) of v when it holds one row of
+// width values per trajectory of the run's n, and v itself when it is
+// shared (fewer rows).
+func rowsOf(v []float64, lo, count, n, width int) []float64 {
+	if v == nil || n <= 1 || len(v) != n*width {
+		return v
+	}
+	return v[lo*width : (lo+count)*width : (lo+count)*width]
+}
+
+// fitChunks is the least-squares loss of fit, whose arrays are of the
+// run's n trajectories (or shared), chunk by chunk.
+func fitChunks(fit gradsolve.FitData, n, dim, k int) gradsolve.ChunkLoss {
+	return gradsolve.LeastSquaresChunks(func(lo, hi int) (gradsolve.FitData, error) {
+		c := hi - lo
+		return gradsolve.FitData{Final: rowsOf(fit.Final, lo, c, n, dim), FinalWeights: rowsOf(fit.FinalWeights, lo, c, n, dim),
+			Saved: rowsOf(fit.Saved, lo, c, n, k*dim), SavedWeights: rowsOf(fit.SavedWeights, lo, c, n, k*dim)}, nil
+	})
 }
 
 // columns returns the gradient's columns of one kind (parameters, or
@@ -334,11 +361,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer j.out.abort() // a failed run's staging directory (nothing after commit)
 	pr, in, fl, gf := j.pr, j.in, j.fl, &j.fl.grad
-	n, dim, m := in.ens.N, pr.Dim, pr.NumParams
-	k := len(in.ens.Save)
-	if in.ens.SavePerTrajectory {
-		k /= n
-	}
+	n, dim, m, k := in.n, pr.Dim, pr.NumParams, in.k
 	loss, lossStates, err := gradLoss(gf, n, dim, k)
 	if err != nil {
 		return j.shardNote(err)
@@ -349,21 +372,57 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if gf.wrt != "" {
 		opts.GradientWrt = wrt
 	}
-	// The result of the solve the loss saw: kept by a wrapper, since
-	// forward mode returns no recording.
-	var res *gradsolve.Result
-	seen := func(r *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
-		res = r
-		return loss(r)
-	}
-	lossValue, g, _, err := gradsolve.LossGradient(ctx, pr, in.ens, opts, seen)
-	bar.finish()
+	// The route is decided once, for the whole run, and every chunk is
+	// differentiated by it (the engine may differ by chunk, the bits
+	// not).
+	d, err := gradsolve.GradientDecision(pr, n, opts)
 	if err != nil {
 		return j.userError(err)
 	}
-	gp, pIdx := columns(g.P, n, m, wrt, false)
-	gy, yIdx := columns(g.Y0, n, dim, wrt, true)
-	gs := &gradStats{RouterEngine: g.Decision.Engine, SensColumns: res.NS, ParamColumns: []string{}, Y0Columns: []string{}, LossStates: lossStates}
+	opts.Mode = d.Mode
+	_, pIdx := columns(nil, 0, m, wrt, false)
+	_, yIdx := columns(nil, 0, dim, wrt, true)
+	more := []outFile{{"grad_params.npy", []int{n, len(pIdx)}}, {"grad_y0.npy", []int{n, len(yIdx)}}}
+	var (
+		lossValue float64
+		gradTime  time.Duration
+		first     *gradsolve.Gradient // the first chunk's: n = 1 prints it
+		ns        int
+	)
+	work := func(ctx context.Context, lo int, e *gradsolve.Ensemble, rw *rowWriters) (*gradsolve.Result, error) {
+		var res *gradsolve.Result
+		chunkLoss := func(r *gradsolve.Result) (float64, gradsolve.Cotangents, error) {
+			res = r
+			return loss(lo, r, lossValue)
+		}
+		l, g, _, err := gradsolve.LossGradient(ctx, pr, e, opts, chunkLoss)
+		if err != nil {
+			return nil, err
+		}
+		lossValue = l
+		gradTime += g.Elapsed
+		ns = res.NS
+		if first == nil {
+			first = g
+		}
+		if rw != nil {
+			gp, _ := columns(g.P, e.N, m, wrt, false)
+			gy, _ := columns(g.Y0, e.N, dim, wrt, true)
+			if err := rw.put("grad_params.npy", gp); err != nil {
+				return nil, err
+			}
+			if err := rw.put("grad_y0.npy", gy); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
+	}
+	sum, _, err := j.stream(ctx, &j.plan, opts, bar, 0, 0, more, work)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	gs := &gradStats{RouterEngine: d.Engine, SensColumns: ns, ParamColumns: []string{}, Y0Columns: []string{}, LossStates: lossStates}
 	for _, j := range pIdx {
 		gs.ParamColumns = append(gs.ParamColumns, wrtName(pr, gradsolve.Param(j)))
 	}
@@ -371,44 +430,38 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		gs.Y0Columns = append(gs.Y0Columns, wrtName(pr, gradsolve.InitialValue(i)))
 	}
 	if j.out != nil {
-		if err := j.out.writeNpy(ctx, "grad_params.npy", []int{n, len(pIdx)}, gp); err != nil {
-			return err
-		}
-		if err := j.out.writeNpy(ctx, "grad_y0.npy", []int{n, len(yIdx)}, gy); err != nil {
-			return err
-		}
-		extra, err := j.shardOutputs(ctx, res, func(st *stats) {
+		extra, err := j.shardOutputs(ctx, sum.first, func(st *stats) {
 			st.Loss = &lossValue
-			st.Mode, st.Reason = g.Decision.Mode.String(), flagTerms(g.Decision.Reason)
+			st.Mode, st.Reason = d.Mode.String(), flagTerms(d.Reason)
 			st.gradStats = gs
-			if g.Decision.Mode == router.Reverse {
-				st.RecordSeconds = res.Elapsed.Seconds()
-				st.GradientSeconds = g.Elapsed.Seconds()
+			if d.Mode == router.Reverse {
+				st.RecordSeconds = sum.elapsed.Seconds()
+				st.GradientSeconds = gradTime.Seconds()
 			} else {
-				st.GradientSeconds = res.Elapsed.Seconds() // the sensitivities are the gradient
+				st.GradientSeconds = sum.elapsed.Seconds() // the sensitivities are the gradient
 			}
 		})
 		if err != nil {
 			return err
 		}
-		if err := writeOutputs(ctx, j.out, pr, in, res, j.rhs, j.wallStart, extra); err != nil {
+		if err := commitRun(ctx, j.out, pr, k, sum, j.rhs, j.wallStart, extra); err != nil {
 			return err
 		}
 	}
 	if !fl.quietly {
-		report(stdout, pr, in, res)
+		report(stdout, pr, in, sum, &j.plan)
 		j.reportShard(stdout)
-		fmt.Fprintf(stdout, "  loss %.10g (%s states); gradient by %s mode in %v", lossValue, strings.Join(lossStates, " and "), g.Decision.Mode, g.Elapsed.Round(1000))
-		if res.NS > 0 {
-			fmt.Fprintf(stdout, ", %d sensitivity columns", res.NS)
+		fmt.Fprintf(stdout, "  loss %.10g (%s states); gradient by %s mode in %v", lossValue, strings.Join(lossStates, " and "), d.Mode, gradTime.Round(1000))
+		if ns > 0 {
+			fmt.Fprintf(stdout, ", %d sensitivity columns", ns)
 		}
-		fmt.Fprintf(stdout, "\n  router: %s\n", flagTerms(g.Decision.Reason))
+		fmt.Fprintf(stdout, "\n  router: %s\n", flagTerms(d.Reason))
 		if n == 1 {
 			for c, j := range pIdx {
-				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.ParamColumns[c], g.P[j])
+				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.ParamColumns[c], first.P[j])
 			}
 			for c, i := range yIdx {
-				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.Y0Columns[c], g.Y0[i])
+				fmt.Fprintf(stdout, "    dL/d%s = %.10g\n", gs.Y0Columns[c], first.Y0[i])
 			}
 		}
 		if fl.out != "" {

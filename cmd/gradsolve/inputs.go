@@ -19,12 +19,26 @@ type sweep struct {
 	lo, hi float64
 }
 
-// inputs is the ensemble the flags describe.
+// inputs is the ensemble the flags describe, made part by part (part)
+// so that no array of n rows need exist: the values every trajectory
+// shares, the per-trajectory rows of the input files, and the --param
+// specs, applied to each row as it is made.
 type inputs struct {
-	ens    *gradsolve.Ensemble
-	sweeps []sweep
-	nFrom  string // the file that gave n, or "" for --n and the default
-	k      int    // save times per trajectory
+	ens      *gradsolve.Ensemble // the whole ensemble, once whole made it
+	n        int                 // trajectories of the run (of its shard, with one)
+	total    int                 // trajectories of the whole ensemble
+	off      int                 // the run's first row in the whole ensemble
+	dim, m   int
+	shared   gradsolve.Ensemble // the shared values (N unset)
+	pRows    []float64          // --params, n×m; nil when shared
+	y0Rows   []float64          // --y0, n×dim; nil when shared
+	t0Rows   []float64          // --t0 FILE, n; nil when shared
+	t1Rows   []float64          // --t1 FILE, n; nil when shared
+	saveRows []float64          // --saveat FILE, n×k; nil when shared
+	specs    []sweep            // every --param in order (lo = hi for NAME=VALUE)
+	sweeps   []sweep            // the specs with lo ≠ hi
+	nFrom    string             // the file that gave n, or "" for --n and the default
+	k        int                // save times per trajectory
 }
 
 // isNpy reports whether a flag value names a .npy file.
@@ -158,11 +172,11 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 	if fl.n == 0 && n < 1 {
 		return nil, fmt.Errorf("%s: n = %d: need at least one trajectory", nFrom, n)
 	}
-	in := &inputs{ens: &gradsolve.Ensemble{N: n}}
+	in := &inputs{n: n, total: n, dim: dim, m: m}
 	if nFrom != "--n" {
 		in.nFrom = nFrom
 	}
-	ens := in.ens
+	sh := &in.shared
 
 	// Save times, first: their number sets the size of the job.
 	var saveList []float64
@@ -192,14 +206,19 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		return nil, err
 	}
 
-	// Parameters: defaults or --params, then each --param on top.
+	// Parameters: defaults or --params, then each --param on top. The
+	// rows are made when a part of the ensemble is asked for (part),
+	// so a sweep of n trajectories takes no memory of n.
 	if pf != nil {
 		if err := shapeErr(pf, "(n × params)", perRow(n, m)...); err != nil {
 			return nil, err
 		}
-		ens.P = pf.a.Data
+		if len(pf.a.Data) == m {
+			sh.P = pf.a.Data
+		} else {
+			in.pRows = pf.a.Data
+		}
 	}
-	owned := false // ens.P is a copy of ours
 	for _, spec := range fl.params {
 		name, val, ok := strings.Cut(spec, "=")
 		if !ok {
@@ -221,32 +240,20 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if math.IsInf(vlo, 0) || math.IsInf(vhi, 0) || math.IsNaN(vlo) || math.IsNaN(vhi) {
 			return nil, fmt.Errorf("--param %q: the values must be finite", spec)
 		}
-		if ens.P == nil {
+		if sh.P == nil && in.pRows == nil {
 			if pr.P == nil {
 				return nil, fmt.Errorf("--param %q: %s has no default parameters; give --params FILE.npy", spec, pr.Name)
 			}
-			ens.P = append([]float64(nil), pr.P...)
-			owned = true
+			sh.P = slices.Clone(pr.P)
+		} else if sh.P != nil && len(in.specs) == 0 {
+			sh.P = slices.Clone(sh.P) // the --params file's row: change a copy
 		}
-		if len(ens.P) == m && (vlo != vhi) && n > 1 {
-			ens.P, owned = repeatRows(ens.P, n), true
-		}
-		if !owned { // the --params file's array: change a copy
-			ens.P, owned = append([]float64(nil), ens.P...), true
-		}
-		if len(ens.P) == m {
-			ens.P[j] = vlo
-			continue
-		}
-		for i := range n {
-			v := vlo
-			if n > 1 {
-				v = vlo + (vhi-vlo)*float64(i)/float64(n-1)
-			}
-			ens.P[i*m+j] = v
-		}
+		in.specs = append(in.specs, sweep{name, j, vlo, vhi})
 		if vlo != vhi {
 			in.sweeps = append(in.sweeps, sweep{name, j, vlo, vhi})
+		}
+		if in.pRows == nil && !in.perRowP() {
+			sh.P[j] = vlo // shared by every trajectory
 		}
 	}
 
@@ -255,7 +262,11 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if err := shapeErr(yf, "(n × states)", perRow(n, dim)...); err != nil {
 			return nil, err
 		}
-		ens.Y0 = yf.a.Data
+		if len(yf.a.Data) == dim {
+			sh.Y0 = yf.a.Data
+		} else {
+			in.y0Rows = yf.a.Data
+		}
 	}
 
 	// Time span.
@@ -278,41 +289,168 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		}
 		return nil, nil
 	}
-	if ens.T0, err = span("t0", fl.t0, t0f); err != nil {
+	var t0, t1 []float64
+	if t0, err = span("t0", fl.t0, t0f); err != nil {
 		return nil, err
 	}
-	if ens.T1, err = span("t1", fl.t1, t1f); err != nil {
+	if t1, err = span("t1", fl.t1, t1f); err != nil {
 		return nil, err
 	}
-	if ens.T0 != nil || ens.T1 != nil {
-		if pr.T0 == pr.T1 && (ens.T0 == nil || ens.T1 == nil) {
+	if t0 != nil || t1 != nil {
+		if pr.T0 == pr.T1 && (t0 == nil || t1 == nil) {
 			return nil, fmt.Errorf("%s has no span: give both --t0 and --t1", pr.Name)
 		}
-		if ens.T0 == nil {
-			ens.T0 = []float64{pr.T0}
+		if t0 == nil {
+			t0 = []float64{pr.T0}
 		}
-		if ens.T1 == nil {
-			ens.T1 = []float64{pr.T1}
+		if t1 == nil {
+			t1 = []float64{pr.T1}
 		}
-		if err := checkSpanLength(ens, n, fl.t0, fl.t1, t0f, t1f); err != nil {
+		if err := checkSpanLength(t0, t1, n, fl.t0, fl.t1, t0f, t1f); err != nil {
 			return nil, err
+		}
+		sh.T0, sh.T1 = t0, t1
+		if len(t0) > 1 {
+			sh.T0, in.t0Rows = nil, t0
+		}
+		if len(t1) > 1 {
+			sh.T1, in.t1Rows = nil, t1
 		}
 	}
 
 	// Save times.
 	switch {
+	case sf != nil && sf.a.Dims() == 2:
+		in.saveRows, sh.SavePerTrajectory = sf.a.Data, true
 	case sf != nil:
-		ens.Save, ens.SavePerTrajectory = sf.a.Data, sf.a.Dims() == 2
+		sh.Save = sf.a.Data
 	case saveList != nil:
-		ens.Save = saveList
+		sh.Save = saveList
 	}
 	return in, nil
+}
+
+// perRowP reports whether the trajectories' parameters differ from row
+// to row: a --params file of n rows, or a --param sweep (LO ≠ HI) over
+// more than one trajectory.
+func (in *inputs) perRowP() bool {
+	if in.pRows != nil {
+		return true
+	}
+	for _, s := range in.specs {
+		if s.lo != s.hi && in.total > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// part returns the trajectories [lo, hi) of the run (of its shard,
+// with one) as an ensemble: rows of the per-trajectory inputs, and the
+// shared ones as they are. A --param sweep's values are those of the
+// rows' places in the whole ensemble: vlo + (vhi − vlo)·i/(n − 1).
+func (in *inputs) part(lo, hi int) (*gradsolve.Ensemble, error) {
+	if lo < 0 || hi > in.n || lo >= hi {
+		return nil, fmt.Errorf("gradsolve: internal error: part [%d, %d) of %d trajectories", lo, hi, in.n)
+	}
+	g0, g1 := in.off+lo, in.off+hi
+	sh := &in.shared
+	e := &gradsolve.Ensemble{N: hi - lo, P: sh.P, Y0: sh.Y0, T0: sh.T0, T1: sh.T1, Save: sh.Save, SavePerTrajectory: sh.SavePerTrajectory}
+	rows := func(v []float64, width int) []float64 { return v[g0*width : g1*width : g1*width] }
+	if in.perRowP() {
+		m := in.m
+		p := make([]float64, 0, (hi-lo)*m)
+		for i := g0; i < g1; i++ {
+			if in.pRows != nil {
+				p = append(p, in.pRows[i*m:(i+1)*m]...)
+			} else {
+				p = append(p, sh.P...)
+			}
+			row := p[len(p)-m:]
+			for _, s := range in.specs {
+				v := s.lo
+				if in.total > 1 {
+					v = s.lo + (s.hi-s.lo)*float64(i)/float64(in.total-1)
+				}
+				row[s.index] = v
+			}
+		}
+		e.P = p
+	}
+	if in.y0Rows != nil {
+		e.Y0 = rows(in.y0Rows, in.dim)
+	}
+	if in.t0Rows != nil {
+		e.T0 = rows(in.t0Rows, 1)
+	}
+	if in.t1Rows != nil {
+		e.T1 = rows(in.t1Rows, 1)
+	}
+	if in.saveRows != nil {
+		e.Save = rows(in.saveRows, in.k)
+	}
+	return e, nil
+}
+
+// whole returns the run's whole ensemble (made once, then kept in
+// in.ens): for the commands that hold it all (fit, --accuracy's pilot
+// of a small ensemble).
+func (in *inputs) whole() (*gradsolve.Ensemble, error) {
+	if in.ens == nil {
+		e, err := in.part(0, in.n)
+		if err != nil {
+			return nil, err
+		}
+		in.ens = e
+	}
+	return in.ens, nil
+}
+
+// gather returns the trajectories idx (increasing) of the run as one
+// ensemble: the sample of --ref and of the --accuracy pilot.
+func (in *inputs) gather(idx []int) (*gradsolve.Ensemble, error) {
+	out := &gradsolve.Ensemble{N: len(idx), SavePerTrajectory: in.shared.SavePerTrajectory}
+	for c, i := range idx {
+		e, err := in.part(i, i+1)
+		if err != nil {
+			return nil, err
+		}
+		add := func(dst *[]float64, v []float64, perRow bool) {
+			switch {
+			case perRow:
+				*dst = append(*dst, v...)
+			case c == 0:
+				*dst = v
+			}
+		}
+		add(&out.P, e.P, in.perRowP())
+		add(&out.Y0, e.Y0, in.y0Rows != nil)
+		add(&out.T0, e.T0, in.t0Rows != nil)
+		add(&out.T1, e.T1, in.t1Rows != nil)
+		add(&out.Save, e.Save, in.saveRows != nil)
+	}
+	return out, nil
+}
+
+// setShard makes the run the rows [lo, hi) of the ensemble.
+func (in *inputs) setShard(lo, hi int) {
+	in.off, in.n, in.ens = lo, hi-lo, nil
+}
+
+// sharedSpan reports the span every trajectory shares, if they share
+// one.
+func (in *inputs) sharedSpan() (t0, t1 float64, ok bool) {
+	sh := &in.shared
+	if len(sh.T0) == 1 && len(sh.T1) == 1 {
+		return sh.T0[0], sh.T1[0], true
+	}
+	return 0, 0, false
 }
 
 // checkSpanLength refuses a span whose length t1 − t0 is not a finite
 // number (times of opposite signs near ±1.8e308), naming the flags or
 // files and the row.
-func checkSpanLength(ens *gradsolve.Ensemble, n int, t0, t1 string, t0f, t1f *loaded) error {
+func checkSpanLength(T0, T1 []float64, n int, t0, t1 string, t0f, t1f *loaded) error {
 	source := func(flag, v string, f *loaded, times []float64, i int) string {
 		switch {
 		case f != nil && len(times) > 1:
@@ -325,12 +463,12 @@ func checkSpanLength(ens *gradsolve.Ensemble, n int, t0, t1 string, t0f, t1f *lo
 		return fmt.Sprintf("the problem's %s = %g", flag, times[0])
 	}
 	for i := range n {
-		a, b := ens.T0[min(i, len(ens.T0)-1)], ens.T1[min(i, len(ens.T1)-1)]
+		a, b := T0[min(i, len(T0)-1)], T1[min(i, len(T1)-1)]
 		if math.IsInf(b-a, 0) {
 			return fmt.Errorf("%s and %s: the span's length t1 − t0 overflows to ±Inf: give times whose difference is a finite number",
-				source("t0", t0, t0f, ens.T0, i), source("t1", t1, t1f, ens.T1, i))
+				source("t0", t0, t0f, T0, i), source("t1", t1, t1f, T1, i))
 		}
-		if len(ens.T0) == 1 && len(ens.T1) == 1 {
+		if len(T0) == 1 && len(T1) == 1 {
 			break
 		}
 	}
@@ -354,12 +492,4 @@ func perRow(n, width int) [][]int {
 		shapes = append(shapes, []int{n})
 	}
 	return shapes
-}
-
-func repeatRows(row []float64, n int) []float64 {
-	out := make([]float64, 0, n*len(row))
-	for range n {
-		out = append(out, row...)
-	}
-	return out
 }

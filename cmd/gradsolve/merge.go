@@ -468,7 +468,7 @@ func recomputeLoss(shards []*shardDir, st *stats) (float64, error) {
 		}
 		res.Status[i] = s
 	}
-	l, _, err := loss(res)
+	l, _, err := loss(0, res, 0)
 	if err != nil {
 		return 0, fmt.Errorf("merge: evaluating the loss: %w", err)
 	}

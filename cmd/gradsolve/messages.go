@@ -56,9 +56,12 @@ func (j *job) userError(err error) error {
 	}
 	var me *memory.Error
 	if errors.As(err, &me) {
-		sf := sizeFlags{n: j.in.ens.N, nFrom: "--n", k: j.in.k, kFrom: "--saveat " + j.fl.saveat}
+		sf := sizeFlags{n: j.in.n, nFrom: "--n", k: j.in.k, kFrom: "--saveat " + j.fl.saveat}
 		if j.in.nFrom != "" {
 			sf.nFrom = j.in.nFrom
+		}
+		if j.plan.size > 0 && j.plan.size < j.in.n {
+			sf = sf.chunked(j.plan.size, j.plan.auto)
 		}
 		return j.flagSizeError(err, sf)
 	}

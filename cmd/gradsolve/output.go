@@ -623,50 +623,30 @@ type stats struct {
 	*gradStats               // grad only: columns and engine (grad.go)
 }
 
-// writeOutputs stages y_final.npy, y_saved.npy (with save times),
-// status.npy and params.npy beside what the caller staged already
-// (sens.npy, grad_*.npy), and commits the set with stats.json.
-func writeOutputs(ctx context.Context, out *outSet, pr *ode.Problem, in *inputs, res *gradsolve.Result, rhs string, wallStart time.Time, extra func(st *stats)) error {
-	n, dim, k := res.N, res.Dim, res.K
-	if err := out.writeNpy(ctx, "y_final.npy", []int{n, dim}, res.Y); err != nil {
-		return err
-	}
-	if k > 0 {
-		if err := out.writeNpy(ctx, "y_saved.npy", []int{n, k, dim}, res.Saved); err != nil {
-			return err
-		}
-	}
-	codes := make([]int32, n)
+// commitRun commits the run's output set, whose per-trajectory files
+// stream staged, with stats.json from the summary (extra adds the
+// command's own entries).
+func commitRun(ctx context.Context, out *outSet, pr *ode.Problem, k int, sum *summary, rhs string, wallStart time.Time, extra func(st *stats)) error {
+	res := sum.first
 	st := stats{
 		Problem: pr.Name, Engine: res.Engine, EngineReason: flagTerms(res.EngineReason), RHS: rhs, Method: res.Method,
 		RTol: res.Options.RTolVec[0], ATol: res.Options.ATolVec[0], MaxSteps: res.Options.MaxSteps,
-		N: n, Dim: dim, K: k, Workers: res.Workers,
-		SolveSeconds: res.Elapsed.Seconds(),
+		N: sum.n, Dim: pr.Dim, K: k, Workers: res.Workers,
+		SolveSeconds: sum.elapsed.Seconds(),
 		Statuses:     map[string]int{}, StatusCodes: map[string]int{},
 		StateNames: pr.StateNames, ParamNames: pr.ParamNames,
+		Failed: sum.failed(),
 	}
 	for s, c := range statusCode {
 		st.StatusCodes[s.String()] = int(c)
 	}
-	for i, s := range res.Status {
-		codes[i] = statusCode[s]
-		st.Statuses[s.String()]++
-		if s != gradsolve.Success {
-			st.Failed++
-			if len(st.FirstFailures) < 10 {
-				st.FirstFailures = append(st.FirstFailures, res.Err(i).Error())
-			}
-		}
+	for s, c := range sum.counts {
+		st.Statuses[s.String()] = c
 	}
-	tot := res.Total()
-	st.Accepted, st.Rejected, st.FEvals = tot.Accepted, tot.Rejected, tot.FEvals
-	if err := out.writeNpyInt32(ctx, "status.npy", []int{n}, codes); err != nil {
-		return err
+	for _, e := range sum.failures {
+		st.FirstFailures = append(st.FirstFailures, e.Error())
 	}
-	codes = nil
-	if err := out.writeNpy(ctx, "params.npy", []int{n, pr.NumParams}, paramRows(pr, in.ens)); err != nil {
-		return err
-	}
+	st.Accepted, st.Rejected, st.FEvals = sum.total.Accepted, sum.total.Rejected, sum.total.FEvals
 	if extra != nil {
 		extra(&st)
 	}
@@ -677,29 +657,22 @@ func writeOutputs(ctx context.Context, out *outSet, pr *ode.Problem, in *inputs,
 	})
 }
 
-// paramRows returns the parameters of every trajectory, n×m in the
-// problem's parameter order: the ensemble's own rows, or the shared
-// values (the ensemble's or the problem's defaults) repeated.
-func paramRows(pr *ode.Problem, ens *gradsolve.Ensemble) []float64 {
-	m, n := pr.NumParams, ens.N
-	p := ens.P
+// paramRows returns the parameters of every trajectory of e, N×m in
+// the problem's parameter order, in buf's storage: the ensemble's own
+// rows, or the shared values (the ensemble's or the problem's
+// defaults) repeated.
+func paramRows(pr *ode.Problem, e *gradsolve.Ensemble, buf []float64) []float64 {
+	m, n := pr.NumParams, e.N
+	p := e.P
 	if p == nil {
 		p = pr.P
 	}
 	if len(p) == n*m {
 		return p
 	}
-	return repeatRows(p, n)
-}
-
-// writeSens stages sens.npy (n×dim×m) and, with save times,
-// sens_saved.npy (n×k×dim×m).
-func writeSens(ctx context.Context, out *outSet, res *gradsolve.Result) error {
-	if err := out.writeNpy(ctx, "sens.npy", []int{res.N, res.Dim, res.NS}, res.S); err != nil {
-		return err
+	buf = buf[:0]
+	for range n {
+		buf = append(buf, p...)
 	}
-	if res.K > 0 {
-		return out.writeNpy(ctx, "sens_saved.npy", []int{res.N, res.K, res.Dim, res.NS}, res.SavedS)
-	}
-	return nil
+	return buf
 }

@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,8 +21,6 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve"
-	"github.com/gradsolve/gradsolve/internal/memory"
-	"github.com/gradsolve/gradsolve/ode"
 )
 
 // shardFlags are the flags that choose a shard.
@@ -203,52 +200,13 @@ func (j *job) shardCheck(sf sizeFlags) error {
 	if err := s.bounds(sf.n, sf.subject()); err != nil {
 		return err
 	}
-	if j.hasSweep() {
-		var b memory.Budget
-		b.Add("the --param sweep's parameters of the whole ensemble", "n·m", 8, sf.n, j.pr.NumParams)
-		if err := memory.Check(&b, sf.subject(), runArrays, "sweep fewer trajectories, or give the parameters as a --params file"); err != nil {
-			return err
-		}
-	}
 	sub := sf
 	sub.n = s.Hi - s.Lo
 	sub.nFrom = fmt.Sprintf("%s of %s", s, sf.nFrom)
 	if sf.nFrom == "--n" {
 		sub.nFrom = fmt.Sprintf("%s of --n %d", s, sf.n)
 	}
-	return j.checkSize(sub)
-}
-
-// hasSweep reports whether a --param spreads a parameter over the
-// ensemble (NAME=LO:HI).
-func (j *job) hasSweep() bool {
-	for _, p := range j.fl.params {
-		if strings.Contains(p, ":") {
-			return true
-		}
-	}
-	return false
-}
-
-// sliceEnsemble returns rows [lo, hi) of ens for a problem of dim states
-// and m parameters: each per-trajectory array is cut to the rows (a
-// copy, so the whole ensemble's arrays can go), and values shared by
-// every trajectory stay as they are. Each trajectory gets exactly the
-// inputs it has in the whole ensemble.
-func sliceEnsemble(ens *gradsolve.Ensemble, dim, m, lo, hi int) *gradsolve.Ensemble {
-	n := ens.N
-	rows := func(v []float64, width int) []float64 {
-		if n == 1 || width == 0 || len(v) != n*width {
-			return v // shared by every trajectory (or nothing to cut)
-		}
-		return slices.Clone(v[lo*width : hi*width])
-	}
-	out := &gradsolve.Ensemble{N: hi - lo, Y0: rows(ens.Y0, dim), P: rows(ens.P, m),
-		T0: rows(ens.T0, 1), T1: rows(ens.T1, 1), Save: ens.Save, SavePerTrajectory: ens.SavePerTrajectory}
-	if ens.SavePerTrajectory {
-		out.Save = rows(ens.Save, len(ens.Save)/n)
-	}
-	return out
+	return j.checkChunked(sub)
 }
 
 // take cuts the rows of the shard out of a loss input of grad (--data,
@@ -383,9 +341,8 @@ func (j *job) shardRecord(res *gradsolve.Result, runID string) (*shardRecord, er
 }
 
 // shardOutputs stages shard.json, when the run is a shard, and returns
-// the stats.json entries of a shard (through writeOutputs' extra) on
-// top of more: first_failures with the trajectories' indices in the
-// whole ensemble.
+// more (the first failures of stats.json are already indexed in the
+// whole ensemble: summary.add).
 func (j *job) shardOutputs(ctx context.Context, res *gradsolve.Result, more func(st *stats)) (func(st *stats), error) {
 	if j.shard == nil || j.out == nil {
 		return more, nil
@@ -402,26 +359,7 @@ func (j *job) shardOutputs(ctx context.Context, res *gradsolve.Result, more func
 	if err != nil {
 		return nil, err
 	}
-	lo := j.shard.Lo
-	return func(st *stats) {
-		st.FirstFailures = nil
-		for i, s := range res.Status {
-			if s == gradsolve.Success || len(st.FirstFailures) == 10 {
-				continue
-			}
-			e := res.Err(i)
-			var te *ode.TrajectoryError
-			if errors.As(e, &te) {
-				c := *te
-				c.Index += lo
-				e = &c
-			}
-			st.FirstFailures = append(st.FirstFailures, e.Error())
-		}
-		if more != nil {
-			more(st)
-		}
-	}, nil
+	return more, nil
 }
 
 // reportShard prints which rows the run solved.

@@ -41,6 +41,23 @@ type sizeFlags struct {
 	nFrom string // "--n", or the file that gave n
 	k     int
 	kFrom string // "--saveat …", or ""
+	// chunk: n is a chunk of the run (of whole trajectories), which
+	// the subject names and the advice lowers; one: the automatic
+	// chunk, of one trajectory.
+	chunk, one bool
+}
+
+// chunked returns sf for a chunk of size trajectories of the run
+// (automatic: chosen by the command).
+func (sf sizeFlags) chunked(size int, automatic bool) sizeFlags {
+	c := sf
+	c.nFrom = "a --chunk of " + sf.subject()
+	if automatic {
+		c.nFrom = "one trajectory of " + sf.subject()
+	}
+	c.kFrom = "" // the subject above names the save times
+	c.n, c.chunk, c.one = size, true, automatic && size == 1
+	return c
 }
 
 func (sf sizeFlags) subject() string {
@@ -50,13 +67,19 @@ func (sf sizeFlags) subject() string {
 	} else {
 		s = fmt.Sprintf("%s (n = %d)", sf.nFrom, sf.n)
 	}
-	if sf.k > 0 {
+	if sf.k > 0 && sf.kFrom != "" {
 		s += fmt.Sprintf(" with %s (%d save times)", sf.kFrom, sf.k)
 	}
 	return s
 }
 
 func (sf sizeFlags) advice() string {
+	switch {
+	case sf.one:
+		return "give fewer --saveat times or --sens columns (the run streams its trajectories, but one of them must fit)"
+	case sf.chunk:
+		return fmt.Sprintf("lower --chunk (now %d), or leave it out for the automatic chunk", sf.n)
+	}
 	a := "lower --n or split the ensemble into runs of fewer trajectories"
 	if sf.nFrom != "--n" {
 		a = "split " + sf.nFrom + " into runs of fewer trajectories"
@@ -93,6 +116,30 @@ func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkChunked plans the run's chunks (planChunks) and checks that the
+// arrays of a chunk fit (checkSize): a run streams its outputs chunk by
+// chunk, so its memory is set by the chunk, not by n.
+func (j *job) checkChunked(sf sizeFlags) error {
+	p, err := j.planChunks(sf)
+	if err != nil {
+		return err
+	}
+	j.plan = p
+	if p.size >= sf.n && j.fl.chunk == 0 {
+		return j.checkSize(sf)
+	}
+	// The whole run's files must be indexable (their shapes fit an
+	// int), though only a chunk is held at a time.
+	s, err := j.jobSizes(sf)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Footprint(); err != nil {
+		return j.flagSizeError(err, sf)
+	}
+	return j.checkSize(sf.chunked(p.size, p.auto))
 }
 
 // lossFiles are grad's loss inputs, each n×dim or n×k×dim at most:

@@ -42,15 +42,15 @@ func TestHugeJobsRefused(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "1000000000"}, []string{"--n 1000000000: the run's arrays need 105 GB (", "y_final 24.0 GB", "(GOMEMLIMIT): lower --n"}},
+		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "1000000000", "--chunk", "1000000000"}, []string{"a --chunk of --n 1000000000 (n = 1000000000): the run's arrays need 105 GB (", "y_final 24.0 GB", "(GOMEMLIMIT): lower --chunk (now 1000000000)"}},
 		{"", []string{"solve", "../../examples/lorenz.ode", "--n", "6148914691236517206"}, []string{"--n 6148914691236517206: the size of y_final (n·dim = 6148914691236517206·3, 8 bytes each) overflows an int"}},
-		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "100000", "--saveat", save}, []string{"with --saveat " + save + " (200000 save times)", "y_saved 480 GB", "give fewer --saveat times"}},
-		{limit, []string{"solve", "--n", "1000000000"}, []string{"--n 1000000000: the run's arrays need"}},
-		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "100000000", "--sens", "all"}, []string{"sens 7.20 GB"}},
-		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "1000000000", "--loss", "sumsq"}, []string{"--n 1000000000: the run's arrays need", "per accepted step"}},
+		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "100000", "--saveat", save, "--chunk", "100000"}, []string{"with --saveat " + save + " (200000 save times)", "y_saved 480 GB", "lower --chunk"}},
+		{limit, []string{"solve", "--n", "1000000000", "--chunk", "1000000000"}, []string{"--n 1000000000 (n = 1000000000): the run's arrays need"}},
+		{limit, []string{"solve", "../../examples/lorenz.ode", "--n", "100000000", "--sens", "all", "--chunk", "100000000"}, []string{"sens 7.20 GB"}},
+		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "1000000000", "--loss", "sumsq", "--chunk", "1000000000"}, []string{"--n 1000000000 (n = 1000000000): the run's arrays need", "per accepted step"}},
 		{"", []string{"grad", "../../examples/lorenz.ode", "--n", "6148914691236517206", "--loss", "sumsq"}, []string{"overflows an int"}},
-		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "100000", "--saveat", save, "--loss", "sumsq"}, []string{"y_saved 480 GB"}},
-		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "100000000", "--loss", "sumsq", "--mode", "forward"}, []string{"sens 14.4 GB"}},
+		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "100000", "--saveat", save, "--loss", "sumsq", "--chunk", "100000"}, []string{"y_saved 480 GB"}},
+		{limit, []string{"grad", "../../examples/lorenz.ode", "--n", "100000000", "--loss", "sumsq", "--mode", "forward", "--chunk", "100000000"}, []string{"sens 14.4 GB"}},
 		{limit, []string{"halo", "--n", "1000000000"}, []string{"--n 1000000000: the run's arrays need", "lower --n"}},
 		{"", []string{"halo", "--n", "6148914691236517206"}, []string{"overflows an int"}},
 		{limit, []string{"precession", "--n", "1000000000"}, []string{"--n 1000000000: the run's arrays need"}},

@@ -66,6 +66,7 @@ type solveFlags struct {
 	sensErrorTest      bool       // solve: sensitivities in the error norm
 	accuracy, quantile float64    // solve: --accuracy EPS, --quantile Q (accuracy.go)
 	pilot              int        // solve: --pilot N
+	chunk              int        // solve, grad: --chunk (0: automatic)
 	grad               gradFlags  // grad: the loss, the columns, the mode (grad.go)
 	shard              shardFlags // solve, grad: --shard, --shards (shard.go)
 }
@@ -91,6 +92,10 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
+	switch cmd {
+	case "solve", "grad":
+		fs.IntVar(&f.chunk, "chunk", 0, "trajectories solved at a time, their rows written out before the next (0: automatic, as many as keep the run's arrays within 256 MiB and a quarter of the available memory); the outputs are the same, bit for bit, for any chunk")
+	}
 	switch cmd {
 	case "solve":
 		fs.IntVar(&f.ref, "ref", -1, "trajectories to check against a DP8 reference at rtol 1e-13 (0: none; default 1000 for a built-in, 0 for a file)")
@@ -137,6 +142,7 @@ type job struct {
 	fl        *solveFlags
 	out       *outSet // --out, or nil
 	shard     *shard  // --shard or the cluster's variables; nil: the whole ensemble
+	plan      chunkPlan
 	wallStart time.Time
 }
 
@@ -253,7 +259,7 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 	if err := checkAccuracyFlags(fl, j.shard != nil); err != nil {
 		return nil, err
 	}
-	check := j.checkSize
+	check := j.checkChunked
 	if j.shard != nil {
 		check = j.shardCheck
 		if len(pos) == 1 {
@@ -265,7 +271,7 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 		return nil, err
 	}
 	if s := j.shard; s != nil {
-		j.in.ens = sliceEnsemble(j.in.ens, j.pr.Dim, j.pr.NumParams, s.Lo, s.Hi)
+		j.in.setShard(s.Lo, s.Hi)
 	}
 	if fl.out != "" {
 		if j.out, err = openOutSet(fl.out, "--out"); err != nil {
@@ -287,6 +293,8 @@ func checkOptionFlags(fl *solveFlags) error {
 		return fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", fl.workers)
 	case fl.maxSteps < 1:
 		return fmt.Errorf("--max-steps = %d: must be ≥ 1", fl.maxSteps)
+	case fl.chunk < 0:
+		return fmt.Errorf("--chunk = %d: must be ≥ 1, or 0 for the automatic chunk", fl.chunk)
 	case fl.sensErrorTest && fl.sens == "":
 		return fmt.Errorf("--sens-error-test needs --sens")
 	}
@@ -371,70 +379,83 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	ns := 0
 	if j.wrt != nil {
 		opts.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: fl.sensErrorTest}
+		ns = len(j.wrt)
 	}
-	res, err := gradsolve.Solve(ctx, pr, in.ens, opts)
+	ref := min(fl.ref, in.n)
+	solveChunk := func(ctx context.Context, _ int, e *gradsolve.Ensemble, _ *rowWriters) (*gradsolve.Result, error) {
+		return gradsolve.Solve(ctx, pr, e, opts)
+	}
+	sum, sample, err := j.stream(ctx, &j.plan, opts, bar, ns, ref, nil, solveChunk)
 	bar.finish()
 	if err != nil {
-		return j.userError(err)
+		return err
 	}
 	if j.out != nil {
-		if res.NS > 0 {
-			if err := writeSens(ctx, j.out, res); err != nil {
-				return err
-			}
-		}
-		extra, err := j.shardOutputs(ctx, res, nil)
+		extra, err := j.shardOutputs(ctx, sum.first, nil)
 		if err != nil {
 			return err
 		}
-		if err := writeOutputs(ctx, j.out, pr, in, res, rhs, wallStart, extra); err != nil {
+		if err := commitRun(ctx, j.out, pr, in.k, sum, rhs, wallStart, extra); err != nil {
 			return err
 		}
 	}
 	if !fl.quietly {
-		report(stdout, pr, in, res)
+		report(stdout, pr, in, sum, &j.plan)
 		j.reportShard(stdout)
 		if fl.out != "" {
 			fmt.Fprintf(stdout, "  wrote %s\n", fl.out)
 		}
 	}
-	if fl.ref > 0 {
-		return j.userError(reference(ctx, stdout, pr, in.ens, res, min(fl.ref, in.ens.N), fl.atol))
+	if ref > 0 {
+		sub, err := in.gather(sample.idx)
+		if err != nil {
+			return err
+		}
+		return j.userError(reference(ctx, stdout, pr, sub, sample, fl.atol))
 	}
 	return nil
 }
 
-func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
+func report(w io.Writer, pr *ode.Problem, in *inputs, sum *summary, plan *chunkPlan) {
+	res := sum.first
 	o := res.Options
-	fmt.Fprintf(w, "gradsolve: %s (dim %d), %s", pr.Name, pr.Dim, counted(res.N, "trajectory", "trajectories"))
+	fmt.Fprintf(w, "gradsolve: %s (dim %d), %s", pr.Name, pr.Dim, counted(sum.n, "trajectory", "trajectories"))
 	for _, s := range in.sweeps {
 		fmt.Fprintf(w, ", %s from %g to %g", s.name, s.lo, s.hi)
 	}
-	if len(in.ens.T0) == 1 && len(in.ens.T1) == 1 {
-		fmt.Fprintf(w, ", t from %g to %g", in.ens.T0[0], in.ens.T1[0])
+	if t0, t1, ok := in.sharedSpan(); ok {
+		fmt.Fprintf(w, ", t from %g to %g", t0, t1)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  method %s (%s), rtol %g, atol %g, %s\n", res.Method, flagTerms(res.Reason), o.RTolVec[0], o.ATolVec[0], counted(res.Workers, "worker", "workers"))
 	fmt.Fprintf(w, "  engine %s (%s)\n", res.Engine, flagTerms(res.EngineReason))
-	tot := res.Total()
+	if len(sum.engines) > 1 {
+		fmt.Fprintf(w, "  engines by chunk: %s (a chunk smaller than the lanes runs on the lanes' reference engine, with the same bits)\n", strings.Join(sum.engines, ", "))
+	}
+	if sum.chunks > 1 {
+		how := "--chunk"
+		if plan.auto {
+			how = "automatic: --chunk 0"
+		}
+		fmt.Fprintf(w, "  streamed in %d chunks of at most %d trajectories (%s)\n", sum.chunks, sum.maxChunk, how)
+	}
+	tot := sum.total
 	att := tot.Attempts()
-	el := res.Elapsed
+	el := sum.elapsed
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  solve time\t%v\t(%.3g µs per trajectory)\n", el.Round(time.Microsecond), float64(el.Nanoseconds())/1e3/float64(res.N))
+	fmt.Fprintf(tw, "  solve time\t%v\t(%.3g µs per trajectory)\n", el.Round(time.Microsecond), float64(el.Nanoseconds())/1e3/float64(sum.n))
 	fmt.Fprintf(tw, "  steps\t%d accepted, %d rejected\t(%.1f per trajectory; %d f-evaluations)\n",
-		tot.Accepted, tot.Rejected, float64(att)/float64(res.N), tot.FEvals)
+		tot.Accepted, tot.Rejected, float64(att)/float64(sum.n), tot.FEvals)
 	if tot.LUs > 0 {
 		fmt.Fprintf(tw, "  linear algebra\t%d Jacobians, %d LU factorisations\t\n", tot.JacEvals, tot.LUs)
 	}
 	fmt.Fprintf(tw, "  cost\t%.1f ns per step attempt\t(solve time × workers / attempts)\n",
 		float64(el.Nanoseconds())*float64(res.Workers)/float64(max(att, 1)))
 	tw.Flush()
-	counts := map[gradsolve.Status]int{}
-	for _, s := range res.Status {
-		counts[s]++
-	}
+	counts := sum.counts
 	var parts []string
 	for s := gradsolve.NotRun; s <= gradsolve.Cancelled; s++ {
 		if counts[s] > 0 {
@@ -445,38 +466,18 @@ func report(w io.Writer, pr *ode.Problem, in *inputs, res *gradsolve.Result) {
 	if pr.Stiff && res.Engine == "cpu-erk" {
 		fmt.Fprintf(w, "  note: %s is marked stiff; an explicit method takes steps set by stability, not accuracy\n", pr.Name)
 	}
-	if err := res.Errs(); err != nil {
-		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "gradsolve: "), "\n", "\n  "))
+	if msg := sum.errs(); msg != "" {
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if counts[gradsolve.MaxStepsReached] > 0 {
 		fmt.Fprintf(w, "  hint: raise --max-steps (now %d) or loosen --rtol and --atol\n", o.MaxSteps)
 	}
 }
 
-// reference re-solves an evenly spaced sample of the ensemble with DP8
-// at rtol 1e-13 and reports the relative 2-norm error of the final
-// states.
-func reference(ctx context.Context, w io.Writer, pr *ode.Problem, ens *gradsolve.Ensemble, res *gradsolve.Result, k int, atol float64) error {
-	idx := make([]int, k)
-	for j := range idx {
-		idx[j] = j * res.N / k
-	}
-	sub := &gradsolve.Ensemble{N: k, Save: ens.Save, SavePerTrajectory: ens.SavePerTrajectory}
-	rows := func(v []float64, width int) []float64 {
-		if v == nil || len(v) == width {
-			return v
-		}
-		out := make([]float64, 0, k*width)
-		for _, i := range idx {
-			out = append(out, v[i*width:(i+1)*width]...)
-		}
-		return out
-	}
-	sub.Y0, sub.P = rows(ens.Y0, pr.Dim), rows(ens.P, pr.NumParams)
-	sub.T0, sub.T1 = rows(ens.T0, 1), rows(ens.T1, 1)
-	if ens.SavePerTrajectory {
-		sub.Save = rows(ens.Save, len(ens.Save)/ens.N)
-	}
+// reference re-solves the sample's trajectories, whose inputs are sub,
+// with DP8 at rtol 1e-13 and reports the relative 2-norm error of the
+// final states the run gave them.
+func reference(ctx context.Context, w io.Writer, pr *ode.Problem, sub *gradsolve.Ensemble, sample *refSample, atol float64) error {
 	const refRTol = 1e-13
 	refATol := math.Max(atol*1e-3, 1e-300)
 	ref, err := gradsolve.Solve(ctx, pr, sub, &gradsolve.Options{Method: method.DP8, RTol: refRTol, ATol: refATol, MaxSteps: 10_000_000})
@@ -484,11 +485,12 @@ func reference(ctx context.Context, w io.Writer, pr *ode.Problem, ens *gradsolve
 		return err
 	}
 	var errs []float64
-	for j, i := range idx {
-		if res.Status[i] != gradsolve.Success || ref.Status[j] != gradsolve.Success {
+	dim := pr.Dim
+	for j := range sample.idx {
+		if sample.status[j] != gradsolve.Success || ref.Status[j] != gradsolve.Success {
 			continue
 		}
-		a, b := res.Row(i), ref.Row(j)
+		a, b := sample.y[j*dim:(j+1)*dim], ref.Row(j)
 		var num, den float64
 		for d := range a {
 			num += (a[d] - b[d]) * (a[d] - b[d])
