@@ -360,6 +360,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer j.out.abort() // a failed run's staging directory (nothing after commit)
+	defer j.in.close()
 	pr, in, fl, gf := j.pr, j.in, j.fl, &j.fl.grad
 	n, dim, m, k := in.n, pr.Dim, pr.NumParams, in.k
 	loss, lossStates, err := gradLoss(gf, n, dim, k)

@@ -30,11 +30,11 @@ type inputs struct {
 	off      int                 // the run's first row in the whole ensemble
 	dim, m   int
 	shared   gradsolve.Ensemble // the shared values (N unset)
-	pRows    []float64          // --params, n×m; nil when shared
-	y0Rows   []float64          // --y0, n×dim; nil when shared
-	t0Rows   []float64          // --t0 FILE, n; nil when shared
-	t1Rows   []float64          // --t1 FILE, n; nil when shared
-	saveRows []float64          // --saveat FILE, n×k; nil when shared
+	pRows    *rowSource         // --params, n×m; nil when shared
+	y0Rows   *rowSource         // --y0, n×dim; nil when shared
+	t0Rows   *rowSource         // --t0 FILE, n; nil when shared
+	t1Rows   *rowSource         // --t1 FILE, n; nil when shared
+	saveRows *rowSource         // --saveat FILE, n×k; nil when shared
 	specs    []sweep            // every --param in order (lo = hi for NAME=VALUE)
 	sweeps   []sweep            // the specs with lo ≠ hi
 	nFrom    string             // the file that gave n, or "" for --n and the default
@@ -44,10 +44,13 @@ type inputs struct {
 // isNpy reports whether a flag value names a .npy file.
 func isNpy(s string) bool { return strings.HasSuffix(strings.ToLower(s), ".npy") }
 
-// loaded is a .npy file read for a flag.
+// loaded is a .npy file read for a flag: held whole (a.Data), or, for
+// solve's and grad's per-trajectory inputs, open for reading by rows
+// (rows; a.Data nil until data reads it whole).
 type loaded struct {
 	flag, path string
 	a          *npy.Array
+	rows       *npy.Rows
 }
 
 func (l *loaded) name() string { return "--" + l.flag + " " + l.path }
@@ -59,13 +62,98 @@ func load(flag, path string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", flag, err)
 	}
-	l := &loaded{flag, path, a}
+	l := &loaded{flag: flag, path: path, a: a}
 	for i, v := range a.Data {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%s: element %s = %g is not finite", l.name(), index(a.Shape, i), v)
 		}
 	}
 	return l, nil
+}
+
+// openInput opens the .npy file of a flag for reading by rows, after a
+// pass over it that checks, a block of rows at a time, what load checks
+// (every number finite, exactly a float64): so its rows can be read a
+// chunk at a time later, and its errors are load's, in load's words. A
+// file that has no rows (a scalar) is loaded whole.
+func openInput(flag, path string) (*loaded, error) {
+	r, err := npy.OpenRows(path)
+	if err != nil {
+		return load(flag, path) // load words what is wrong (or reads a scalar)
+	}
+	l := &loaded{flag: flag, path: path, a: &npy.Array{Shape: r.Shape()}, rows: r}
+	n, w := l.a.Shape[0], r.RowLen()
+	block := max(1, (1<<16)/max(w, 1))
+	var buf []float64
+	for lo := 0; lo < n; lo += block {
+		if buf, err = r.Read(lo, min(n, lo+block), buf); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+		for i, v := range buf {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				r.Close()
+				return nil, fmt.Errorf("%s: element %s = %g is not finite", l.name(), index(l.a.Shape, lo*w+i), v)
+			}
+		}
+	}
+	return l, nil
+}
+
+// sharedRow reports whether a file of perRow's shapes holds the one
+// row of width values every trajectory shares (shape (width)), not a
+// row per trajectory.
+func sharedRow(l *loaded, width, n int) bool {
+	return l.a.Dims() == 1 && l.a.Shape[0] == width && (width != n || n == 1)
+}
+
+// data returns the file's values, reading them whole if they were not.
+func (l *loaded) data() ([]float64, error) {
+	if l.a.Data == nil && l.rows != nil {
+		v, err := l.rows.Read(0, l.a.Shape[0], nil)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", l.flag, err)
+		}
+		l.a.Data = v
+		l.rows.Close()
+		l.rows = nil
+	}
+	return l.a.Data, nil
+}
+
+// source makes the file a per-trajectory input read a chunk of rows at
+// a time.
+func (l *loaded) source() *rowSource {
+	return &rowSource{l: l}
+}
+
+// rowSource is a per-trajectory input file, read by rows as the chunks
+// of the run need them.
+type rowSource struct {
+	l *loaded
+}
+
+// get returns the rows [lo, hi) of the whole ensemble (a new slice:
+// the chunk's ensemble keeps it while it is solved).
+func (s *rowSource) get(lo, hi int) ([]float64, error) {
+	if s.l.rows == nil { // read whole (data)
+		w := len(s.l.a.Data) / max(s.l.a.Shape[0], 1)
+		return s.l.a.Data[lo*w : hi*w : hi*w], nil
+	}
+	v, err := s.l.rows.Read(lo, hi, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", s.l.flag, err)
+	}
+	return v, nil
+}
+
+// close closes the input files still open.
+func (in *inputs) close() {
+	for _, s := range []*rowSource{in.pRows, in.y0Rows, in.t0Rows, in.t1Rows, in.saveRows} {
+		if s != nil && s.l.rows != nil {
+			s.l.rows.Close()
+		}
+	}
 }
 
 // index writes the flat index i of an array of the given shape as
@@ -92,7 +180,7 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if v == "" || !isNpy(v) {
 			return nil, nil
 		}
-		l, err := load(flag, v)
+		l, err := openInput(flag, v)
 		if err == nil {
 			files = append(files, l)
 		}
@@ -192,7 +280,7 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 			if err := shapeErr(sf, "(k)", []int{-1}, []int{n, -1}); err != nil {
 				return nil, err
 			}
-			in.k = len(sf.a.Data)
+			in.k = sf.a.Shape[0]
 		}
 		sizes.kFrom = sf.name()
 	case fl.saveat != "":
@@ -213,10 +301,12 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if err := shapeErr(pf, "(n × params)", perRow(n, m)...); err != nil {
 			return nil, err
 		}
-		if len(pf.a.Data) == m {
-			sh.P = pf.a.Data
+		if sharedRow(pf, m, n) {
+			if sh.P, err = pf.data(); err != nil {
+				return nil, err
+			}
 		} else {
-			in.pRows = pf.a.Data
+			in.pRows = pf.source()
 		}
 	}
 	for _, spec := range fl.params {
@@ -262,68 +352,90 @@ func buildEnsemble(pr *ode.Problem, fl *solveFlags, builtin bool, check func(siz
 		if err := shapeErr(yf, "(n × states)", perRow(n, dim)...); err != nil {
 			return nil, err
 		}
-		if len(yf.a.Data) == dim {
-			sh.Y0 = yf.a.Data
+		if sharedRow(yf, dim, n) {
+			if sh.Y0, err = yf.data(); err != nil {
+				return nil, err
+			}
 		} else {
-			in.y0Rows = yf.a.Data
+			in.y0Rows = yf.source()
 		}
 	}
 
-	// Time span.
-	span := func(flag, v string, f *loaded) ([]float64, error) {
+	// Time span: a number, a file of one value, or a file of n (read
+	// by rows; its spans checked a block at a time).
+	span := func(flag, v string, f *loaded) ([]float64, *rowSource, error) {
 		switch {
 		case f != nil:
 			if err := shapeErr(f, "(n)", []int{n}, []int{1}, []int{}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return f.a.Data, nil
+			if f.a.Dims() == 1 && f.a.Shape[0] == n && n > 1 {
+				return nil, f.source(), nil
+			}
+			d, err := f.data()
+			return d, nil, err
 		case v != "":
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return nil, fmt.Errorf("--%s %q: want a number or a .npy file", flag, v)
+				return nil, nil, fmt.Errorf("--%s %q: want a number or a .npy file", flag, v)
 			}
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("--%s %q: the time must be finite", flag, v)
+				return nil, nil, fmt.Errorf("--%s %q: the time must be finite", flag, v)
 			}
-			return []float64{x}, nil
+			return []float64{x}, nil, nil
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
-	var t0, t1 []float64
-	if t0, err = span("t0", fl.t0, t0f); err != nil {
+	t0, t0s, err := span("t0", fl.t0, t0f)
+	if err != nil {
 		return nil, err
 	}
-	if t1, err = span("t1", fl.t1, t1f); err != nil {
+	t1, t1s, err := span("t1", fl.t1, t1f)
+	if err != nil {
 		return nil, err
 	}
-	if t0 != nil || t1 != nil {
-		if pr.T0 == pr.T1 && (t0 == nil || t1 == nil) {
+	if t0 != nil || t1 != nil || t0s != nil || t1s != nil {
+		if pr.T0 == pr.T1 && (t0 == nil && t0s == nil || t1 == nil && t1s == nil) {
 			return nil, fmt.Errorf("%s has no span: give both --t0 and --t1", pr.Name)
 		}
-		if t0 == nil {
+		if t0 == nil && t0s == nil {
 			t0 = []float64{pr.T0}
 		}
-		if t1 == nil {
+		if t1 == nil && t1s == nil {
 			t1 = []float64{pr.T1}
 		}
-		if err := checkSpanLength(t0, t1, n, fl.t0, fl.t1, t0f, t1f); err != nil {
-			return nil, err
+		const block = 1 << 16
+		for lo := 0; lo < n; lo += block {
+			hi := min(n, lo+block)
+			b0, b1 := t0, t1
+			if t0s != nil {
+				if b0, err = t0s.get(lo, hi); err != nil {
+					return nil, err
+				}
+			}
+			if t1s != nil {
+				if b1, err = t1s.get(lo, hi); err != nil {
+					return nil, err
+				}
+			}
+			if err := checkSpanLength(b0, b1, lo, hi-lo, fl.t0, fl.t1, t0f, t1f); err != nil {
+				return nil, err
+			}
+			if len(b0) == 1 && len(b1) == 1 {
+				break
+			}
 		}
-		sh.T0, sh.T1 = t0, t1
-		if len(t0) > 1 {
-			sh.T0, in.t0Rows = nil, t0
-		}
-		if len(t1) > 1 {
-			sh.T1, in.t1Rows = nil, t1
-		}
+		sh.T0, sh.T1, in.t0Rows, in.t1Rows = t0, t1, t0s, t1s
 	}
 
 	// Save times.
 	switch {
 	case sf != nil && sf.a.Dims() == 2:
-		in.saveRows, sh.SavePerTrajectory = sf.a.Data, true
+		in.saveRows, sh.SavePerTrajectory = sf.source(), true
 	case sf != nil:
-		sh.Save = sf.a.Data
+		if sh.Save, err = sf.data(); err != nil {
+			return nil, err
+		}
 	case saveList != nil:
 		sh.Save = saveList
 	}
@@ -356,13 +468,19 @@ func (in *inputs) part(lo, hi int) (*gradsolve.Ensemble, error) {
 	g0, g1 := in.off+lo, in.off+hi
 	sh := &in.shared
 	e := &gradsolve.Ensemble{N: hi - lo, P: sh.P, Y0: sh.Y0, T0: sh.T0, T1: sh.T1, Save: sh.Save, SavePerTrajectory: sh.SavePerTrajectory}
-	rows := func(v []float64, width int) []float64 { return v[g0*width : g1*width : g1*width] }
 	if in.perRowP() {
 		m := in.m
+		var file []float64
+		if in.pRows != nil {
+			var err error
+			if file, err = in.pRows.get(g0, g1); err != nil {
+				return nil, err
+			}
+		}
 		p := make([]float64, 0, (hi-lo)*m)
 		for i := g0; i < g1; i++ {
-			if in.pRows != nil {
-				p = append(p, in.pRows[i*m:(i+1)*m]...)
+			if file != nil {
+				p = append(p, file[(i-g0)*m:(i-g0+1)*m]...)
 			} else {
 				p = append(p, sh.P...)
 			}
@@ -377,17 +495,18 @@ func (in *inputs) part(lo, hi int) (*gradsolve.Ensemble, error) {
 		}
 		e.P = p
 	}
-	if in.y0Rows != nil {
-		e.Y0 = rows(in.y0Rows, in.dim)
-	}
-	if in.t0Rows != nil {
-		e.T0 = rows(in.t0Rows, 1)
-	}
-	if in.t1Rows != nil {
-		e.T1 = rows(in.t1Rows, 1)
-	}
-	if in.saveRows != nil {
-		e.Save = rows(in.saveRows, in.k)
+	for _, f := range []struct {
+		src *rowSource
+		dst *[]float64
+	}{{in.y0Rows, &e.Y0}, {in.t0Rows, &e.T0}, {in.t1Rows, &e.T1}, {in.saveRows, &e.Save}} {
+		if f.src == nil {
+			continue
+		}
+		v, err := f.src.get(g0, g1)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = v
 	}
 	return e, nil
 }
@@ -449,12 +568,13 @@ func (in *inputs) sharedSpan() (t0, t1 float64, ok bool) {
 
 // checkSpanLength refuses a span whose length t1 − t0 is not a finite
 // number (times of opposite signs near ±1.8e308), naming the flags or
-// files and the row.
-func checkSpanLength(T0, T1 []float64, n int, t0, t1 string, t0f, t1f *loaded) error {
+// files and the row. T0 and T1 hold the times of the count trajectories
+// from row off, or one value for all.
+func checkSpanLength(T0, T1 []float64, off, count int, t0, t1 string, t0f, t1f *loaded) error {
 	source := func(flag, v string, f *loaded, times []float64, i int) string {
 		switch {
 		case f != nil && len(times) > 1:
-			return fmt.Sprintf("%s (row %d: %g)", f.name(), i, times[i])
+			return fmt.Sprintf("%s (row %d: %g)", f.name(), off+i, times[i])
 		case f != nil:
 			return fmt.Sprintf("%s (%g)", f.name(), times[0])
 		case v != "":
@@ -462,7 +582,7 @@ func checkSpanLength(T0, T1 []float64, n int, t0, t1 string, t0f, t1f *loaded) e
 		}
 		return fmt.Sprintf("the problem's %s = %g", flag, times[0])
 	}
-	for i := range n {
+	for i := range count {
 		a, b := T0[min(i, len(T0)-1)], T1[min(i, len(T1)-1)]
 		if math.IsInf(b-a, 0) {
 			return fmt.Errorf("%s and %s: the span's length t1 − t0 overflows to ±Inf: give times whose difference is a finite number",

@@ -372,6 +372,7 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer j.out.abort() // a failed run's staging directory (nothing after commit)
+	defer j.in.close()
 	pr, in, fl, rhs, wallStart := j.pr, j.in, j.fl, j.rhs, j.wallStart
 	opts, bar := j.options(stderr)
 	if fl.accuracy > 0 {
