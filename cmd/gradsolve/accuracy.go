@@ -12,7 +12,8 @@ import (
 	"github.com/gradsolve/gradsolve"
 )
 
-// addAccuracyFlags adds solve's --accuracy, --quantile and --pilot.
+// addAccuracyFlags adds solve's and grad's --accuracy, --quantile and
+// --pilot.
 func addAccuracyFlags(fs *flag.FlagSet, f *solveFlags) {
 	fs.Float64Var(&f.accuracy, "accuracy", 0, "relative error of the final states to meet instead of a tolerance: a pilot on a subsample (--pilot) picks the cheapest method and tolerance of a half-decade grid whose --quantile of errors against a converged reference is at most EPS (--method narrows it to one method; --atol/--rtol give the ratio atol/rtol); writes pilot.json")
 	fs.Float64Var(&f.quantile, "quantile", gradsolve.DefaultQuantile, "with --accuracy: the fraction of the pilot's trajectories that must meet it")

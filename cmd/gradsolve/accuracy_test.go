@@ -61,4 +61,20 @@ func TestSolveAccuracy(t *testing.T) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
 		}
 	}
+	// grad: the pilot chooses the tolerances of the solve it
+	// differentiates.
+	out3 := t.TempDir()
+	stdout, _, err = runCmd("grad", "../../examples/halo.ode", "--n", "32", "--param", "q=0.6:1", "--accuracy", "1e-4", "--pilot", "8", "--loss", "sumsq", "--out", out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep3 gradsolve.PilotReport
+	readJSON(t, filepath.Join(out3, "pilot.json"), &rep3)
+	ch3 := rep3.Points[rep3.Chosen]
+	if st := readStats(t, out3); st["method"] != ch3.Method || st["rtol"] != ch3.RTol || st["loss"] == nil {
+		t.Errorf("grad --accuracy: stats.json method %v rtol %v loss %v, want the chosen %s %g", st["method"], st["rtol"], st["loss"], ch3.Method, ch3.RTol)
+	}
+	if !strings.Contains(stdout, "← chosen") || !strings.Contains(stdout, "gradient by") {
+		t.Errorf("grad --accuracy summary:\n%s", stdout)
+	}
 }

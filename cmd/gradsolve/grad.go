@@ -368,6 +368,13 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return j.shardNote(err)
 	}
 	opts, bar := j.options(stderr)
+	if fl.accuracy > 0 {
+		// The pilot chooses the tolerances of the solve the gradient
+		// differentiates (its final states meet the target).
+		if err := j.chooseTolerances(ctx, opts, stdout); err != nil {
+			return err
+		}
+	}
 	opts.Mode = j.mode
 	wrt := j.gradWrt
 	if gf.wrt != "" {

@@ -105,6 +105,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 		addShardFlags(fs, &f.shard)
 	case "grad":
 		addGradFlags(fs, &f.grad)
+		addAccuracyFlags(fs, f)
 		addShardFlags(fs, &f.shard)
 	}
 	return fs, f
