@@ -176,12 +176,12 @@ func pyShape(shape []int) string {
 
 // dataLoss is the least-squares loss of --data and its companions.
 func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error) {
-	d, err := load("data", g.data)
+	d, err := openInput("data", g.data)
 	if err != nil {
 		return nil, nil, err
 	}
 	g.take(d, d.a.Dims() == 3)
-	var fit gradsolve.FitData
+	var fit lossArrays
 	if d.a.Dims() != 3 {
 		// Targets for the final states.
 		if err := shapeErr(d, "(n × states; or n × k × states for the states at the --saveat times)", []int{n, dim}, []int{dim}); err != nil {
@@ -190,9 +190,11 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error
 		if g.dataFinal != "" {
 			return nil, nil, fmt.Errorf("--data-final %s: --data %s already holds the final states; --data-final goes with saved-state targets (n × k × states)", g.dataFinal, g.data)
 		}
-		fit.Final = d.a.Data
+		if fit.final, err = lossRows(d, n, 2); err != nil {
+			return nil, nil, err
+		}
 		if g.weights != "" {
-			w, err := loadWeights("weights", g.weights)
+			w, err := openChecked("weights", g.weights, true)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -200,17 +202,21 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error
 			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
 				return nil, nil, err
 			}
-			fit.FinalWeights = w.a.Data
+			if fit.finalW, err = lossRows(w, n, 2); err != nil {
+				return nil, nil, err
+			}
 		}
-		return fitChunks(fit, n, dim, k), []string{"final"}, nil
+		return fit.loss(), []string{"final"}, nil
 	}
 	if err := savedShape(d, n, dim, k, true); err != nil {
 		return nil, nil, err
 	}
-	fit.Saved = d.a.Data
+	if fit.saved, err = lossRows(d, n, 3); err != nil {
+		return nil, nil, err
+	}
 	states := []string{"saved"}
 	if g.weights != "" {
-		w, err := loadWeights("weights", g.weights)
+		w, err := openChecked("weights", g.weights, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -222,10 +228,12 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error
 		if err := shapeErr(w, "(n × k × states, k × states or states)", shapes...); err != nil {
 			return nil, nil, err
 		}
-		fit.SavedWeights = w.a.Data
+		if fit.savedW, err = lossRows(w, n, 3); err != nil {
+			return nil, nil, err
+		}
 	}
 	if g.dataFinal != "" {
-		f, err := load("data-final", g.dataFinal)
+		f, err := openInput("data-final", g.dataFinal)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -233,10 +241,12 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error
 		if err := shapeErr(f, "(n × states)", []int{n, dim}, []int{dim}); err != nil {
 			return nil, nil, err
 		}
-		fit.Final = f.a.Data
+		if fit.final, err = lossRows(f, n, 2); err != nil {
+			return nil, nil, err
+		}
 		states = append([]string{"final"}, states...)
 		if g.weightsFinal != "" {
-			w, err := loadWeights("weights-final", g.weightsFinal)
+			w, err := openChecked("weights-final", g.weightsFinal, true)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -244,21 +254,23 @@ func dataLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error
 			if err := shapeErr(w, "(n × states, or states: per component)", []int{n, dim}, []int{dim}); err != nil {
 				return nil, nil, err
 			}
-			fit.FinalWeights = w.a.Data
+			if fit.finalW, err = lossRows(w, n, 2); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	return fitChunks(fit, n, dim, k), states, nil
+	return fit.loss(), states, nil
 }
 
 // cotLoss is the linear loss of --cot (and --cot-final): L = Σ cot·y
 // over the successful trajectories, whose value is reported.
 func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error) {
-	c, err := load("cot", g.cot)
+	c, err := openInput("cot", g.cot)
 	if err != nil {
 		return nil, nil, err
 	}
 	g.take(c, c.a.Dims() == 3)
-	var cot gradsolve.Cotangents
+	var cotY, cotS *lossArray // cotY nil: no final-state term
 	var states []string
 	if c.a.Dims() != 3 {
 		if err := shapeErr(c, "(n × states; or n × k × states for the states at the --saveat times)", []int{n, dim}); err != nil {
@@ -267,15 +279,20 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error)
 		if g.cotFinal != "" {
 			return nil, nil, fmt.Errorf("--cot-final %s: --cot %s already holds dL/dy_final; --cot-final goes with a saved-state cotangent (n × k × states)", g.cotFinal, g.cot)
 		}
-		cot.Y, states = c.a.Data, []string{"final"}
+		if cotY, err = lossRows(c, n, 2); err != nil {
+			return nil, nil, err
+		}
+		states = []string{"final"}
 	} else {
 		if err := savedShape(c, n, dim, k, false); err != nil {
 			return nil, nil, err
 		}
-		cot.Saved, states = c.a.Data, []string{"saved"}
-		cot.Y = make([]float64, n*dim)
+		if cotS, err = lossRows(c, n, 3); err != nil {
+			return nil, nil, err
+		}
+		states = []string{"saved"}
 		if g.cotFinal != "" {
-			f, err := load("cot-final", g.cotFinal)
+			f, err := openInput("cot-final", g.cotFinal)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -283,15 +300,28 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error)
 			if err := shapeErr(f, "(n × states)", []int{n, dim}); err != nil {
 				return nil, nil, err
 			}
-			cot.Y, states = f.a.Data, []string{"final", "saved"}
+			if cotY, err = lossRows(f, n, 2); err != nil {
+				return nil, nil, err
+			}
+			states = []string{"final", "saved"}
 		}
 	}
 	// The linear loss, its terms added trajectory after trajectory onto
 	// the chunks before (the bits of the whole run for any chunk).
 	loss := func(lo int, res *gradsolve.Result, acc float64) (float64, gradsolve.Cotangents, error) {
-		c := gradsolve.Cotangents{Y: rowsOf(cot.Y, lo, res.N, n, dim)}
-		if cot.Saved != nil {
-			c.Saved = rowsOf(cot.Saved, lo, res.N, n, k*dim)
+		var c gradsolve.Cotangents
+		var err error
+		if cotY != nil {
+			if c.Y, err = cotY.rows(lo, lo+res.N); err != nil {
+				return 0, c, err
+			}
+		} else {
+			c.Y = make([]float64, res.N*dim) // no final-state term
+		}
+		if cotS != nil {
+			if c.Saved, err = cotS.rows(lo, lo+res.N); err != nil {
+				return 0, c, err
+			}
 		}
 		v := acc
 		for i := range res.N {
@@ -312,23 +342,59 @@ func cotLoss(g *gradFlags, n, dim, k int) (gradsolve.ChunkLoss, []string, error)
 	return loss, states, nil
 }
 
-// rowsOf returns the rows [lo, lo+count) of v when it holds one row of
-// width values per trajectory of the run's n, and v itself when it is
-// shared (fewer rows).
-func rowsOf(v []float64, lo, count, n, width int) []float64 {
-	if v == nil || n <= 1 || len(v) != n*width {
-		return v
-	}
-	return v[lo*width : (lo+count)*width : (lo+count)*width]
+// lossArray is a loss input: one array every trajectory shares, or a
+// row per trajectory read chunk by chunk.
+type lossArray struct {
+	shared []float64
+	src    *rowSource
 }
 
-// fitChunks is the least-squares loss of fit, whose arrays are of the
-// run's n trajectories (or shared), chunk by chunk.
-func fitChunks(fit gradsolve.FitData, n, dim, k int) gradsolve.ChunkLoss {
+// lossRows makes the checked file l a loss input: read by rows when it
+// holds one per trajectory (dims dimensions, n rows of the run, n > 1),
+// else whole.
+func lossRows(l *loaded, n, dims int) (*lossArray, error) {
+	if l.a.Dims() == dims && l.a.Shape[0] == n && n > 1 {
+		return &lossArray{src: l.source()}, nil
+	}
+	d, err := l.data()
+	if err != nil {
+		return nil, err
+	}
+	return &lossArray{shared: d}, nil
+}
+
+// rows returns the rows [lo, hi) of the run, or the shared array; nil
+// for a nil input.
+func (a *lossArray) rows(lo, hi int) ([]float64, error) {
+	switch {
+	case a == nil:
+		return nil, nil
+	case a.src != nil:
+		return a.src.get(lo, hi)
+	}
+	return a.shared, nil
+}
+
+// lossArrays are the inputs of the least-squares loss.
+type lossArrays struct {
+	final, finalW, saved, savedW *lossArray
+}
+
+// loss is the least-squares loss, chunk by chunk.
+func (f *lossArrays) loss() gradsolve.ChunkLoss {
 	return gradsolve.LeastSquaresChunks(func(lo, hi int) (gradsolve.FitData, error) {
-		c := hi - lo
-		return gradsolve.FitData{Final: rowsOf(fit.Final, lo, c, n, dim), FinalWeights: rowsOf(fit.FinalWeights, lo, c, n, dim),
-			Saved: rowsOf(fit.Saved, lo, c, n, k*dim), SavedWeights: rowsOf(fit.SavedWeights, lo, c, n, k*dim)}, nil
+		var fd gradsolve.FitData
+		for _, x := range []struct {
+			a   *lossArray
+			dst *[]float64
+		}{{f.final, &fd.Final}, {f.finalW, &fd.FinalWeights}, {f.saved, &fd.Saved}, {f.savedW, &fd.SavedWeights}} {
+			v, err := x.a.rows(lo, hi)
+			if err != nil {
+				return fd, err
+			}
+			*x.dst = v
+		}
+		return fd, nil
 	})
 }
 

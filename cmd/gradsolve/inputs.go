@@ -51,6 +51,7 @@ type loaded struct {
 	flag, path string
 	a          *npy.Array
 	rows       *npy.Rows
+	off        int // a shard's first row in the file (streamed; take)
 }
 
 func (l *loaded) name() string { return "--" + l.flag + " " + l.path }
@@ -77,8 +78,17 @@ func load(flag, path string) (*loaded, error) {
 // chunk at a time later, and its errors are load's, in load's words. A
 // file that has no rows (a scalar) is loaded whole.
 func openInput(flag, path string) (*loaded, error) {
+	return openChecked(flag, path, false)
+}
+
+// openChecked is openInput; weights also refuses negative values, as
+// loadWeights does.
+func openChecked(flag, path string, weights bool) (*loaded, error) {
 	r, err := npy.OpenRows(path)
 	if err != nil {
+		if weights {
+			return loadWeights(flag, path)
+		}
 		return load(flag, path) // load words what is wrong (or reads a scalar)
 	}
 	l := &loaded{flag: flag, path: path, a: &npy.Array{Shape: r.Shape()}, rows: r}
@@ -96,6 +106,12 @@ func openInput(flag, path string) (*loaded, error) {
 				return nil, fmt.Errorf("%s: element %s = %g is not finite", l.name(), index(l.a.Shape, lo*w+i), v)
 			}
 		}
+		for i, v := range buf {
+			if weights && v < 0 {
+				r.Close()
+				return nil, fmt.Errorf("%s: element %s = %g: weights must be finite and ≥ 0", l.name(), index(l.a.Shape, lo*w+i), v)
+			}
+		}
 	}
 	return l, nil
 }
@@ -107,10 +123,11 @@ func sharedRow(l *loaded, width, n int) bool {
 	return l.a.Dims() == 1 && l.a.Shape[0] == width && (width != n || n == 1)
 }
 
-// data returns the file's values, reading them whole if they were not.
+// data returns the file's values (of a shard's rows, after take),
+// reading them whole if they were not.
 func (l *loaded) data() ([]float64, error) {
 	if l.a.Data == nil && l.rows != nil {
-		v, err := l.rows.Read(0, l.a.Shape[0], nil)
+		v, err := l.rows.Read(l.off, l.off+l.a.Shape[0], nil)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", l.flag, err)
 		}
@@ -140,7 +157,7 @@ func (s *rowSource) get(lo, hi int) ([]float64, error) {
 		w := len(s.l.a.Data) / max(s.l.a.Shape[0], 1)
 		return s.l.a.Data[lo*w : hi*w : hi*w], nil
 	}
-	v, err := s.l.rows.Read(lo, hi, nil)
+	v, err := s.l.rows.Read(s.l.off+lo, s.l.off+hi, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", s.l.flag, err)
 	}

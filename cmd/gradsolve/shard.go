@@ -200,6 +200,7 @@ func (j *job) shardCheck(sf sizeFlags) error {
 	if err := s.bounds(sf.n, sf.subject()); err != nil {
 		return err
 	}
+	j.rowsTotal = sf.n
 	sub := sf
 	sub.n = s.Hi - s.Lo
 	sub.nFrom = fmt.Sprintf("%s of %s", s, sf.nFrom)
@@ -225,6 +226,11 @@ func (g *gradFlags) take(l *loaded, saved bool) {
 		dims = 3
 	}
 	if l.a.Dims() != dims || l.a.Shape[0] != s.Total {
+		return
+	}
+	if l.rows != nil { // read by rows: only where they start changes
+		l.off = s.Lo
+		l.a.Shape[0] = s.Hi - s.Lo
 		return
 	}
 	width := len(l.a.Data) / s.Total

@@ -122,6 +122,9 @@ func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
 // arrays of a chunk fit (checkSize): a run streams its outputs chunk by
 // chunk, so its memory is set by the chunk, not by n.
 func (j *job) checkChunked(sf sizeFlags) error {
+	if j.rowsTotal == 0 {
+		j.rowsTotal = sf.n
+	}
 	p, err := j.planChunks(sf)
 	if err != nil {
 		return err
@@ -210,6 +213,11 @@ func (j *job) sizeBudget(sf sizeFlags) (_ *memory.Budget, s gradsolve.Sizes, _ e
 		factors := make([]string, len(shape))
 		for i := range shape {
 			factors[i] = fmt.Sprintf("shape[%d]", i)
+		}
+		if len(shape) >= 2 && j.rowsTotal > 1 && shape[0] == j.rowsTotal {
+			// A row per trajectory: read a chunk of rows at a time.
+			shape = append([]int{sf.n}, shape[1:]...)
+			factors[0] = "n"
 		}
 		b.Add("--"+lf.flag, strings.Join(factors, "·"), 8, shape...)
 	}

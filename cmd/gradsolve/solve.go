@@ -144,6 +144,7 @@ type job struct {
 	out       *outSet // --out, or nil
 	shard     *shard  // --shard or the cluster's variables; nil: the whole ensemble
 	plan      chunkPlan
+	rowsTotal int // trajectories of the whole ensemble (the size checks')
 	wallStart time.Time
 }
 
