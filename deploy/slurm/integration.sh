@@ -219,7 +219,7 @@ say "gradsolve Slurm integration test: $repo on $(uname -n), $(nproc) CPUs, boun
 
 # ---- 1. packages
 [ "$(id -u)" = 0 ] || skip "not root (the test installs packages and runs slurmd, which needs root)"
-need=(slurmctld slurmd sbatch scontrol sinfo squeue scancel munged)
+need=(slurmctld slurmd sbatch scontrol sinfo squeue scancel munged munge unmunge)
 missing() {
 	local c
 	for c in "${need[@]}"; do command -v "$c" >/dev/null 2>&1 || return 0; done
