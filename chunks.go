@@ -66,12 +66,16 @@ func ChunkSize(prob *Problem, n, k int, opts *Options) int {
 	if opts != nil {
 		o = *opts
 	}
-	s := Sizes{N: 1, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Workers: max(o.Workers, 0)}
+	// The bytes one more trajectory adds, past the workers' own state
+	// (which grows with N up to the number of workers): the difference
+	// of two large ensembles.
+	const a = 1 << 16
+	s := Sizes{N: a, Dim: prob.Dim, NumParams: prob.NumParams, K: k, Workers: max(o.Workers, 0)}
 	if o.Sens != nil {
 		s.NS = len(o.Sens.Wrt)
 	}
 	one, err1 := s.Footprint()
-	s.N = 2
+	s.N = 2 * a
 	two, err2 := s.Footprint()
 	av := memory.Available()
 	if err1 != nil || err2 != nil || !av.Known {
@@ -79,7 +83,7 @@ func ChunkSize(prob *Problem, n, k int, opts *Options) int {
 	}
 	// Per trajectory: its results, and its inputs (y0, p, the span and
 	// its save times).
-	per := two.Bytes - one.Bytes + uint64(8*(prob.Dim+prob.NumParams+2+k))
+	per := (two.Bytes-one.Bytes)/a + uint64(8*(prob.Dim+prob.NumParams+2+k))
 	c := min(av.Bytes/4, ChunkBytes) / max(per, 1)
 	return int(max(1, min(uint64(n), c)))
 }

@@ -50,18 +50,22 @@ type chunkPlan struct {
 // trajectories (and room for 1000 steps each), and each later one is
 // sized for 1.5 times the mean steps of the chunk before (next).
 func (j *job) planChunks(sf sizeFlags) (chunkPlan, error) {
-	s1, err := j.jobSizes(sizeFlags{n: 1, k: sf.k})
+	// The bytes one more trajectory adds, past the workers' own state
+	// (which grows with n up to the number of workers): the difference
+	// of two large ensembles.
+	const a = 1 << 16
+	s1, err := j.jobSizes(sizeFlags{n: a, k: sf.k})
 	if err != nil {
 		return chunkPlan{}, err
 	}
 	s2 := s1
-	s2.N = 2
+	s2.N = 2 * a
 	f1, err1 := s1.Footprint()
 	f2, err2 := s2.Footprint()
 	if err := errors.Join(err1, err2); err != nil {
 		return chunkPlan{}, j.flagSizeError(err, sf)
 	}
-	per := f2.Bytes - f1.Bytes + uint64(8*(2*j.pr.Dim+2*j.pr.NumParams+2+sf.k)+4)
+	per := (f2.Bytes-f1.Bytes)/a + uint64(8*(2*j.pr.Dim+2*j.pr.NumParams+2+sf.k)+4)
 	p := chunkPlan{perTraj: per, perStep: f1.PerStep, budget: chunkBudget}
 	if av := memory.Available(); av.Known {
 		p.budget = min(p.budget, av.Bytes/4)
