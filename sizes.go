@@ -35,6 +35,19 @@ type Sizes struct {
 	// KeepStages is the number of stages a recording keeps per step
 	// with Options.KeepStages (0: none).
 	KeepStages int
+	// Checkpoint is a recording's Options.Checkpoint: c ≥ 2 keeps the
+	// state at every c-th step only (PerStep counts Dim/c numbers of
+	// it, rounded up to whole bytes), and each worker holds one segment
+	// of the reverse sweep: at most min(c, MaxSteps) steps of
+	// (1 + SegmentStages)·Dim numbers. 0 or 1: every state.
+	Checkpoint int
+	// SegmentStages is the number of stages a checkpointed recording's
+	// reverse sweep keeps per step of its segment: the explicit
+	// method's stage count; 0 for a Rosenbrock method.
+	SegmentStages int
+	// MaxSteps is the step budget per trajectory (Options.MaxSteps; 0
+	// means DefaultMaxSteps): no segment is longer.
+	MaxSteps int
 	// Workers is the number of goroutines (0: GOMAXPROCS), for the
 	// buffers each worker holds.
 	Workers int
@@ -93,7 +106,20 @@ func (s Sizes) perStep() uint64 {
 	if !s.Record {
 		return 0
 	}
+	if c := s.Checkpoint; c >= 2 {
+		// The step's time and size, and a c-th of a state.
+		return uint64(8*(2+s.KeepStages*s.Dim)) + (uint64(8*s.Dim)+uint64(c)-1)/uint64(c)
+	}
 	return uint64(8 * (s.Dim + 2 + s.KeepStages*s.Dim))
+}
+
+// segmentSteps is the most steps of a checkpointed recording's segment.
+func (s Sizes) segmentSteps() int {
+	ms := s.MaxSteps
+	if ms <= 0 {
+		ms = DefaultMaxSteps
+	}
+	return min(s.Checkpoint, ms)
 }
 
 // budget adds up the arrays Solve, Record and LossGradient allocate
@@ -130,6 +156,11 @@ func (s Sizes) budget() *memory.Budget {
 		b.Add("recorded meshes", "N·(Dim+1)", 8, n, dim+1)
 		b.Add("recorded meshes", "N", s.meshFixed(), n)
 		b.Add("Recording points", "2·N·(Dim+NumParams)", 8, 2, n, dim+m) // the current point and the recording point
+		if s.Checkpoint >= 2 {
+			// Each worker's segment of the reverse sweep: its states
+			// (one more than its steps) and the stages it keeps.
+			b.Add("checkpoint segments", "Workers·(min(Checkpoint, MaxSteps)+1)·Dim·(1+SegmentStages)", 8, nw, s.segmentSteps()+1, dim, 1+s.SegmentStages)
+		}
 	}
 	if s.Gradient || s.Record {
 		b.Add("Gradient.P", "N·NumParams", 8, n, m)
@@ -210,6 +241,12 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool, offers
 	}
 	if tb, ok := m.(*method.Tableau); ok && record && o.KeepStages {
 		s.KeepStages = tb.Stages()
+	}
+	if record && o.Checkpoint >= 2 {
+		s.Checkpoint, s.MaxSteps = o.Checkpoint, max(o.MaxSteps, 0)
+		if tb, ok := m.(*method.Tableau); ok {
+			s.SegmentStages = tb.Stages()
+		}
 	}
 	return s, true
 }

@@ -55,9 +55,10 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 // recorded step sizes, overwriting ms.Y, and writes the final state into
 // yOut and the states at the save times (ordered as in the recording
 // solve) into saved. At the recording's own y0 and p it reproduces the
-// recorded states bit for bit. The walk is ivp.Forward's.
+// recorded states bit for bit. The walk is ivp.Walk.Forward's (on a
+// checkpointed mesh it overwrites the checkpoints).
 func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
-	ivp.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
+	rp.walk.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
@@ -68,7 +69,9 @@ func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
 // with respect to p into gp. With L = Σ cotY·y_final + Σ cotSaved·y_saved,
 // gy0 = ∂L/∂y0 and gp = ∂L/∂p of the discrete map with the step sizes
 // held fixed. The walk is ivp.Walk.Reverse's; save times inside a step
-// are partial steps from its start.
+// are partial steps from its start. On a checkpointed mesh the walk
+// recomputes each segment's steps and keeps their stages
+// (ivp.StageKeeper), so the reversed steps evaluate no f again.
 func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	rp.walk.Reverse(replayStep{rp}, ms, rp.sv.dim, false, p, save, cotY, cotSaved, gy0, gp[:rp.m])
 }
@@ -101,6 +104,11 @@ func (r replayStep) Step(ms *ivp.Mesh, step int, t, h float64, y, yn, p []float6
 		ms.PushStages(k[:sv.lastB+1])
 	}
 }
+
+// StageValues is the number of values Step keeps per step in a mesh
+// with KeepStages, from which ReverseStep rebuilds the stage inputs
+// with the bits of evaluating them again (ivp.StageKeeper).
+func (r replayStep) StageValues() int { return (r.sv.lastB + 1) * r.sv.dim }
 
 // Save re-steps from (t, y) to ts, as the recording solve did.
 func (r replayStep) Save(dst []float64, t, _, ts float64, y, p []float64) {

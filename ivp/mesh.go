@@ -6,8 +6,18 @@ package ivp
 // the last T is the time reached (t1 on success). H[k] is the step the
 // solver took, kept as such: T[k+1] − T[k] may differ from it in the
 // last bit, and the last step lands on t1 exactly.
+//
+// A checkpointed mesh (Checkpoint = c ≥ 2) keeps in Y only the states
+// at T[0], T[c], T[2c], …: row j is the state at T[j·c] (State), so
+// ⌊Steps()/c⌋ + 1 rows. T and H still hold every step. The walks
+// recompute the states in between from the row before them, with the
+// recorded step sizes (Walk.Forward, Walk.Reverse).
 type Mesh struct {
 	T, H, Y []float64
+	// Checkpoint is the interval, in steps, of the states Y keeps: 0 or
+	// 1, every state; c ≥ 2, the state at every c-th step (see above).
+	// Set it before the mesh is filled (Reset keeps it).
+	Checkpoint int
 	// K, when KeepStages is set, holds the stages k_0 … k_lastB of every
 	// accepted step (lastB: the last stage with a nonzero weight in b),
 	// Stages()·Dim values per step, so that the reverse sweep rebuilds the
@@ -31,6 +41,17 @@ const minCap = 64
 // Steps returns the number of accepted steps.
 func (ms *Mesh) Steps() int { return len(ms.H) }
 
+// Every returns the interval, in steps, of the states Y holds: 1 for
+// a mesh that keeps every state, else Checkpoint.
+func (ms *Mesh) Every() int { return max(ms.Checkpoint, 1) }
+
+// State returns the state at T[k] (a view into Y). Row k/Every() of Y
+// holds it, so k must be a multiple of Every().
+func (ms *Mesh) State(k, dim int) []float64 {
+	j := k / ms.Every()
+	return ms.Y[j*dim : (j+1)*dim]
+}
+
 // Bytes returns the size in bytes of the mesh's steps (of their
 // lengths, not capacities): what Clone allocates.
 func (ms *Mesh) Bytes() uint64 {
@@ -46,6 +67,7 @@ func (ms *Mesh) Clone() *Mesh {
 		Y: append([]float64(nil), ms.Y...),
 		K: append([]float64(nil), ms.K...),
 
+		Checkpoint: ms.Checkpoint,
 		KeepStages: ms.KeepStages,
 	}
 }
@@ -73,22 +95,30 @@ func (ms *Mesh) PushStages(k [][]float64) bool {
 	return true
 }
 
-// Push records an accepted step of size h that ended at (t, y). It
-// returns false, recording nothing, when the mesh must grow and Grow
-// refuses.
+// Push records an accepted step of size h that ended at (t, y); a
+// checkpointed mesh keeps y only when the step's number (Steps(), once
+// pushed) is a multiple of Checkpoint. It returns false, recording
+// nothing, when the mesh must grow and Grow refuses.
 func (ms *Mesh) Push(h, t float64, y []float64) bool {
-	if len(ms.H) == cap(ms.H) || len(ms.T) == cap(ms.T) || len(ms.Y)+len(y) > cap(ms.Y) {
+	keep := ms.Checkpoint <= 1 || (len(ms.H)+1)%ms.Checkpoint == 0
+	ny := 0
+	if keep {
+		ny = len(y)
+	}
+	if len(ms.H) == cap(ms.H) || len(ms.T) == cap(ms.T) || len(ms.Y)+ny > cap(ms.Y) {
 		var okH, okT, okY bool
 		ms.H, okH = ms.grow(ms.H, 1)
 		ms.T, okT = ms.grow(ms.T, 1)
-		ms.Y, okY = ms.grow(ms.Y, len(y))
+		ms.Y, okY = ms.grow(ms.Y, ny)
 		if !okH || !okT || !okY {
 			return false
 		}
 	}
 	ms.H = append(ms.H, h)
 	ms.T = append(ms.T, t)
-	ms.Y = append(ms.Y, y...)
+	if keep {
+		ms.Y = append(ms.Y, y...)
+	}
 	return true
 }
 

@@ -18,36 +18,81 @@ type ForwardStepper interface {
 // values), writes the final state into yOut and the states at the save
 // times (ordered as in the recording solve, a save at t0 being y0) into
 // saved, row by row. At the recording's own y0 and p it reproduces the
-// recorded states bit for bit.
+// recorded states bit for bit. ms must keep every state (Checkpoint ≤
+// 1); Walk.Forward walks any mesh.
 func Forward(fs ForwardStepper, ms *Mesh, dim int, y0, p, save, yOut, saved []float64) {
 	copy(ms.Y[:dim], y0)
+	isave := savesAtStart(ms, dim, y0, save, saved)
+	for k, h := range ms.H {
+		t := ms.T[k]
+		y := ms.Y[k*dim : (k+1)*dim]
+		yn := ms.Y[(k+1)*dim : (k+2)*dim]
+		fs.Step(ms, k, t, h, y, yn, p)
+		isave = savesInStep(fs, ms, k, dim, y, yn, p, save, saved, isave)
+	}
+	last := len(ms.H)
+	copy(yOut, ms.Y[last*dim:(last+1)*dim])
+}
+
+// savesAtStart writes the saves at t0 (y0) and returns the index of
+// the first save after t0.
+func savesAtStart(ms *Mesh, dim int, y0, save, saved []float64) int {
 	isave := 0
 	for isave < len(save) && save[isave] == ms.T[0] {
 		copy(saved[isave*dim:], y0)
 		isave++
 	}
-	for k, h := range ms.H {
-		t, tn := ms.T[k], ms.T[k+1]
-		y := ms.Y[k*dim : (k+1)*dim]
-		yn := ms.Y[(k+1)*dim : (k+2)*dim]
-		fs.Step(ms, k, t, h, y, yn, p)
-		dir := 1.0
-		if tn < t {
-			dir = -1
-		}
-		// Save times inside (t, tn]: a save at tn is the step's result.
-		for isave < len(save) && dir*(save[isave]-tn) <= 0 {
-			dst := saved[isave*dim : (isave+1)*dim]
-			if save[isave] == tn {
-				copy(dst, yn)
-			} else {
-				fs.Save(dst, t, h, save[isave], y, p)
-			}
-			isave++
-		}
+	return isave
+}
+
+// savesInStep writes the saves inside (T[k], T[k+1]] of step k, which
+// went from y to yn, and returns the index of the first save after it.
+func savesInStep(fs ForwardStepper, ms *Mesh, k, dim int, y, yn, p, save, saved []float64, isave int) int {
+	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
+	dir := 1.0
+	if tn < t {
+		dir = -1
 	}
-	last := len(ms.H)
-	copy(yOut, ms.Y[last*dim:(last+1)*dim])
+	// Save times inside (t, tn]: a save at tn is the step's result.
+	for isave < len(save) && dir*(save[isave]-tn) <= 0 {
+		dst := saved[isave*dim : (isave+1)*dim]
+		if save[isave] == tn {
+			copy(dst, yn)
+		} else {
+			fs.Save(dst, t, h, save[isave], y, p)
+		}
+		isave++
+	}
+	return isave
+}
+
+// Forward is the package's Forward for any mesh. On a checkpointed one
+// (Mesh.Checkpoint = c ≥ 2) it walks the steps on two states of its
+// own and writes the state at every c-th step into its row of ms.Y,
+// with the same steps, so the same bits, as Forward on a mesh that
+// keeps every state.
+func (w *Walk) Forward(fs ForwardStepper, ms *Mesh, dim int, y0, p, save, yOut, saved []float64) {
+	c := ms.Every()
+	if c == 1 {
+		Forward(fs, ms, dim, y0, p, save, yOut, saved)
+		return
+	}
+	if len(w.fa) != dim {
+		w.fa, w.fb = make([]float64, dim), make([]float64, dim)
+	}
+	y, yn := w.fa, w.fb
+	copy(y, y0)
+	copy(ms.Y[:dim], y0)
+	isave := savesAtStart(ms, dim, y0, save, saved)
+	for k, h := range ms.H {
+		fs.Step(ms, k, ms.T[k], h, y, yn, p)
+		isave = savesInStep(fs, ms, k, dim, y, yn, p, save, saved, isave)
+		if (k+1)%c == 0 {
+			copy(ms.State(k+1, dim), yn)
+		}
+		y, yn = yn, y
+	}
+	copy(yOut, y)
 }
 
 // SaveCot is the cotangent Cot of the saved state at time T.
@@ -74,14 +119,33 @@ type ReverseStepper interface {
 	ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64)
 }
 
-// Walk holds the work arrays of the reverse walk (Reverse). Its zero
-// value is ready; it allocates on first use, and again only for a
-// larger dimension or more save times, so a Walk kept with its
-// replayer allocates nothing per trajectory.
+// StageKeeper is a ForwardStepper and ReverseStepper whose Step keeps
+// the step's stages in a mesh with KeepStages (Mesh.K) and whose
+// ReverseStep then rebuilds the stage inputs from them, with the bits
+// of evaluating them again (erk's). The reverse walk of a checkpointed
+// mesh keeps the stages of the steps it recomputes for such a family,
+// so the reversed steps evaluate nothing again.
+type StageKeeper interface {
+	// StageValues is the number of values Step keeps per step in a
+	// mesh with KeepStages (0: none; the walk then keeps none).
+	StageValues() int
+}
+
+// Walk holds the work arrays of the walks over a mesh (Reverse, and
+// Forward on a checkpointed mesh). Its zero value is ready; it
+// allocates on first use, and again only for a larger dimension, more
+// save times or (checkpointed meshes) a longer segment, so a Walk kept
+// with its replayer allocates nothing per trajectory.
 type Walk struct {
 	ybar, ynext []float64
 	owner       []int // the step each save time belongs to (−1: t0)
 	inner       []SaveCot
+	// seg is the segment of a checkpointed mesh being reversed: T and
+	// H are views of the mesh's, Y the states recomputed from the
+	// segment's checkpoint and, for a StageKeeper, K their stages.
+	seg Mesh
+	// fa and fb are the two states of Forward on a checkpointed mesh.
+	fa, fb []float64
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
@@ -100,51 +164,116 @@ type Walk struct {
 // reversed; one inside a step is, with dense set, part of the step
 // (ReverseStep's dense), else a partial step of its own, reversed after
 // the step (ReversePartial); one at t0 is y0.
+//
+// A checkpointed mesh (Checkpoint = c ≥ 2) is reversed segment by
+// segment from the last: the steps [jc, jc + c) are recomputed forward
+// from the state at T[jc] with rs's Step (rs must be a ForwardStepper
+// too), with the recorded step sizes, into the Walk's own rows — the
+// states Forward computes, so the recorded ones bit for bit — and then
+// reversed as above. Each step's arithmetic and every sum are those of
+// the walk on a mesh that keeps every state, in the same order, so the
+// gradients are its bits. Where rs is a StageKeeper the recomputation
+// keeps the segment's stages, and the reversed steps rebuild their
+// stage inputs from them instead of evaluating f again: the walk then
+// evaluates f as often as the walk of a full mesh. Otherwise it adds
+// c − 1 forward steps of every c.
 func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save, cotY, cotSaved, gy0, gp []float64) {
 	if len(w.ybar) != dim {
 		w.ybar, w.ynext = make([]float64, dim), make([]float64, dim)
 	}
-	ybar := w.ybar
-	copy(ybar, cotY)
+	copy(w.ybar, cotY)
 	clear(gp)
 	w.owner = ms.SaveOwners(save, w.owner)
-	owner := w.owner
 	next := len(save) - 1 // the last save time not yet reversed
-	for k := len(ms.H) - 1; k >= 0; k-- {
-		t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
-		y := ms.Y[k*dim : (k+1)*dim]
-		first := next
-		for first >= 0 && owner[first] == k {
-			first--
+	if c := ms.Every(); c == 1 {
+		for k := len(ms.H) - 1; k >= 0; k-- {
+			next = w.step(rs, ms, k, ms.Y[k*dim:(k+1)*dim], ms, k, dense, p, save, cotSaved, gp, next)
 		}
-		w.inner = w.inner[:0]
-		if cotSaved != nil {
-			for q := next; q > first; q-- {
-				if cot := cotSaved[q*dim : (q+1)*dim]; save[q] == tn {
-					addTo(ybar, cot)
-				} else {
-					w.inner = append(w.inner, SaveCot{save[q], cot})
-				}
+	} else {
+		fs := rs.(ForwardStepper)
+		nk := 0 // the values of stages kept per step
+		if sk, ok := rs.(StageKeeper); ok {
+			nk = sk.StageValues()
+		}
+		n := len(ms.H)
+		for a := (n - 1) / c * c; n > 0 && a >= 0; a -= c {
+			b := min(a+c, n)
+			seg := w.segment(fs, ms, a, b, dim, nk, p)
+			for k := b - 1; k >= a; k-- {
+				next = w.step(rs, ms, k, seg.Y[(k-a)*dim:(k-a+1)*dim], seg, k-a, dense, p, save, cotSaved, gp, next)
 			}
 		}
-		copy(w.ynext, ybar) // the cotangent of y_{k+1}
-		clear(ybar)
-		if dense {
-			rs.ReverseStep(ms, k, t, h, y, p, w.ynext, ybar, gp, w.inner)
-		} else {
-			rs.ReverseStep(ms, k, t, h, y, p, w.ynext, ybar, gp, nil)
-			for _, sc := range w.inner {
-				rs.ReversePartial(t, sc.T, y, p, sc.Cot, ybar, gp)
-			}
-		}
-		next = first
 	}
+	ybar := w.ybar
 	if cotSaved != nil {
 		for q := next; q >= 0; q-- { // saves at t0 are y0
 			addTo(ybar, cotSaved[q*dim:(q+1)*dim])
 		}
 	}
 	copy(gy0, ybar)
+}
+
+// step reverses step k of ms, from the state y; sm and sk are the mesh
+// and step index ReverseStep reads the step's kept stages from (ms and
+// k, or a checkpointed mesh's segment). next is the last save time not
+// yet reversed; step returns the one before the step's.
+func (w *Walk) step(rs ReverseStepper, ms *Mesh, k int, y []float64, sm *Mesh, sk int, dense bool, p, save, cotSaved, gp []float64, next int) int {
+	dim := len(w.ybar)
+	ybar, owner := w.ybar, w.owner
+	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
+	first := next
+	for first >= 0 && owner[first] == k {
+		first--
+	}
+	w.inner = w.inner[:0]
+	if cotSaved != nil {
+		for q := next; q > first; q-- {
+			if cot := cotSaved[q*dim : (q+1)*dim]; save[q] == tn {
+				addTo(ybar, cot)
+			} else {
+				w.inner = append(w.inner, SaveCot{save[q], cot})
+			}
+		}
+	}
+	copy(w.ynext, ybar) // the cotangent of y_{k+1}
+	clear(ybar)
+	if dense {
+		rs.ReverseStep(sm, sk, t, h, y, p, w.ynext, ybar, gp, w.inner)
+	} else {
+		rs.ReverseStep(sm, sk, t, h, y, p, w.ynext, ybar, gp, nil)
+		for _, sc := range w.inner {
+			rs.ReversePartial(t, sc.T, y, p, sc.Cot, ybar, gp)
+		}
+	}
+	return first
+}
+
+// segment recomputes the states of steps [a, b) of the checkpointed ms
+// at p from the state at T[a] (its checkpoint), with fs's steps and the
+// recorded step sizes, into w.seg, whose step j is step a + j of ms;
+// where the family keeps nk > 0 values of stages per step, it
+// recomputes step b − 1 too and keeps every step's stages.
+func (w *Walk) segment(fs ForwardStepper, ms *Mesh, a, b, dim, nk int, p []float64) *Mesh {
+	seg := &w.seg
+	seg.T, seg.H = ms.T[a:b+1], ms.H[a:b]
+	rows := b - a // the states y_a … y_{b−1}
+	steps := rows - 1
+	if nk > 0 {
+		rows, steps = rows+1, rows // and y_b, from the step whose stages it keeps
+		if cap(seg.K) < steps*nk {
+			seg.K = make([]float64, 0, steps*nk) // Step appends them (Mesh.PushStages)
+		}
+	}
+	if cap(seg.Y) < rows*dim {
+		seg.Y = make([]float64, rows*dim)
+	}
+	seg.Y = seg.Y[:rows*dim]
+	seg.KeepStages = nk > 0
+	copy(seg.Y[:dim], ms.State(a, dim))
+	for j := range steps {
+		fs.Step(seg, j, seg.T[j], seg.H[j], seg.Y[j*dim:(j+1)*dim], seg.Y[(j+1)*dim:(j+2)*dim], p)
+	}
+	return seg
 }
 
 func addTo(dst, src []float64) {
