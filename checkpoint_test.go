@@ -27,7 +27,7 @@ import (
 // recording on their scalar replayers) and after a Replay at a new point.
 func TestCheckpointSameBits(t *testing.T) {
 	lorenz, halo, kepler := exampleProblem(t, "lorenz"), exampleProblem(t, "halo"), exampleProblem(t, "kepler")
-	rob, hires := exampleProblem(t, "robertson"), exampleProblem(t, "hires")
+	rob, hires, pend := exampleProblem(t, "robertson"), exampleProblem(t, "hires"), exampleProblem(t, "pendulum")
 	span := func(t0, t1 float64, k int) []float64 { // k save times from t0 to t1
 		s := make([]float64, k)
 		for i := range s {
@@ -61,6 +61,10 @@ func TestCheckpointSameBits(t *testing.T) {
 			gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-11, DenseSave: true}, 0, nil},
 		{"robertson Rodas5P, 8 trajectories", rob, &gradsolve.Ensemble{N: 8, P: robParams(8), T0: []float64{0}, T1: []float64{30}, Save: []float64{0.5, 30}},
 			gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-11}, 0, nil},
+		{"driven pendulum (non-autonomous) DP5", pend, &gradsolve.Ensemble{N: 9, Save: span(pend.T0, pend.T1, 6)},
+			gradsolve.Options{Method: method.DP5, RTol: 1e-8, ATol: 1e-10}, 0, nil},
+		{"driven pendulum (non-autonomous) Rodas5P", pend, &gradsolve.Ensemble{N: 2, Save: span(pend.T0, pend.T1, 6)},
+			gradsolve.Options{Method: method.Rodas5P, RTol: 1e-7, ATol: 1e-9}, 0, nil},
 		{"hires Rosenbrock23 on cpu-ros", hires, &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{321.8122}, Save: []float64{100, 321.8122}},
 			gradsolve.Options{Method: method.Rosenbrock23, Engine: "cpu-ros", RTol: 1e-6, ATol: 1e-10}, 0, nil},
 	}
