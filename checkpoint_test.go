@@ -13,10 +13,11 @@ import (
 	"github.com/gradsolve/gradsolve/router"
 )
 
-// A checkpointed recording (Options.Checkpoint = c) keeps the state at
-// every c-th step and the reverse sweep recomputes the others from the
-// checkpoint before them, with the recorded step sizes. The recomputed
-// states are the recorded ones bit for bit (the forward replay's step is
+// A checkpointed recording (Options.Checkpoint = c) keeps the state
+// and time at every c-th step and the reverse sweep recomputes the
+// others from the checkpoint before them, with the recorded step sizes
+// (the times as the solve's sums). The recomputed states and times are
+// the recorded ones bit for bit (the forward replay's step is
 // the recording's arithmetic), and the reversed steps and every sum are
 // those of the walk over a full mesh, in its order — so every bit of the
 // results, the statuses, ∂L/∂p and ∂L/∂y0 equals the full recording's:
@@ -129,12 +130,12 @@ func TestCheckpointSameBits(t *testing.T) {
 						t.Errorf("%s: trajectory %d: status %v %+v, want %v %+v", what, i, rec.Result.Status[i], rec.Result.Stats[i], full.Result.Status[i], full.Result.Stats[i])
 					}
 				}
-				// The meshes hold T and H for every step, and the states
-				// at every k-th (t0 included).
+				// The meshes hold H for every step, and the times and
+				// states at every k-th (t0 included; every one for k ≤ 1).
 				var want uint64
 				for _, st := range rec.Result.Stats {
 					s := st.Accepted
-					want += 8 * uint64(2*s+1+dim*(s/max(k, 1)+1))
+					want += 8 * uint64(s+(1+dim)*(s/max(k, 1)+1))
 				}
 				if got := rec.MeshBytes(); got != want {
 					t.Errorf("%s: MeshBytes %d, want %d", what, got, want)
@@ -208,9 +209,9 @@ func TestCheckpointBadInput(t *testing.T) {
 	}
 }
 
-// Footprint counts a checkpointed recording's states per step as a
-// c-th of a state (rounded up to whole bytes) and each worker's
-// segment; with Checkpoint 0 or 1 it is what it was.
+// Footprint counts a checkpointed recording's step sizes, a c-th of a
+// state and its time per step (rounded up to whole bytes), and each
+// worker's segment; with Checkpoint 0 or 1 it is what it was.
 func TestCheckpointFootprint(t *testing.T) {
 	base := gradsolve.Sizes{N: 1000, Dim: 6, NumParams: 3, Record: true, Workers: 2}
 	f0, err := base.Footprint()
@@ -229,11 +230,11 @@ func TestCheckpointFootprint(t *testing.T) {
 		k, stages, maxSteps int
 		perStep, segment    uint64
 	}{
-		{4, 7, 0, 16 + 12, 2 * 5 * 6 * 8 * 8},           // 48 bytes of state a step, a 4th of it; Tsit5's 7 stages
-		{5, 7, 0, 16 + 10, 2 * 6 * 6 * 8 * 8},           // 48/5 rounded up
-		{64, 0, 0, 16 + 1, 2 * 65 * 6 * 8},              // a Rosenbrock method keeps no stages
-		{1 << 30, 7, 500, 16 + 1, 2 * 501 * 6 * 8 * 8},  // no segment is longer than the budget
-		{1 << 30, 7, 0, 16 + 1, 2 * 100001 * 6 * 8 * 8}, // DefaultMaxSteps
+		{4, 7, 0, 8 + 14, 2 * 5 * (1 + 6*8) * 8},           // 56 bytes of state and time, a 4th of them; Tsit5's 7 stages
+		{5, 7, 0, 8 + 12, 2 * 6 * (1 + 6*8) * 8},           // 56/5 rounded up
+		{64, 0, 0, 8 + 1, 2 * 65 * (1 + 6) * 8},            // a Rosenbrock method keeps no stages
+		{1 << 30, 7, 500, 8 + 1, 2 * 501 * (1 + 6*8) * 8},  // no segment is longer than the budget
+		{1 << 30, 7, 0, 8 + 1, 2 * 100001 * (1 + 6*8) * 8}, // DefaultMaxSteps
 	} {
 		s := base
 		s.Checkpoint, s.SegmentStages, s.MaxSteps = c.k, c.stages, c.maxSteps

@@ -66,8 +66,9 @@ type Recording struct {
 // Gradient; every problem compiled from formulas has one. Memory: the
 // states at every accepted step, (steps+1)·Dim values per trajectory,
 // plus two numbers per step; with Options.Checkpoint = c ≥ 2, the
-// states at every c-th step only, (⌊steps/c⌋+1)·Dim values, and the
-// reverse sweep recomputes the others (bitwise the same gradient).
+// states and times at every c-th step only, (⌊steps/c⌋+1)·(Dim+1)
+// values, plus one per step, and the reverse sweep recomputes the
+// others (bitwise the same gradient).
 func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Recording, error) {
 	if opts != nil && opts.Checkpoint >= 2 && opts.KeepStages {
 		return nil, inputErr("Options.Checkpoint = %d with Options.KeepStages: a checkpointed recording keeps no stages (its reverse sweep keeps those of the segment it recomputes); set one or the other", opts.Checkpoint)
@@ -93,7 +94,8 @@ func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*
 // times, step sizes and states (and stages, with Options.KeepStages)
 // every trajectory's mesh holds, 8 bytes each — what Footprint's
 // PerStep counts per step, with the initial states and times. With
-// Options.Checkpoint = c ≥ 2 it counts the states at every c-th step.
+// Options.Checkpoint = c ≥ 2 it counts the times and states at every
+// c-th step.
 func (rec *Recording) MeshBytes() uint64 {
 	var b uint64
 	for _, ms := range rec.meshes {

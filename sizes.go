@@ -36,10 +36,11 @@ type Sizes struct {
 	// with Options.KeepStages (0: none).
 	KeepStages int
 	// Checkpoint is a recording's Options.Checkpoint: c ≥ 2 keeps the
-	// state at every c-th step only (PerStep counts Dim/c numbers of
-	// it, rounded up to whole bytes), and each worker holds one segment
-	// of the reverse sweep: at most min(c, MaxSteps) steps of
-	// (1 + SegmentStages)·Dim numbers. 0 or 1: every state.
+	// state and time at every c-th step only (PerStep counts the step
+	// size and a c-th of Dim + 1 numbers, rounded up to whole bytes),
+	// and each worker holds one segment of the reverse sweep: at most
+	// min(c, MaxSteps) steps of 1 + (1 + SegmentStages)·Dim numbers.
+	// 0 or 1: every state.
 	Checkpoint int
 	// SegmentStages is the number of stages a checkpointed recording's
 	// reverse sweep keeps per step of its segment: the explicit
@@ -107,8 +108,8 @@ func (s Sizes) perStep() uint64 {
 		return 0
 	}
 	if c := s.Checkpoint; c >= 2 {
-		// The step's time and size, and a c-th of a state.
-		return uint64(8*(2+s.KeepStages*s.Dim)) + (uint64(8*s.Dim)+uint64(c)-1)/uint64(c)
+		// The step's size, and a c-th of a state and its time.
+		return uint64(8*(1+s.KeepStages*s.Dim)) + (uint64(8*(s.Dim+1))+uint64(c)-1)/uint64(c)
 	}
 	return uint64(8 * (s.Dim + 2 + s.KeepStages*s.Dim))
 }
@@ -157,9 +158,9 @@ func (s Sizes) budget() *memory.Budget {
 		b.Add("recorded meshes", "N", s.meshFixed(), n)
 		b.Add("Recording points", "2·N·(Dim+NumParams)", 8, 2, n, dim+m) // the current point and the recording point
 		if s.Checkpoint >= 2 {
-			// Each worker's segment of the reverse sweep: its states
-			// (one more than its steps) and the stages it keeps.
-			b.Add("checkpoint segments", "Workers·(min(Checkpoint, MaxSteps)+1)·Dim·(1+SegmentStages)", 8, nw, s.segmentSteps()+1, dim, 1+s.SegmentStages)
+			// Each worker's segment of the reverse sweep: its times and
+			// states (one more than its steps) and the stages it keeps.
+			b.Add("checkpoint segments", "Workers·(min(Checkpoint, MaxSteps)+1)·(1+Dim·(1+SegmentStages))", 8, nw, s.segmentSteps()+1, 1+dim*(1+s.SegmentStages))
 		}
 	}
 	if s.Gradient || s.Record {

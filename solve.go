@@ -119,23 +119,24 @@ type Options struct {
 	// alone and recompute the stages on the way back.
 	KeepStages bool
 	// Checkpoint makes Record (and LossGradient's reverse route) keep
-	// each trajectory's state only at t0 and at every Checkpoint-th
-	// accepted step, c = Checkpoint ≥ 2, instead of at every step; the
-	// time and size of every step are still kept. The reverse sweep
-	// (Recording.Gradient) then recomputes each segment of c steps
-	// forward from its checkpoint, with the recorded step sizes, into
-	// a scratch of its worker's, and reverses it. The recomputed states
+	// each trajectory's state and time only at t0 and at every
+	// Checkpoint-th accepted step, c = Checkpoint ≥ 2, instead of at
+	// every step; the size of every step is still kept, and the times
+	// in between are the solve's sums t + h, formed again. The reverse
+	// sweep (Recording.Gradient) recomputes each segment of c steps
+	// forward from its checkpoint, with the recorded step sizes, into a
+	// scratch of its worker's, and reverses it. The recomputed states
 	// are the recorded ones bit for bit, so the gradient and the
 	// results are bitwise those of Checkpoint 0, for every c; Replay
 	// works as before (it rewrites the checkpoints at the new point).
 	//
-	// Memory per trajectory: 2 numbers per step and Dim per c steps,
-	// against Dim + 2 per step; plus, per worker, one segment: c·Dim
-	// numbers (Rosenbrock methods) or c·(1+s')·Dim (explicit methods,
-	// s' as for KeepStages: the segment's stages are kept, so that its
-	// reversed steps evaluate no f). Time: an explicit method's
-	// gradient costs about as much as without (the stages are
-	// evaluated once, forward, instead of in the reverse sweep); a
+	// Memory per trajectory: 1 number per step and Dim + 1 per c steps,
+	// against Dim + 2 per step; plus, per worker, one segment: c·(Dim+1)
+	// numbers (Rosenbrock methods) or c·(1 + (1+s')·Dim) (explicit
+	// methods, s' as for KeepStages: the segment's stages are kept, so
+	// that its reversed steps evaluate no f). Time: an explicit
+	// method's reverse sweep evaluates f as often as without (the
+	// stages once, forward, instead of in the reverse sweep); a
 	// Rosenbrock method's adds about one step (f, J, the LU, the
 	// stages) for every step. The reverse sweep runs on each worker's
 	// scalar replayer (the lane engines reverse meshes that keep every

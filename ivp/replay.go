@@ -28,7 +28,7 @@ func Forward(fs ForwardStepper, ms *Mesh, dim int, y0, p, save, yOut, saved []fl
 		y := ms.Y[k*dim : (k+1)*dim]
 		yn := ms.Y[(k+1)*dim : (k+2)*dim]
 		fs.Step(ms, k, t, h, y, yn, p)
-		isave = savesInStep(fs, ms, k, dim, y, yn, p, save, saved, isave)
+		isave = savesInStep(fs, t, h, ms.T[k+1], dim, y, yn, p, save, saved, isave)
 	}
 	last := len(ms.H)
 	copy(yOut, ms.Y[last*dim:(last+1)*dim])
@@ -45,10 +45,10 @@ func savesAtStart(ms *Mesh, dim int, y0, save, saved []float64) int {
 	return isave
 }
 
-// savesInStep writes the saves inside (T[k], T[k+1]] of step k, which
-// went from y to yn, and returns the index of the first save after it.
-func savesInStep(fs ForwardStepper, ms *Mesh, k, dim int, y, yn, p, save, saved []float64, isave int) int {
-	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
+// savesInStep writes the saves inside (t, tn] of the step of size h
+// from t to tn, which went from y to yn, and returns the index of the
+// first save after it.
+func savesInStep(fs ForwardStepper, t, h, tn float64, dim int, y, yn, p, save, saved []float64, isave int) int {
 	dir := 1.0
 	if tn < t {
 		dir = -1
@@ -68,9 +68,9 @@ func savesInStep(fs ForwardStepper, ms *Mesh, k, dim int, y, yn, p, save, saved 
 
 // Forward is the package's Forward for any mesh. On a checkpointed one
 // (Mesh.Checkpoint = c ≥ 2) it walks the steps on two states of its
-// own and writes the state at every c-th step into its row of ms.Y,
-// with the same steps, so the same bits, as Forward on a mesh that
-// keeps every state.
+// own, forming the times as the recording did (Mesh.Times), and writes
+// the state at every c-th step into its row of ms.Y: the same steps,
+// so the same bits, as Forward on a mesh that keeps every state.
 func (w *Walk) Forward(fs ForwardStepper, ms *Mesh, dim int, y0, p, save, yOut, saved []float64) {
 	c := ms.Every()
 	if c == 1 {
@@ -84,13 +84,16 @@ func (w *Walk) Forward(fs ForwardStepper, ms *Mesh, dim int, y0, p, save, yOut, 
 	copy(y, y0)
 	copy(ms.Y[:dim], y0)
 	isave := savesAtStart(ms, dim, y0, save, saved)
+	t := ms.T[0]
 	for k, h := range ms.H {
-		fs.Step(ms, k, ms.T[k], h, y, yn, p)
-		isave = savesInStep(fs, ms, k, dim, y, yn, p, save, saved, isave)
+		tn := ms.next(k, t)
+		fs.Step(ms, k, t, h, y, yn, p)
+		isave = savesInStep(fs, t, h, tn, dim, y, yn, p, save, saved, isave)
 		if (k+1)%c == 0 {
 			copy(ms.State(k+1, dim), yn)
 		}
 		y, yn = yn, y
+		t = tn
 	}
 	copy(yOut, y)
 }
@@ -140,9 +143,11 @@ type Walk struct {
 	ybar, ynext []float64
 	owner       []int // the step each save time belongs to (−1: t0)
 	inner       []SaveCot
-	// seg is the segment of a checkpointed mesh being reversed: T and
-	// H are views of the mesh's, Y the states recomputed from the
-	// segment's checkpoint and, for a StageKeeper, K their stages.
+	// seg is the segment of a checkpointed mesh being reversed, a mesh
+	// that keeps every state and time: T the segment's times formed
+	// again (Mesh.Times), H a view of the mesh's, Y the states
+	// recomputed from the segment's checkpoint and, for a StageKeeper,
+	// K their stages.
 	seg Mesh
 	// fa and fb are the two states of Forward on a checkpointed mesh.
 	fa, fb []float64
@@ -167,10 +172,11 @@ type Walk struct {
 //
 // A checkpointed mesh (Checkpoint = c ≥ 2) is reversed segment by
 // segment from the last: the steps [jc, jc + c) are recomputed forward
-// from the state at T[jc] with rs's Step (rs must be a ForwardStepper
-// too), with the recorded step sizes, into the Walk's own rows — the
-// states Forward computes, so the recorded ones bit for bit — and then
-// reversed as above. Each step's arithmetic and every sum are those of
+// from the checkpoint at step jc with rs's Step (rs must be a
+// ForwardStepper too), with the recorded step sizes and times
+// (Mesh.Times), into the Walk's own rows — the states Forward
+// computes, so the recorded ones bit for bit — and then reversed as
+// above. Each step's arithmetic and every sum are those of
 // the walk on a mesh that keeps every state, in the same order, so the
 // gradients are its bits. Where rs is a StageKeeper the recomputation
 // keeps the segment's stages, and the reversed steps rebuild their
@@ -187,7 +193,7 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 	next := len(save) - 1 // the last save time not yet reversed
 	if c := ms.Every(); c == 1 {
 		for k := len(ms.H) - 1; k >= 0; k-- {
-			next = w.step(rs, ms, k, ms.Y[k*dim:(k+1)*dim], ms, k, dense, p, save, cotSaved, gp, next)
+			next = w.step(rs, ms.T[k], ms.H[k], ms.T[k+1], k, ms.Y[k*dim:(k+1)*dim], ms, k, dense, p, save, cotSaved, gp, next)
 		}
 	} else {
 		fs := rs.(ForwardStepper)
@@ -199,8 +205,8 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 		for a := (n - 1) / c * c; n > 0 && a >= 0; a -= c {
 			b := min(a+c, n)
 			seg := w.segment(fs, ms, a, b, dim, nk, p)
-			for k := b - 1; k >= a; k-- {
-				next = w.step(rs, ms, k, seg.Y[(k-a)*dim:(k-a+1)*dim], seg, k-a, dense, p, save, cotSaved, gp, next)
+			for j := b - a - 1; j >= 0; j-- {
+				next = w.step(rs, seg.T[j], seg.H[j], seg.T[j+1], a+j, seg.Y[j*dim:(j+1)*dim], seg, j, dense, p, save, cotSaved, gp, next)
 			}
 		}
 	}
@@ -213,14 +219,14 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 	copy(gy0, ybar)
 }
 
-// step reverses step k of ms, from the state y; sm and sk are the mesh
-// and step index ReverseStep reads the step's kept stages from (ms and
-// k, or a checkpointed mesh's segment). next is the last save time not
-// yet reversed; step returns the one before the step's.
-func (w *Walk) step(rs ReverseStepper, ms *Mesh, k int, y []float64, sm *Mesh, sk int, dense bool, p, save, cotSaved, gp []float64, next int) int {
+// step reverses step k, of size h from (t, y) to tn; sm and sk are the
+// mesh and step index ReverseStep is given (the mesh and k, or a
+// checkpointed mesh's segment and the step's index in it). next is the
+// last save time not yet reversed; step returns the one before the
+// step's.
+func (w *Walk) step(rs ReverseStepper, t, h, tn float64, k int, y []float64, sm *Mesh, sk int, dense bool, p, save, cotSaved, gp []float64, next int) int {
 	dim := len(w.ybar)
 	ybar, owner := w.ybar, w.owner
-	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
 	first := next
 	for first >= 0 && owner[first] == k {
 		first--
@@ -255,7 +261,7 @@ func (w *Walk) step(rs ReverseStepper, ms *Mesh, k int, y []float64, sm *Mesh, s
 // recomputes step b − 1 too and keeps every step's stages.
 func (w *Walk) segment(fs ForwardStepper, ms *Mesh, a, b, dim, nk int, p []float64) *Mesh {
 	seg := &w.seg
-	seg.T, seg.H = ms.T[a:b+1], ms.H[a:b]
+	seg.T, seg.H = ms.Times(a, b, seg.T), ms.H[a:b]
 	rows := b - a // the states y_a … y_{b−1}
 	steps := rows - 1
 	if nk > 0 {

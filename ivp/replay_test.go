@@ -171,14 +171,22 @@ func (keepStep) StageValues() int { return 1 }
 // StageKeeper), reverses every step once, and allocates nothing once
 // grown.
 func TestCheckpointedWalks(t *testing.T) {
-	times := []float64{0}
-	for k := 1; k <= 40; k++ {
-		times = append(times, times[k-1]+0.01+0.003*float64(k%7))
+	// A mesh as the driver records it: t_{k+1} = t_k + h_k, and the
+	// last step, of size t1 − t, lands on t1.
+	const t1 = 0.73
+	full := &Mesh{T: []float64{0}}
+	for k := 1; ; k++ {
+		t, h := full.T[k-1], 0.01+0.003*float64(k%7)
+		if t+h >= t1 {
+			full.T, full.H = append(full.T, t1), append(full.H, t1-t)
+			break
+		}
+		full.T, full.H = append(full.T, t+h), append(full.H, h)
 	}
-	t1 := times[len(times)-1]
+	full.Y = make([]float64, len(full.T))
+	times := full.T
 	save := []float64{0, 0, times[3], 0.5 * (times[5] + times[6]), times[9] + 0.001, times[14], 0.5 * (times[30] + times[31]), t1}
 	p, y0 := []float64{-0.7}, []float64{2}
-	full := mesh(times...)
 	yOut, saved := make([]float64, 1), make([]float64, len(save))
 	Forward(&expStep{}, full, 1, y0, p, save, yOut, saved)
 	steps := full.Steps()
@@ -206,8 +214,19 @@ func TestCheckpointedWalks(t *testing.T) {
 			t.Errorf("c = %d: %d states kept, want %d", c, rows, steps/ms.Every()+1)
 		}
 		for j := range len(ms.Y) {
-			if k := j * ms.Every(); !same(ms.State(k, 1)[0], full.Y[k]) {
-				t.Errorf("c = %d: state at T[%d] = %v, want %v", c, k, ms.State(k, 1)[0], full.Y[k])
+			if k := j * ms.Every(); !same(ms.State(k, 1)[0], full.Y[k]) || !same(ms.T[j], full.T[k]) {
+				t.Errorf("c = %d: checkpoint %d: state %v at %v, want %v at %v", c, j, ms.State(k, 1)[0], ms.T[j], full.Y[k], full.T[k])
+			}
+		}
+		if len(ms.T) != len(ms.Y) && c >= 2 || !same(ms.End, t1) {
+			t.Errorf("c = %d: %d times kept for %d states, End %v", c, len(ms.T), len(ms.Y), ms.End)
+		}
+		for a := 0; a < steps; a += ms.Every() {
+			b := min(a+ms.Every(), steps)
+			for j, tt := range ms.Times(a, b, nil) {
+				if !same(tt, full.T[a+j]) {
+					t.Errorf("c = %d: Times(%d, %d)[%d] = %v, want %v", c, a, b, j, tt, full.T[a+j])
+				}
 			}
 		}
 		// The forward walk at another point, then back at the first:
