@@ -230,11 +230,11 @@ func TestCheckpointFootprint(t *testing.T) {
 		k, stages, maxSteps int
 		perStep, segment    uint64
 	}{
-		{4, 7, 0, 8 + 14, 2 * 5 * (1 + 6*8) * 8},           // 56 bytes of state and time, a 4th of them; Tsit5's 7 stages
-		{5, 7, 0, 8 + 12, 2 * 6 * (1 + 6*8) * 8},           // 56/5 rounded up
+		{4, 6, 0, 8 + 14, 2 * 5 * (1 + 6*7) * 8},           // 56 bytes of state and time, a 4th of them; Tsit5's 6 stage inputs after y
+		{5, 6, 0, 8 + 12, 2 * 6 * (1 + 6*7) * 8},           // 56/5 rounded up
 		{64, 0, 0, 8 + 1, 2 * 65 * (1 + 6) * 8},            // a Rosenbrock method keeps no stages
-		{1 << 30, 7, 500, 8 + 1, 2 * 501 * (1 + 6*8) * 8},  // no segment is longer than the budget
-		{1 << 30, 7, 0, 8 + 1, 2 * 100001 * (1 + 6*8) * 8}, // DefaultMaxSteps
+		{1 << 30, 6, 500, 8 + 1, 2 * 501 * (1 + 6*7) * 8},  // no segment is longer than the budget
+		{1 << 30, 6, 0, 8 + 1, 2 * 100001 * (1 + 6*7) * 8}, // DefaultMaxSteps
 	} {
 		s := base
 		s.Checkpoint, s.SegmentStages, s.MaxSteps = c.k, c.stages, c.maxSteps

@@ -42,9 +42,10 @@ type Sizes struct {
 	// min(c, MaxSteps) steps of 1 + (1 + SegmentStages)·Dim numbers.
 	// 0 or 1: every state.
 	Checkpoint int
-	// SegmentStages is the number of stages a checkpointed recording's
-	// reverse sweep keeps per step of its segment: the explicit
-	// method's stage count; 0 for a Rosenbrock method.
+	// SegmentStages is the number of stage inputs a checkpointed
+	// recording's reverse sweep keeps per step of its segment: at most
+	// the explicit method's stage count less one (Stages() − 1, which
+	// ensembleSizes takes); 0 for a Rosenbrock method.
 	SegmentStages int
 	// MaxSteps is the step budget per trajectory (Options.MaxSteps; 0
 	// means DefaultMaxSteps): no segment is longer.
@@ -246,7 +247,7 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool, offers
 	if record && o.Checkpoint >= 2 {
 		s.Checkpoint, s.MaxSteps = o.Checkpoint, max(o.MaxSteps, 0)
 		if tb, ok := m.(*method.Tableau); ok {
-			s.SegmentStages = tb.Stages()
+			s.SegmentStages = tb.Stages() - 1
 		}
 	}
 	return s, true

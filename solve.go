@@ -132,10 +132,10 @@ type Options struct {
 	//
 	// Memory per trajectory: 1 number per step and Dim + 1 per c steps,
 	// against Dim + 2 per step; plus, per worker, one segment: c·(Dim+1)
-	// numbers (Rosenbrock methods) or c·(1 + (1+s')·Dim) (explicit
-	// methods, s' as for KeepStages: the segment's stages are kept, so
-	// that its reversed steps evaluate no f). Time: an explicit
-	// method's reverse sweep evaluates f as often as without (the
+	// numbers (Rosenbrock methods) or at most c·(1 + s·Dim) (explicit
+	// methods of s stages: the segment's stage inputs are kept, so that
+	// its reversed steps evaluate no f). Time: an explicit method's
+	// reverse sweep evaluates f as often as without (each step's
 	// stages once, forward, instead of in the reverse sweep); a
 	// Rosenbrock method's adds about one step (f, J, the LU, the
 	// stages) for every step. The reverse sweep runs on each worker's

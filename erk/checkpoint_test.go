@@ -14,8 +14,8 @@ import (
 // A recording solve into a checkpointed mesh takes the steps of one
 // into a full mesh and keeps their states at every c-th step; the
 // replayer's reverse walk over it, which recomputes each segment and
-// keeps its stages (StageKeeper), gives the full mesh's gradient bit for
-// bit — with stages recomputed on the way back or read from the full
+// keeps its stage inputs (ivp.SegmentStepper), gives the full mesh's
+// gradient bit for bit — with stages recomputed on the way back or read from the full
 // mesh (KeepStages) alike — for every explicit method, with save times
 // inside segments; and, once its scratch has grown, allocates nothing.
 func TestCheckpointedReverseMatchesFull(t *testing.T) {

@@ -122,16 +122,23 @@ type ReverseStepper interface {
 	ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64)
 }
 
-// StageKeeper is a ForwardStepper and ReverseStepper whose Step keeps
-// the step's stages in a mesh with KeepStages (Mesh.K) and whose
-// ReverseStep then rebuilds the stage inputs from them, with the bits
-// of evaluating them again (erk's). The reverse walk of a checkpointed
-// mesh keeps the stages of the steps it recomputes for such a family,
-// so the reversed steps evaluate nothing again.
-type StageKeeper interface {
-	// StageValues is the number of values Step keeps per step in a
-	// mesh with KeepStages (0: none; the walk then keeps none).
-	StageValues() int
+// SegmentStepper is a family's step pair for the segments of a
+// checkpointed mesh: a forward step that also keeps what the reversed
+// step needs besides its start state (erk: the stage inputs), and the
+// reversed step from what it kept. Where the family has one, the
+// reverse walk of a checkpointed mesh recomputes each segment with
+// KeepStep and reverses it with ReverseKept, so that no step's stages
+// are evaluated twice.
+type SegmentStepper interface {
+	// SegmentValues is the number of values KeepStep keeps per step.
+	SegmentValues() int
+	// KeepStep is ForwardStepper.Step, with its arithmetic, of the step
+	// of size h from (t, y) into yn; it also writes into keep
+	// (SegmentValues() values) what ReverseKept needs.
+	KeepStep(t, h float64, y, yn, p, keep []float64)
+	// ReverseKept is ReverseStepper.ReverseStep of that step, with its
+	// bits, from what KeepStep kept.
+	ReverseKept(t, h float64, y, p, keep, ynewBar, ybar, gp []float64, dense []SaveCot)
 }
 
 // Walk holds the work arrays of the walks over a mesh (Reverse, and
@@ -146,9 +153,10 @@ type Walk struct {
 	// seg is the segment of a checkpointed mesh being reversed, a mesh
 	// that keeps every state and time: T the segment's times formed
 	// again (Mesh.Times), H a view of the mesh's, Y the states
-	// recomputed from the segment's checkpoint and, for a StageKeeper,
-	// K their stages.
-	seg Mesh
+	// recomputed from the segment's checkpoint; keep, for a
+	// SegmentStepper, what its KeepStep kept of each step.
+	seg  Mesh
+	keep []float64
 	// fa and fb are the two states of Forward on a checkpointed mesh.
 	fa, fb []float64
 }
@@ -178,11 +186,10 @@ type Walk struct {
 // computes, so the recorded ones bit for bit — and then reversed as
 // above. Each step's arithmetic and every sum are those of
 // the walk on a mesh that keeps every state, in the same order, so the
-// gradients are its bits. Where rs is a StageKeeper the recomputation
-// keeps the segment's stages, and the reversed steps rebuild their
-// stage inputs from them instead of evaluating f again: the walk then
-// evaluates f as often as the walk of a full mesh. Otherwise it adds
-// c − 1 forward steps of every c.
+// gradients are its bits. Where rs is a SegmentStepper the
+// recomputation keeps what each reversed step needs (KeepStep, then
+// ReverseKept): the walk then evaluates f as often as the walk of a
+// full mesh. Otherwise it adds c − 1 forward steps of every c.
 func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save, cotY, cotSaved, gy0, gp []float64) {
 	if len(w.ybar) != dim {
 		w.ybar, w.ynext = make([]float64, dim), make([]float64, dim)
@@ -193,20 +200,21 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 	next := len(save) - 1 // the last save time not yet reversed
 	if c := ms.Every(); c == 1 {
 		for k := len(ms.H) - 1; k >= 0; k-- {
-			next = w.step(rs, ms.T[k], ms.H[k], ms.T[k+1], k, ms.Y[k*dim:(k+1)*dim], ms, k, dense, p, save, cotSaved, gp, next)
+			next = w.step(rs, ms.T[k], ms.H[k], ms.T[k+1], k, ms.Y[k*dim:(k+1)*dim], ms, k, nil, nil, dense, p, save, cotSaved, gp, next)
 		}
 	} else {
 		fs := rs.(ForwardStepper)
-		nk := 0 // the values of stages kept per step
-		if sk, ok := rs.(StageKeeper); ok {
-			nk = sk.StageValues()
-		}
+		ss, _ := rs.(SegmentStepper)
 		n := len(ms.H)
 		for a := (n - 1) / c * c; n > 0 && a >= 0; a -= c {
 			b := min(a+c, n)
-			seg := w.segment(fs, ms, a, b, dim, nk, p)
+			seg, nk := w.segment(fs, ss, ms, a, b, dim, p)
 			for j := b - a - 1; j >= 0; j-- {
-				next = w.step(rs, seg.T[j], seg.H[j], seg.T[j+1], a+j, seg.Y[j*dim:(j+1)*dim], seg, j, dense, p, save, cotSaved, gp, next)
+				var keep []float64
+				if nk > 0 {
+					keep = w.keep[j*nk : (j+1)*nk]
+				}
+				next = w.step(rs, seg.T[j], seg.H[j], seg.T[j+1], a+j, seg.Y[j*dim:(j+1)*dim], seg, j, ss, keep, dense, p, save, cotSaved, gp, next)
 			}
 		}
 	}
@@ -221,10 +229,11 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 
 // step reverses step k, of size h from (t, y) to tn; sm and sk are the
 // mesh and step index ReverseStep is given (the mesh and k, or a
-// checkpointed mesh's segment and the step's index in it). next is the
-// last save time not yet reversed; step returns the one before the
-// step's.
-func (w *Walk) step(rs ReverseStepper, t, h, tn float64, k int, y []float64, sm *Mesh, sk int, dense bool, p, save, cotSaved, gp []float64, next int) int {
+// checkpointed mesh's segment and the step's index in it), or, with
+// keep set, ss.ReverseKept reverses it from keep. next is the last
+// save time not yet reversed; step returns the one before the step's.
+func (w *Walk) step(rs ReverseStepper, t, h, tn float64, k int, y []float64, sm *Mesh, sk int, ss SegmentStepper, keep []float64,
+	dense bool, p, save, cotSaved, gp []float64, next int) int {
 	dim := len(w.ybar)
 	ybar, owner := w.ybar, w.owner
 	first := next
@@ -243,10 +252,16 @@ func (w *Walk) step(rs ReverseStepper, t, h, tn float64, k int, y []float64, sm 
 	}
 	copy(w.ynext, ybar) // the cotangent of y_{k+1}
 	clear(ybar)
+	var inner []SaveCot
 	if dense {
-		rs.ReverseStep(sm, sk, t, h, y, p, w.ynext, ybar, gp, w.inner)
+		inner = w.inner
+	}
+	if keep != nil {
+		ss.ReverseKept(t, h, y, p, keep, w.ynext, ybar, gp, inner)
 	} else {
-		rs.ReverseStep(sm, sk, t, h, y, p, w.ynext, ybar, gp, nil)
+		rs.ReverseStep(sm, sk, t, h, y, p, w.ynext, ybar, gp, inner)
+	}
+	if !dense {
 		for _, sc := range w.inner {
 			rs.ReversePartial(t, sc.T, y, p, sc.Cot, ybar, gp)
 		}
@@ -255,31 +270,36 @@ func (w *Walk) step(rs ReverseStepper, t, h, tn float64, k int, y []float64, sm 
 }
 
 // segment recomputes the states of steps [a, b) of the checkpointed ms
-// at p from the state at T[a] (its checkpoint), with fs's steps and the
-// recorded step sizes, into w.seg, whose step j is step a + j of ms;
-// where the family keeps nk > 0 values of stages per step, it
-// recomputes step b − 1 too and keeps every step's stages.
-func (w *Walk) segment(fs ForwardStepper, ms *Mesh, a, b, dim, nk int, p []float64) *Mesh {
-	seg := &w.seg
+// at p from the state at step a (its checkpoint), with the recorded
+// step sizes and times, into w.seg, whose step j is step a + j of ms:
+// with fs's Step, or where ss is not nil with its KeepStep, which then
+// takes step b − 1 too and keeps nk values of every step in w.keep.
+func (w *Walk) segment(fs ForwardStepper, ss SegmentStepper, ms *Mesh, a, b, dim int, p []float64) (seg *Mesh, nk int) {
+	seg = &w.seg
 	seg.T, seg.H = ms.Times(a, b, seg.T), ms.H[a:b]
 	rows := b - a // the states y_a … y_{b−1}
 	steps := rows - 1
-	if nk > 0 {
-		rows, steps = rows+1, rows // and y_b, from the step whose stages it keeps
-		if cap(seg.K) < steps*nk {
-			seg.K = make([]float64, 0, steps*nk) // Step appends them (Mesh.PushStages)
+	if ss != nil {
+		nk = ss.SegmentValues()
+		rows, steps = rows+1, rows // and y_b, from the step whose values it keeps
+		if len(w.keep) < steps*nk {
+			w.keep = make([]float64, steps*nk)
 		}
 	}
 	if cap(seg.Y) < rows*dim {
 		seg.Y = make([]float64, rows*dim)
 	}
 	seg.Y = seg.Y[:rows*dim]
-	seg.KeepStages = nk > 0
 	copy(seg.Y[:dim], ms.State(a, dim))
 	for j := range steps {
-		fs.Step(seg, j, seg.T[j], seg.H[j], seg.Y[j*dim:(j+1)*dim], seg.Y[(j+1)*dim:(j+2)*dim], p)
+		y, yn := seg.Y[j*dim:(j+1)*dim], seg.Y[(j+1)*dim:(j+2)*dim]
+		if ss != nil {
+			ss.KeepStep(seg.T[j], seg.H[j], y, yn, p, w.keep[j*nk:(j+1)*nk])
+		} else {
+			fs.Step(seg, j, seg.T[j], seg.H[j], y, yn, p)
+		}
 	}
-	return seg
+	return seg, nk
 }
 
 func addTo(dst, src []float64) {

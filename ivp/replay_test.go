@@ -154,11 +154,28 @@ func TestReplayDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// keepStep is expStep as a StageKeeper: the checkpointed walk then
-// recomputes every step of a segment (its stages would be kept).
-type keepStep struct{ *expStep }
+// keepStep is expStep as a SegmentStepper: the checkpointed walk then
+// recomputes every step of a segment with KeepStep, which keeps the
+// step's start time and start state, and reverses it with ReverseKept,
+// which checks them (bad counts the mismatches).
+type keepStep struct {
+	*expStep
+	bad int
+}
 
-func (keepStep) StageValues() int { return 1 }
+func (*keepStep) SegmentValues() int { return 2 }
+
+func (k *keepStep) KeepStep(t, h float64, y, yn, p, keep []float64) {
+	k.Step(nil, 0, t, h, y, yn, p)
+	keep[0], keep[1] = t, y[0]
+}
+
+func (k *keepStep) ReverseKept(t, h float64, y, p, keep, ynewBar, ybar, gp []float64, dense []SaveCot) {
+	if keep[0] != t || keep[1] != y[0] {
+		k.bad++
+	}
+	k.ReverseStep(nil, 0, t, h, y, p, ynewBar, ybar, gp, dense)
+}
 
 // A checkpointed mesh (Checkpoint = c) keeps the states at T[0], T[c],
 // T[2c], … as it is filled; Walk.Forward on it gives the final state,
@@ -168,8 +185,8 @@ func (keepStep) StageValues() int { return 1 }
 // length — c = 1 (every state), 2, 3, 7, the number of steps, more —
 // with saves at t0, at step ends and inside steps, dense or partial.
 // It recomputes c − 1 steps of every c (c of every c for a
-// StageKeeper), reverses every step once, and allocates nothing once
-// grown.
+// SegmentStepper, which reverses each from what its KeepStep kept),
+// reverses every step once, and allocates nothing once grown.
 func TestCheckpointedWalks(t *testing.T) {
 	// A mesh as the driver records it: t_{k+1} = t_k + h_k, and the
 	// last step, of size t1 − t, lands on t1.
@@ -257,8 +274,9 @@ func TestCheckpointedWalks(t *testing.T) {
 				es := &expStep{}
 				var rs ReverseStepper = es
 				wantSteps := steps - segments // a segment's last state is not needed
+				ks := &keepStep{expStep: es}
 				if keep {
-					rs, wantSteps = keepStep{es}, steps
+					rs, wantSteps = ks, steps
 				}
 				if c == 1 {
 					wantSteps = 0
@@ -266,10 +284,10 @@ func TestCheckpointedWalks(t *testing.T) {
 				gy0, gp := make([]float64, 1), []float64{99}
 				w.Reverse(rs, ms, 1, dense, p, save, cotY, cotSaved, gy0, gp)
 				if !same(gy0[0], want[i][0]) || !same(gp[0], want[i][1]) {
-					t.Errorf("c = %d, dense %v, stage keeper %v: ∂L/∂y0 = %v, ∂L/∂λ = %v; want %v, %v", c, dense, keep, gy0[0], gp[0], want[i][0], want[i][1])
+					t.Errorf("c = %d, dense %v, segment stepper %v: ∂L/∂y0 = %v, ∂L/∂λ = %v; want %v, %v", c, dense, keep, gy0[0], gp[0], want[i][0], want[i][1])
 				}
-				if es.reversed != steps || es.steps != wantSteps {
-					t.Errorf("c = %d, dense %v, stage keeper %v: %d steps reversed, %d recomputed; want %d, %d", c, dense, keep, es.reversed, es.steps, steps, wantSteps)
+				if es.reversed != steps || es.steps != wantSteps || ks.bad != 0 {
+					t.Errorf("c = %d, dense %v, segment stepper %v: %d steps reversed, %d recomputed, %d from the wrong values kept; want %d, %d, 0", c, dense, keep, es.reversed, es.steps, ks.bad, steps, wantSteps)
 				}
 				if a := testing.AllocsPerRun(5, func() { w.Reverse(rs, ms, 1, dense, p, save, cotY, cotSaved, gy0, gp) }); a != 0 {
 					t.Errorf("c = %d: %v allocations per reverse walk", c, a)
