@@ -14,7 +14,11 @@
 //     ensemble, Tsit5 at rtol = atol = 1e-8, t ∈ [0, t1];
 //   - kepler: the Kepler orbit of examples/kepler.ode (Dim 4), the
 //     eccentricity varied through the initial speed, Tsit5 at rtol =
-//     atol = 1e-8.
+//     atol = 1e-8;
+//   - vdp: the Van der Pol oscillator of examples/vanderpol.ode (Dim
+//     2), μ from 100 to 1000 over the ensemble, Rodas5P at rtol = atol =
+//     1e-8 (a Rosenbrock method: its checkpointed sweep recomputes the
+//     states alone, one step each).
 //
 // The loss is Σ_i ‖y_i(t1)‖²/2 (SumSquares). Each measurement runs in a
 // process of its own (this binary, re-executed with -one), so that its
@@ -61,6 +65,7 @@ type run struct {
 	GradSec    float64 `json:"gradient_s"`   // Recording.Gradient
 	PeakRSSMiB float64 `json:"peak_rss_mib"` // maxrss of the process
 	Hash       string  `json:"hash"`         // of the loss and the gradient's bits
+	Engine     string  `json:"engine"`       // Result.Engine
 }
 
 func main() {
@@ -116,11 +121,11 @@ func main() {
 		}
 	}
 	hash := runs[kv[0]][0].Hash
-	fmt.Printf("%s, N = %d, t ∈ [0, %g], Tsit5 at 1e-8, %d worker(s), engine %s, %s/%s, %d CPUs; medians of %d interleaved runs\n",
-		*problem, *n, *t1, *workers, *engine, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), *reps)
+	fmt.Printf("%s, N = %d, t ∈ [0, %g], rtol = atol = 1e-8, %d worker(s), engine %s (ran: %s), %s/%s, %d CPUs; medians of %d interleaved runs\n",
+		*problem, *n, *t1, *workers, *engine, runs[kv[0]][0].Engine, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), *reps)
 	fmt.Printf("%5s %10s %12s %12s %10s %10s %10s %10s %10s\n", "k", "steps/traj", "mesh MB", "footprint MB", "heap MB", "RSS MiB", "record s", "grad s", "total s")
 	var rows [][]string
-	rows = append(rows, []string{"problem", "n", "t1", "workers", "engine", "k", "steps_per_traj", "mesh_bytes", "footprint_bytes", "live_heap_bytes", "peak_rss_mib", "record_s", "gradient_s", "total_s", "runs"})
+	rows = append(rows, []string{"problem", "n", "t1", "workers", "engine_ran", "k", "steps_per_traj", "mesh_bytes", "footprint_bytes", "live_heap_bytes", "peak_rss_mib", "record_s", "gradient_s", "total_s", "runs"})
 	for _, k := range kv {
 		rs := runs[k]
 		for _, r := range rs {
@@ -145,7 +150,7 @@ func main() {
 		rss, heap := med(func(r run) float64 { return r.PeakRSSMiB }), med(func(r run) float64 { return float64(r.LiveHeap) })
 		fmt.Printf("%5d %10d %12.2f %12.2f %10.2f %10.1f %10.3f %10.3f %10.3f\n", k, r.Steps / *n, float64(r.MeshBytes)/1e6,
 			float64(r.Footprint)/1e6, heap/1e6, rss, rec, grad, total)
-		rows = append(rows, []string{*problem, strconv.Itoa(*n), strconv.FormatFloat(*t1, 'g', -1, 64), strconv.Itoa(*workers), *engine,
+		rows = append(rows, []string{*problem, strconv.Itoa(*n), strconv.FormatFloat(*t1, 'g', -1, 64), strconv.Itoa(*workers), r.Engine,
 			strconv.Itoa(k), strconv.Itoa(r.Steps / *n), strconv.FormatUint(r.MeshBytes, 10), strconv.FormatUint(r.Footprint, 10),
 			strconv.FormatFloat(heap, 'f', 0, 64), strconv.FormatFloat(rss, 'f', 1, 64), strconv.FormatFloat(rec, 'f', 3, 64),
 			strconv.FormatFloat(grad, 'f', 3, 64), strconv.FormatFloat(total, 'f', 3, 64), strconv.Itoa(len(rs))})
@@ -167,8 +172,8 @@ func main() {
 }
 
 // setup returns the problem, its ensemble of n trajectories over
-// [0, t1] and the options.
-func setup(problem string, n int, t1 float64) (*gradsolve.Problem, *gradsolve.Ensemble, error) {
+// [0, t1] and the method.
+func setup(problem string, n int, t1 float64) (*gradsolve.Problem, *gradsolve.Ensemble, method.Method, error) {
 	sweep := func(lo, hi float64, i int) float64 {
 		if n == 1 {
 			return lo
@@ -182,19 +187,14 @@ func setup(problem string, n int, t1 float64) (*gradsolve.Problem, *gradsolve.En
 		for i := range n {
 			p = append(p, 1, sweep(0.6, 1, i), 0.2)
 		}
-		return pr, &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: []float64{t1}}, nil
+		return pr, &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: []float64{t1}}, method.Tsit5, nil
 	case "kepler":
-		m, err := parse.ParseFile("examples/kepler.ode")
+		pr, err := file("examples/kepler.ode")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		set, err := tape.Build(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		pr := set.Problem()
 		if pr.Y0 == nil || pr.Dim != 4 {
-			return nil, nil, fmt.Errorf("kepler: want a default initial state of 4 values")
+			return nil, nil, nil, fmt.Errorf("kepler: want a default initial state of 4 values")
 		}
 		y0 := make([]float64, 0, 4*n)
 		for i := range n {
@@ -202,19 +202,42 @@ func setup(problem string, n int, t1 float64) (*gradsolve.Problem, *gradsolve.En
 			y[3] *= sweep(0.8, 1.1, i) // the initial speed: the eccentricity
 			y0 = append(y0, y...)
 		}
-		return pr, &gradsolve.Ensemble{N: n, Y0: y0, T0: []float64{0}, T1: []float64{t1}}, nil
+		return pr, &gradsolve.Ensemble{N: n, Y0: y0, T0: []float64{0}, T1: []float64{t1}}, method.Tsit5, nil
+	case "vdp":
+		pr, err := file("examples/vanderpol.ode")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p := make([]float64, n)
+		for i := range p {
+			p[i] = sweep(100, 1000, i)
+		}
+		return pr, &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: []float64{t1}}, method.Rodas5P, nil
 	}
-	return nil, nil, fmt.Errorf("-problem %q: want halo or kepler", problem)
+	return nil, nil, nil, fmt.Errorf("-problem %q: want halo, kepler or vdp", problem)
+}
+
+// file compiles a problem file.
+func file(path string) (*gradsolve.Problem, error) {
+	m, err := parse.ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		return nil, err
+	}
+	return set.Problem(), nil
 }
 
 // measure records the ensemble with Options.Checkpoint = k (1: every
 // state), takes the gradient of SumSquares, and reports the run.
 func measure(problem string, n int, t1 float64, k, workers int, engine string) (run, error) {
-	pr, ens, err := setup(problem, n, t1)
+	pr, ens, meth, err := setup(problem, n, t1)
 	if err != nil {
 		return run{}, err
 	}
-	o := &gradsolve.Options{Method: method.Tsit5, RTol: 1e-8, ATol: 1e-8, MaxSteps: 10_000_000, Workers: workers, Engine: engine}
+	o := &gradsolve.Options{Method: meth, RTol: 1e-8, ATol: 1e-8, MaxSteps: 10_000_000, Workers: workers, Engine: engine}
 	if k >= 2 {
 		o.Checkpoint = k
 	}
@@ -242,8 +265,12 @@ func measure(problem string, n int, t1 float64, k, workers int, engine string) (
 	}
 	gradSec := time.Since(start).Seconds()
 	steps := rec.Result.Total().Accepted
-	s := gradsolve.Sizes{N: n, Dim: pr.Dim, NumParams: pr.NumParams, Record: true, Gradient: true, Workers: workers,
-		SegmentStages: method.Tsit5.Stages() - 1, MaxSteps: o.MaxSteps}
+	s := gradsolve.Sizes{N: n, Dim: pr.Dim, NumParams: pr.NumParams, Record: true, Gradient: true, Workers: workers, MaxSteps: o.MaxSteps}
+	if tb, ok := meth.(*method.Tableau); ok {
+		s.SegmentStages = tb.Stages() - 1
+	} else {
+		s.Implicit = true
+	}
 	if k >= 2 {
 		s.Checkpoint = k
 	}
@@ -261,7 +288,7 @@ func measure(problem string, n int, t1 float64, k, workers int, engine string) (
 		return run{}, err
 	}
 	return run{K: k, Steps: steps, MeshBytes: rec.MeshBytes(), Footprint: fp.Bytes + fp.PerStep*uint64(steps), LiveHeap: ms.HeapAlloc,
-		RecordSec: recSec, GradSec: gradSec, PeakRSSMiB: float64(ru.Maxrss) / 1024, Hash: fmt.Sprintf("%016x", h.Sum64())}, nil
+		Engine: rec.Result.Engine, RecordSec: recSec, GradSec: gradSec, PeakRSSMiB: float64(ru.Maxrss) / 1024, Hash: fmt.Sprintf("%016x", h.Sum64())}, nil
 }
 
 func fatalf(format string, args ...any) {
