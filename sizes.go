@@ -73,7 +73,9 @@ type Footprint struct {
 	Bytes uint64
 	// PerStep is what a recording adds for every accepted step of
 	// every trajectory: the state, the step's time and size, and the
-	// stages it keeps. 0 without a recording.
+	// stages it keeps; with Sizes.Checkpoint = c ≥ 2, the step's size
+	// and a c-th of a state and its time (rounded up). 0 without a
+	// recording.
 	PerStep uint64
 	// Arrays lists what Bytes is made of, by Go name ("Result.Y" …).
 	Arrays []ArraySize
@@ -312,7 +314,7 @@ func (ml *meshLimit) grow(b uint64) bool {
 
 // meshAdvice is what the refusal of a recording whose meshes outgrow
 // the memory says to do, in the Go API's terms.
-const meshAdvice = "record fewer trajectories at a time (Ensemble.N), lower Options.MaxSteps, or loosen the tolerances for fewer steps"
+const meshAdvice = "record fewer trajectories at a time (Ensemble.N), keep the state at every k-th step only (Options.Checkpoint), lower Options.MaxSteps, or loosen the tolerances for fewer steps"
 
 // failed returns the error add recorded, or nil.
 func (ml *meshLimit) failed() error {
