@@ -65,8 +65,14 @@ type Recording struct {
 // problem must have a cotangent program (Problem.Programs with VJP) for
 // Gradient; every problem compiled from formulas has one. Memory: the
 // states at every accepted step, (steps+1)·Dim values per trajectory,
-// plus two numbers per step.
+// plus two numbers per step; with Options.Checkpoint = c ≥ 2, the
+// states and times at every c-th step only, (⌊steps/c⌋+1)·(Dim+1)
+// values, plus one per step, and the reverse sweep recomputes the
+// others (bitwise the same gradient).
 func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*Recording, error) {
+	if opts != nil && opts.Checkpoint >= 2 && opts.KeepStages {
+		return nil, inputErr("Options.Checkpoint = %d with Options.KeepStages: a checkpointed recording keeps no stages (its reverse sweep keeps those of the segment it recomputes); set one or the other", opts.Checkpoint)
+	}
 	r, err := solve(ctx, prob, ens, opts, true)
 	if err != nil {
 		return nil, err
@@ -82,6 +88,22 @@ func Record(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options) (*
 		rec.y0FromP, rec.initial = true, prob.Initial()
 	}
 	return rec, nil
+}
+
+// MeshBytes returns the memory of the recorded meshes, in bytes: the
+// times, step sizes and states (and stages, with Options.KeepStages)
+// every trajectory's mesh holds, 8 bytes each — what Footprint's
+// PerStep counts per step, with the initial states and times. With
+// Options.Checkpoint = c ≥ 2 it counts the times and states at every
+// c-th step.
+func (rec *Recording) MeshBytes() uint64 {
+	var b uint64
+	for _, ms := range rec.meshes {
+		if ms != nil {
+			b += ms.Bytes()
+		}
+	}
+	return b
 }
 
 // expand returns v as n rows of width (a copy).
@@ -391,7 +413,8 @@ type jobs struct {
 
 // runJobs does js for every trajectory on the ensemble's workers, each
 // with its own Replayer: lane by lane where the replayer runs the jobs
-// in lanes, else one trajectory at a time. The replayers are made on
+// in lanes (and the meshes keep every state), else one trajectory at a
+// time. The replayers are made on
 // first use and kept for later walks (a replayer is made for the
 // worker count of its walk; its machine code is compiled once).
 func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error {
@@ -407,12 +430,16 @@ func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error 
 	}
 	rps := rec.replayers
 	*workers = nw
+	// The lane walks read every state of a mesh: a checkpointed
+	// recording's walks run on each worker's scalar replayer (every
+	// lane replayer is one), with the same bits.
+	lanes := rec.opts.Checkpoint <= 1
 	err := ensemble.RunQueue(ctx, n, ecfg, func(w int, q *ensemble.Queue, stop *atomic.Bool) {
-		if lr, ok := rps[w].(engine.LaneReplayer); ok && js.rev != nil {
+		if lr, ok := rps[w].(engine.LaneReplayer); ok && js.rev != nil && lanes {
 			lr.ReverseLanes(newJobSource(rec, q, lr.Lanes(), js.rev, js.failed), stop)
 			return
 		}
-		if lf, ok := rps[w].(engine.LaneForwarder); ok && js.fwd != nil {
+		if lf, ok := rps[w].(engine.LaneForwarder); ok && js.fwd != nil && lanes {
 			lf.ForwardLanes(newJobSource(rec, q, lf.Lanes(), js.fwd, js.failed), stop)
 			return
 		}

@@ -35,6 +35,21 @@ type Sizes struct {
 	// KeepStages is the number of stages a recording keeps per step
 	// with Options.KeepStages (0: none).
 	KeepStages int
+	// Checkpoint is a recording's Options.Checkpoint: c ≥ 2 keeps the
+	// state and time at every c-th step only (PerStep counts the step
+	// size and a c-th of Dim + 1 numbers, rounded up to whole bytes),
+	// and each worker holds one segment of the reverse sweep: at most
+	// min(c, MaxSteps) steps of 1 + (1 + SegmentStages)·Dim numbers.
+	// 0 or 1: every state.
+	Checkpoint int
+	// SegmentStages is the number of stage inputs a checkpointed
+	// recording's reverse sweep keeps per step of its segment: at most
+	// the explicit method's stage count less one (Stages() − 1, which
+	// ensembleSizes takes); 0 for a Rosenbrock method.
+	SegmentStages int
+	// MaxSteps is the step budget per trajectory (Options.MaxSteps; 0
+	// means DefaultMaxSteps): no segment is longer.
+	MaxSteps int
 	// Workers is the number of goroutines (0: GOMAXPROCS), for the
 	// buffers each worker holds.
 	Workers int
@@ -58,7 +73,9 @@ type Footprint struct {
 	Bytes uint64
 	// PerStep is what a recording adds for every accepted step of
 	// every trajectory: the state, the step's time and size, and the
-	// stages it keeps. 0 without a recording.
+	// stages it keeps; with Sizes.Checkpoint = c ≥ 2, the step's size
+	// and a c-th of a state and its time (rounded up). 0 without a
+	// recording.
 	PerStep uint64
 	// Arrays lists what Bytes is made of, by Go name ("Result.Y" …).
 	Arrays []ArraySize
@@ -93,7 +110,20 @@ func (s Sizes) perStep() uint64 {
 	if !s.Record {
 		return 0
 	}
+	if c := s.Checkpoint; c >= 2 {
+		// The step's size, and a c-th of a state and its time.
+		return uint64(8*(1+s.KeepStages*s.Dim)) + (uint64(8*(s.Dim+1))+uint64(c)-1)/uint64(c)
+	}
 	return uint64(8 * (s.Dim + 2 + s.KeepStages*s.Dim))
+}
+
+// segmentSteps is the most steps of a checkpointed recording's segment.
+func (s Sizes) segmentSteps() int {
+	ms := s.MaxSteps
+	if ms <= 0 {
+		ms = DefaultMaxSteps
+	}
+	return min(s.Checkpoint, ms)
 }
 
 // budget adds up the arrays Solve, Record and LossGradient allocate
@@ -130,6 +160,11 @@ func (s Sizes) budget() *memory.Budget {
 		b.Add("recorded meshes", "N·(Dim+1)", 8, n, dim+1)
 		b.Add("recorded meshes", "N", s.meshFixed(), n)
 		b.Add("Recording points", "2·N·(Dim+NumParams)", 8, 2, n, dim+m) // the current point and the recording point
+		if s.Checkpoint >= 2 {
+			// Each worker's segment of the reverse sweep: its times and
+			// states (one more than its steps) and the stages it keeps.
+			b.Add("checkpoint segments", "Workers·(min(Checkpoint, MaxSteps)+1)·(1+Dim·(1+SegmentStages))", 8, nw, s.segmentSteps()+1, 1+dim*(1+s.SegmentStages))
+		}
 	}
 	if s.Gradient || s.Record {
 		b.Add("Gradient.P", "N·NumParams", 8, n, m)
@@ -211,6 +246,12 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool, offers
 	if tb, ok := m.(*method.Tableau); ok && record && o.KeepStages {
 		s.KeepStages = tb.Stages()
 	}
+	if record && o.Checkpoint >= 2 {
+		s.Checkpoint, s.MaxSteps = o.Checkpoint, max(o.MaxSteps, 0)
+		if tb, ok := m.(*method.Tableau); ok {
+			s.SegmentStages = tb.Stages() - 1
+		}
+	}
 	return s, true
 }
 
@@ -273,7 +314,7 @@ func (ml *meshLimit) grow(b uint64) bool {
 
 // meshAdvice is what the refusal of a recording whose meshes outgrow
 // the memory says to do, in the Go API's terms.
-const meshAdvice = "record fewer trajectories at a time (Ensemble.N), lower Options.MaxSteps, or loosen the tolerances for fewer steps"
+const meshAdvice = "record fewer trajectories at a time (Ensemble.N), keep the state at every k-th step only (Options.Checkpoint), lower Options.MaxSteps, or loosen the tolerances for fewer steps"
 
 // failed returns the error add recorded, or nil.
 func (ml *meshLimit) failed() error {

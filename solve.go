@@ -118,6 +118,32 @@ type Options struct {
 	// gradient is the same; only its cost changes. Off: keep the states
 	// alone and recompute the stages on the way back.
 	KeepStages bool
+	// Checkpoint makes Record (and LossGradient's reverse route) keep
+	// each trajectory's state and time only at t0 and at every
+	// Checkpoint-th accepted step, c = Checkpoint ≥ 2, instead of at
+	// every step; the size of every step is still kept, and the times
+	// in between are the solve's sums t + h, formed again. The reverse
+	// sweep (Recording.Gradient) recomputes each segment of c steps
+	// forward from its checkpoint, with the recorded step sizes, into a
+	// scratch of its worker's, and reverses it. The recomputed states
+	// are the recorded ones bit for bit, so the gradient and the
+	// results are bitwise those of Checkpoint 0, for every c; Replay
+	// works as before (it rewrites the checkpoints at the new point).
+	//
+	// Memory per trajectory: 1 number per step and Dim + 1 per c steps,
+	// against Dim + 2 per step; plus, per worker, one segment: c·(Dim+1)
+	// numbers (Rosenbrock methods) or at most c·(1 + s·Dim) (explicit
+	// methods of s stages: the segment's stage inputs are kept, so that
+	// its reversed steps evaluate no f). Time: an explicit method's
+	// reverse sweep evaluates f as often as without (each step's
+	// stages once, forward, instead of in the reverse sweep); a
+	// Rosenbrock method's adds about one step (f, J, the LU, the
+	// stages) for every step. The reverse sweep runs on each worker's
+	// scalar replayer (the lane engines reverse meshes that keep every
+	// state; Result.EngineReason says so), with their bits. 0 or 1:
+	// every state (the default). Negative is an error, and so is
+	// Checkpoint ≥ 2 with KeepStages. Solve ignores it.
+	Checkpoint int
 	// Mode chooses how LossGradient differentiates: router.Auto (the
 	// zero value) lets the router decide from its cost model,
 	// router.Forward and router.Reverse override it.
@@ -358,6 +384,9 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		lanes = ls.Lanes()
 	}
 	slots := nw * lanes
+	if record && o.Checkpoint >= 2 && lanes > 1 {
+		res.EngineReason += fmt.Sprintf("; the reverse replay of this checkpointed recording (Options.Checkpoint = %d) runs on each worker's scalar replayer, with the same bits (the lane walks reverse meshes that keep every state)", o.Checkpoint)
+	}
 	var sws []*sensWorker
 	var meshes []*ivp.Mesh
 	var workMesh []ivp.Mesh
@@ -366,6 +395,7 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		workMesh = make([]ivp.Mesh, slots)
 		for w := range workMesh {
 			workMesh[w].KeepStages = o.KeepStages
+			workMesh[w].Checkpoint = o.Checkpoint
 		}
 	}
 	if ss != nil {
@@ -703,6 +733,8 @@ func resolveOptions(prob *Problem, o *Options) (numerics, error) {
 		return num, inputErr("Workers = %d: must be ≥ 0", o.Workers)
 	case o.Chunk < 0:
 		return num, inputErr("Chunk = %d: must be ≥ 0", o.Chunk)
+	case o.Checkpoint < 0:
+		return num, inputErr("Options.Checkpoint = %d: must be ≥ 0 (0 or 1: keep every state; c ≥ 2: every c-th)", o.Checkpoint)
 	case o.MaxSteps < 0:
 		return num, inputErr("MaxSteps = %d: must be ≥ 0 (0 means %d)", o.MaxSteps, DefaultMaxSteps)
 	case o.HMax < 0 || math.IsNaN(o.HMax):

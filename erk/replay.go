@@ -21,6 +21,7 @@ type Replayer struct {
 	m   int // number of parameters
 
 	ys    [][]float64 // stage inputs Y_i of the step being reversed
+	kys   [][]float64 // views of the stage inputs a segment's step kept (ReverseKept)
 	kbar  [][]float64 // cotangents of the stages k_i
 	gy    []float64
 	gp    []float64
@@ -48,6 +49,7 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 	rp.kbar, flat = split(flat, s, dim)
 	rp.gy, rp.gp = flat[:dim], flat[dim:dim+m]
 	rp.kview = make([][]float64, s)
+	rp.kys = make([][]float64, s)
 	return rp, nil
 }
 
@@ -55,9 +57,10 @@ func NewReplayer(cfg Config, m int, vjp VJPFunc) (*Replayer, error) {
 // recorded step sizes, overwriting ms.Y, and writes the final state into
 // yOut and the states at the save times (ordered as in the recording
 // solve) into saved. At the recording's own y0 and p it reproduces the
-// recorded states bit for bit. The walk is ivp.Forward's.
+// recorded states bit for bit. The walk is ivp.Walk.Forward's (on a
+// checkpointed mesh it overwrites the checkpoints).
 func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
-	ivp.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
+	rp.walk.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
@@ -68,7 +71,9 @@ func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
 // with respect to p into gp. With L = Σ cotY·y_final + Σ cotSaved·y_saved,
 // gy0 = ∂L/∂y0 and gp = ∂L/∂p of the discrete map with the step sizes
 // held fixed. The walk is ivp.Walk.Reverse's; save times inside a step
-// are partial steps from its start.
+// are partial steps from its start. On a checkpointed mesh the walk
+// recomputes each segment's steps and keeps their stage inputs
+// (ivp.SegmentStepper), so the reversed steps evaluate no f again.
 func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	rp.walk.Reverse(replayStep{rp}, ms, rp.sv.dim, false, p, save, cotY, cotSaved, gy0, gp[:rp.m])
 }
@@ -117,13 +122,48 @@ func (r replayStep) ReverseStep(ms *ivp.Mesh, step int, t, h float64, y, p, ynew
 	} else {
 		r.stages(t, h, y, p)
 	}
-	r.reverseStep(t, h, p, ynewBar, ybar, gp)
+	r.reverseStep(r.ys, t, h, p, ynewBar, ybar, gp)
 }
 
 // ReversePartial reverses the partial step from (t, y) to ts.
 func (r replayStep) ReversePartial(t, ts float64, y, p, cot, ybar, gp []float64) {
 	r.stages(t, ts-t, y, p)
-	r.reverseStep(t, ts-t, p, cot, ybar, gp)
+	r.reverseStep(r.ys, t, ts-t, p, cot, ybar, gp)
+}
+
+// SegmentValues is the number of values KeepStep keeps per step: the
+// stage inputs Y_1 … Y_lastB (ivp.SegmentStepper).
+func (r replayStep) SegmentValues() int { return r.sv.lastB * r.sv.dim }
+
+// KeepStep is Step, with its arithmetic, keeping the stage inputs
+// Y_1 … Y_lastB in keep: they are computed there and f evaluated at
+// them where Step uses one scratch array.
+func (r replayStep) KeepStep(t, h float64, y, yn, p, keep []float64) {
+	sv := r.sv
+	f, k, dim := sv.cfg.F, sv.k, sv.dim
+	f(t, y, p, k[0])
+	for i := 1; i <= sv.lastB; i++ {
+		yi := keep[(i-1)*dim : i*dim]
+		stageInput(yi, y, h, sv.rows[i], k)
+		f(t+float64(sv.c[i]*h), yi, p, k[i])
+	}
+	if sv.fsal {
+		stageInput(yn, y, h, sv.rows[sv.s-1], k)
+	} else {
+		stageInput(yn, y, h, sv.b, k)
+	}
+}
+
+// ReverseKept reverses the step KeepStep took from (t, y), from the
+// stage inputs it kept: ReverseStep's sweep on the same stage inputs,
+// so its bits, without evaluating f.
+func (r replayStep) ReverseKept(t, h float64, y, p, keep, ynewBar, ybar, gp []float64, _ []ivp.SaveCot) {
+	dim := r.sv.dim
+	r.kys[0] = y
+	for i := 1; i <= r.sv.lastB; i++ {
+		r.kys[i] = keep[(i-1)*dim : i*dim]
+	}
+	r.reverseStep(r.kys, t, h, p, ynewBar, ybar, gp)
 }
 
 // stages recomputes the stage inputs Y_i and stages k_i of a step of
@@ -156,12 +196,12 @@ func (rp *Replayer) storedStages(ms *ivp.Mesh, step int, h float64, y []float64)
 
 // reverseStep adds to ybarOut and gp the cotangents of y and p through
 // y_new = y + h·Σ b_i k_i, k_i = f(t + c_i h, Y_i), Y_i = y + h·Σ a_ij k_j,
-// given ynewBar, the cotangent of y_new, and the stage inputs from
-// stages:
+// given ynewBar, the cotangent of y_new, and the stage inputs ys (from
+// stages, storedStages or a segment's KeepStep):
 //
 //	k̄_i = h·b_i·ȳ_new + h·Σ_{l>i} a_li·Ȳ_l,   Ȳ_i = J_yᵀ(Y_i)·k̄_i,
 //	ȳ = ȳ_new + Σ_i Ȳ_i,                       p̄ += Σ_i J_pᵀ(Y_i)·k̄_i.
-func (rp *Replayer) reverseStep(t, h float64, p, ynewBar, ybarOut, gp []float64) {
+func (rp *Replayer) reverseStep(ys [][]float64, t, h float64, p, ynewBar, ybarOut, gp []float64) {
 	sv := rp.sv
 	L := sv.lastB
 	for i := 0; i <= L; i++ {
@@ -177,7 +217,7 @@ func (rp *Replayer) reverseStep(t, h float64, p, ynewBar, ybarOut, gp []float64)
 	addTo(ybarOut, ynewBar)
 	gpTmp := rp.gp
 	for i := L; i >= 0; i-- {
-		rp.vjp(t+float64(sv.c[i]*h), rp.ys[i], p, rp.kbar[i], rp.gy, gpTmp)
+		rp.vjp(t+float64(sv.c[i]*h), ys[i], p, rp.kbar[i], rp.gy, gpTmp)
 		addTo(ybarOut, rp.gy)
 		addTo(gp, gpTmp)
 		for _, c := range sv.rows[i] {

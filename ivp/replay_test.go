@@ -153,3 +153,149 @@ func TestReplayDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per forward and reverse walk", a)
 	}
 }
+
+// keepStep is expStep as a SegmentStepper: the checkpointed walk then
+// recomputes every step of a segment with KeepStep, which keeps the
+// step's start time and start state, and reverses it with ReverseKept,
+// which checks them (bad counts the mismatches).
+type keepStep struct {
+	*expStep
+	bad int
+}
+
+func (*keepStep) SegmentValues() int { return 2 }
+
+func (k *keepStep) KeepStep(t, h float64, y, yn, p, keep []float64) {
+	k.Step(nil, 0, t, h, y, yn, p)
+	keep[0], keep[1] = t, y[0]
+}
+
+func (k *keepStep) ReverseKept(t, h float64, y, p, keep, ynewBar, ybar, gp []float64, dense []SaveCot) {
+	if keep[0] != t || keep[1] != y[0] {
+		k.bad++
+	}
+	k.ReverseStep(nil, 0, t, h, y, p, ynewBar, ybar, gp, dense)
+}
+
+// A checkpointed mesh (Checkpoint = c) keeps the states at T[0], T[c],
+// T[2c], … as it is filled; Walk.Forward on it gives the final state,
+// the saves and the checkpoints of Forward on the full mesh bit for bit,
+// and Walk.Reverse the gradients of the full walk bit for bit (every
+// step and sum is the same, in the same order), for segments of every
+// length — c = 1 (every state), 2, 3, 7, the number of steps, more —
+// with saves at t0, at step ends and inside steps, dense or partial.
+// It recomputes c − 1 steps of every c (c of every c for a
+// SegmentStepper, which reverses each from what its KeepStep kept),
+// reverses every step once, and allocates nothing once grown.
+func TestCheckpointedWalks(t *testing.T) {
+	// A mesh as the driver records it: t_{k+1} = t_k + h_k, and the
+	// last step, of size t1 − t, lands on t1.
+	const t1 = 0.73
+	full := &Mesh{T: []float64{0}}
+	for k := 1; ; k++ {
+		t, h := full.T[k-1], 0.01+0.003*float64(k%7)
+		if t+h >= t1 {
+			full.T, full.H = append(full.T, t1), append(full.H, t1-t)
+			break
+		}
+		full.T, full.H = append(full.T, t+h), append(full.H, h)
+	}
+	full.Y = make([]float64, len(full.T))
+	times := full.T
+	save := []float64{0, 0, times[3], 0.5 * (times[5] + times[6]), times[9] + 0.001, times[14], 0.5 * (times[30] + times[31]), t1}
+	p, y0 := []float64{-0.7}, []float64{2}
+	yOut, saved := make([]float64, 1), make([]float64, len(save))
+	Forward(&expStep{}, full, 1, y0, p, save, yOut, saved)
+	steps := full.Steps()
+	cotY, cotSaved := []float64{1.5}, make([]float64, len(save))
+	for i := range cotSaved {
+		cotSaved[i] = 0.1*float64(i+1) - 0.35
+	}
+	var w Walk
+	var want [2][2]float64 // [dense] ∂L/∂y0, ∂L/∂λ of the full walk
+	for i, dense := range []bool{false, true} {
+		gy0, gp := make([]float64, 1), make([]float64, 1)
+		w.Reverse(&expStep{}, full, 1, dense, p, save, cotY, cotSaved, gy0, gp)
+		want[i] = [2]float64{gy0[0], gp[0]}
+	}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for _, c := range []int{1, 2, 3, 7, steps, steps + 5} {
+		ms := &Mesh{Checkpoint: c}
+		ms.Reset(times[0], y0)
+		for k := range steps {
+			if !ms.Push(full.H[k], full.T[k+1], full.Y[k+1:k+2]) {
+				t.Fatal("Push refused")
+			}
+		}
+		if rows := len(ms.Y); rows != steps/ms.Every()+1 {
+			t.Errorf("c = %d: %d states kept, want %d", c, rows, steps/ms.Every()+1)
+		}
+		for j := range len(ms.Y) {
+			if k := j * ms.Every(); !same(ms.State(k, 1)[0], full.Y[k]) || !same(ms.T[j], full.T[k]) {
+				t.Errorf("c = %d: checkpoint %d: state %v at %v, want %v at %v", c, j, ms.State(k, 1)[0], ms.T[j], full.Y[k], full.T[k])
+			}
+		}
+		if len(ms.T) != len(ms.Y) && c >= 2 || !same(ms.End, t1) {
+			t.Errorf("c = %d: %d times kept for %d states, End %v", c, len(ms.T), len(ms.Y), ms.End)
+		}
+		for a := 0; a < steps; a += ms.Every() {
+			b := min(a+ms.Every(), steps)
+			for j, tt := range ms.Times(a, b, nil) {
+				if !same(tt, full.T[a+j]) {
+					t.Errorf("c = %d: Times(%d, %d)[%d] = %v, want %v", c, a, b, j, tt, full.T[a+j])
+				}
+			}
+		}
+		// The forward walk at another point, then back at the first:
+		// the checkpoints follow, and the results are Forward's.
+		gotOut, gotSaved := make([]float64, 1), make([]float64, len(save))
+		w.Forward(&expStep{}, ms, 1, []float64{3}, p, save, gotOut, gotSaved)
+		if c >= 2 && len(ms.Y) > 1 && same(ms.Y[1], full.Y[c]) {
+			t.Errorf("c = %d: the forward walk at y0 = 3 left the checkpoint at its old value", c)
+		}
+		fs := &expStep{}
+		w.Forward(fs, ms, 1, y0, p, save, gotOut, gotSaved)
+		if !same(gotOut[0], yOut[0]) || fs.steps != steps {
+			t.Errorf("c = %d: y(t1) = %v in %d steps, want %v in %d", c, gotOut[0], fs.steps, yOut[0], steps)
+		}
+		for i := range save {
+			if !same(gotSaved[i], saved[i]) {
+				t.Errorf("c = %d: save %d = %v, want %v", c, i, gotSaved[i], saved[i])
+			}
+		}
+		for j := range len(ms.Y) {
+			if k := j * ms.Every(); !same(ms.Y[j], full.Y[k]) {
+				t.Errorf("c = %d: checkpoint at T[%d] = %v after the forward walk, want %v", c, k, ms.Y[j], full.Y[k])
+			}
+		}
+		segments := (steps + ms.Every() - 1) / ms.Every()
+		for i, dense := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
+				es := &expStep{}
+				var rs ReverseStepper = es
+				wantSteps := steps - segments // a segment's last state is not needed
+				ks := &keepStep{expStep: es}
+				if keep {
+					rs, wantSteps = ks, steps
+				}
+				if c == 1 {
+					wantSteps = 0
+				}
+				gy0, gp := make([]float64, 1), []float64{99}
+				w.Reverse(rs, ms, 1, dense, p, save, cotY, cotSaved, gy0, gp)
+				if !same(gy0[0], want[i][0]) || !same(gp[0], want[i][1]) {
+					t.Errorf("c = %d, dense %v, segment stepper %v: ∂L/∂y0 = %v, ∂L/∂λ = %v; want %v, %v", c, dense, keep, gy0[0], gp[0], want[i][0], want[i][1])
+				}
+				if es.reversed != steps || es.steps != wantSteps || ks.bad != 0 {
+					t.Errorf("c = %d, dense %v, segment stepper %v: %d steps reversed, %d recomputed, %d from the wrong values kept; want %d, %d, 0", c, dense, keep, es.reversed, es.steps, ks.bad, steps, wantSteps)
+				}
+				if a := testing.AllocsPerRun(5, func() { w.Reverse(rs, ms, 1, dense, p, save, cotY, cotSaved, gy0, gp) }); a != 0 {
+					t.Errorf("c = %d: %v allocations per reverse walk", c, a)
+				}
+			}
+		}
+		if a := testing.AllocsPerRun(5, func() { w.Forward(fs, ms, 1, y0, p, save, gotOut, gotSaved) }); a != 0 {
+			t.Errorf("c = %d: %v allocations per forward walk", c, a)
+		}
+	}
+}

@@ -62,16 +62,20 @@ func (rp *Replayer) start(t float64, y, p []float64) {
 
 // Forward recomputes the states of ms from y0 at parameters p with the
 // recorded step sizes, overwriting ms.Y, and writes the final state into
-// yOut and the states at the save times into saved (ivp.Forward).
+// yOut and the states at the save times into saved (ivp.Walk.Forward:
+// on a checkpointed mesh it overwrites the checkpoints).
 func (rp *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
-	ivp.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
+	rp.walk.Forward(replayStep{rp}, ms, rp.sv.dim, y0, p, save, yOut, saved)
 }
 
 // Reverse runs the discrete adjoint of the replay of ms at parameters p
 // (ms.Y must hold the states at p), as erk.Replayer.Reverse does: given
 // the cotangents of the final state and of the saved states, it writes
 // ∂L/∂y0 into gy0 and ∂L/∂p into gp (ivp.Walk.Reverse). With DenseSave
-// the save times inside a step are part of the step's reverse sweep.
+// the save times inside a step are part of the step's reverse sweep. On
+// a checkpointed mesh the walk recomputes each segment's states from
+// its checkpoint first: one Rosenbrock step (f, J, f_t, the LU, the
+// stages) for each step but a segment's last.
 func (rp *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	rp.walk.Reverse(replayStep{rp}, ms, rp.sv.dim, rp.sv.cfg.DenseSave, p, save, cotY, cotSaved, gy0, gp[:rp.m])
 }
