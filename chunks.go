@@ -158,7 +158,9 @@ func (e *Ensemble) saveTimes() int {
 
 // GradientChunks is LossGradient over n trajectories in chunks of at
 // most chunk (0: ChunkSize's default, with the first part's save
-// times, halved with a recording, whose size depends on the steps taken):
+// times; for the reverse replay, with room in ChunkBytes for the
+// recording of 1000 accepted steps a trajectory — a recording that
+// outgrows the memory available stops with an error, as Record's does):
 // each chunk's inputs come from part(lo, hi); it is solved,
 // differentiated, and its Result and Gradient (of hi − lo
 // trajectories, trajectory lo first) go to yield before the next chunk
@@ -204,7 +206,7 @@ func GradientChunks(ctx context.Context, prob *Problem, n, chunk int, part Ensem
 		}
 		size = ChunkSize(prob, n, first.saveTimes(), &o)
 		if d.Mode == router.Reverse {
-			size = max(1, size/2)
+			size = recordChunk(prob, first, &o, size)
 		}
 	}
 	var acc float64
@@ -238,4 +240,19 @@ func GradientChunks(ctx context.Context, prob *Problem, n, chunk int, part Ensem
 		lo = hi
 	}
 	return acc, nil
+}
+
+// recordChunk lowers the default chunk size of a recording so that the
+// recording of 1000 accepted steps a trajectory fits in ChunkBytes too
+// (the steps are not known before the solve).
+func recordChunk(prob *Problem, first *Ensemble, o *Options, size int) int {
+	s, ok := ensembleSizes(prob, first, o, true, prob.ProgramSet())
+	if !ok {
+		return size
+	}
+	f, err := s.Footprint()
+	if err != nil || f.PerStep == 0 {
+		return size
+	}
+	return max(1, min(size, int(ChunkBytes/(1000*f.PerStep))))
 }

@@ -68,6 +68,7 @@ type gradFlags struct {
 	cot, cotFinal         string
 	wrt                   string
 	mode                  string
+	checkpoint            int    // --checkpoint: the recording keeps every k-th state
 	shard                 *shard // the run's shard (shard.go); nil: the whole ensemble
 }
 
@@ -80,6 +81,7 @@ func addGradFlags(fs *flag.FlagSet, g *gradFlags) {
 	fs.StringVar(&g.cot, "cot", "", "FILE.npy of the cotangent dL/dy: n×dim (final states) or n×k×dim (states at the --saveat times); loss Σ cot·y")
 	fs.StringVar(&g.cotFinal, "cot-final", "", "FILE.npy of dL/dy_final (n×dim) when --cot holds saved states")
 	fs.StringVar(&g.wrt, "wrt", "", "columns of the gradient: comma-separated parameter names, 'params' (every parameter), 'y0' (every initial value), 'y0.NAME' (default params,y0); forward mode integrates only these")
+	fs.IntVar(&g.checkpoint, "checkpoint", 0, "reverse mode: keep each trajectory's state at every k-th accepted step only (and t0), and recompute the steps between in the reverse sweep: about (dim+1)/k + 1 numbers a step instead of dim+2, the same bits (0 or 1: every state)")
 	fs.StringVar(&g.mode, "mode", "auto", "how to differentiate: auto (the router decides), forward (sensitivities), reverse (record and replay)")
 }
 
@@ -442,6 +444,7 @@ func gradCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	opts.Mode = j.mode
+	opts.Checkpoint = gf.checkpoint
 	wrt := j.gradWrt
 	if gf.wrt != "" {
 		opts.GradientWrt = wrt

@@ -26,6 +26,7 @@ var translations = []struct{ from, to string }{
 	{"set Ensemble.T0 and T1", "give --t0 and --t1"},
 	{"Ensemble.N", "--n"},
 	{"Options.MaxSteps", "--max-steps"},
+	{"Options.Checkpoint", "--checkpoint"},
 	{"Options.Sens.Wrt", "--sens"},
 	{"Options.Sens", "--sens"},
 	{"Options.GradientWrt", "--wrt"},

@@ -113,6 +113,12 @@ func (j *job) jobSizes(sf sizeFlags) (gradsolve.Sizes, error) {
 			s.NS = len(j.gradWrt)
 		} else {
 			s.Record = true
+			if c := j.fl.grad.checkpoint; c >= 2 {
+				s.Checkpoint, s.MaxSteps = c, j.fl.maxSteps
+				if tb, ok := ch.Method.(*method.Tableau); ok {
+					s.SegmentStages = tb.Stages() - 1
+				}
+			}
 		}
 	}
 	return s, nil

@@ -295,6 +295,8 @@ func checkOptionFlags(fl *solveFlags) error {
 		return fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", fl.workers)
 	case fl.maxSteps < 1:
 		return fmt.Errorf("--max-steps = %d: must be ≥ 1", fl.maxSteps)
+	case fl.grad.checkpoint < 0:
+		return fmt.Errorf("--checkpoint = %d: must be ≥ 0 (0 or 1: keep every state)", fl.grad.checkpoint)
 	case fl.chunk < 0:
 		return fmt.Errorf("--chunk = %d: must be ≥ 1, or 0 for the automatic chunk", fl.chunk)
 	case fl.sensErrorTest && fl.sens == "":
@@ -343,7 +345,8 @@ func (j *job) checkEngine() error {
 // planOptions are the options of the run as far as they choose the
 // method, the engine and the route.
 func (j *job) planOptions() *gradsolve.Options {
-	o := &gradsolve.Options{Method: j.meth, Engine: j.engine, Workers: j.fl.workers, DenseSave: j.fl.dense, Mode: j.mode, GradientWrt: j.gradWrt}
+	o := &gradsolve.Options{Method: j.meth, Engine: j.engine, Workers: j.fl.workers, DenseSave: j.fl.dense, Mode: j.mode, GradientWrt: j.gradWrt,
+		Checkpoint: j.fl.grad.checkpoint, MaxSteps: j.fl.maxSteps}
 	if j.cmd == "solve" && j.wrt != nil {
 		o.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: j.fl.sensErrorTest}
 	}

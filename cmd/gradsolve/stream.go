@@ -46,7 +46,7 @@ type chunkPlan struct {
 // planChunks chooses the chunk: --chunk, or as many trajectories as
 // keep the run's arrays within chunkBudget (and a quarter of the
 // memory available). A recording's size depends on the steps, which
-// are not known before the first chunk: that chunk has at most 4096
+// are not known before the first chunk: that chunk has at most 1024
 // trajectories (and room for 1000 steps each), and each later one is
 // sized for 1.5 times the mean steps of the chunk before (next).
 func (j *job) planChunks(sf sizeFlags) (chunkPlan, error) {
@@ -79,7 +79,7 @@ func (j *job) planChunks(sf sizeFlags) (chunkPlan, error) {
 	if p.perStep > 0 {
 		// A recording's size is known once its steps are: a first chunk
 		// of a few thousand measures them (next).
-		p.size = min(p.sizeFor(1000), 4096)
+		p.size = min(p.sizeFor(1000), 1024)
 	}
 	return p, nil
 }

@@ -63,3 +63,25 @@ func TestChunkFlag(t *testing.T) {
 		t.Errorf("a run in one chunk: %v\n%s", err, out)
 	}
 }
+
+// grad --checkpoint K keeps every K-th state of the recording and
+// recomputes the rest in the reverse sweep: the same files, bit for bit,
+// as the full recording, streamed or not.
+func TestGradCheckpoint(t *testing.T) {
+	root := t.TempDir()
+	args := []string{"grad", "../../examples/lorenz.ode", "--n", "13", "--param", "rho=5:25", "--t1", "2", "--saveat", "0.5,1.5", "--loss", "sumsq", "--mode", "reverse", "-q"}
+	whole := filepath.Join(root, "whole")
+	if _, _, err := runCmd(append(slices.Clone(args), "--out", whole)...); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{"--checkpoint", "1"}, {"--checkpoint", "7"}, {"--checkpoint", "4", "--chunk", "5"}, {"--checkpoint", "100000"}} {
+		dir := filepath.Join(root, strings.Join(c, ""))
+		if _, _, err := runCmd(append(append(slices.Clone(args), c...), "--out", dir)...); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		sameAsWhole(t, strings.Join(c, " "), whole, dir)
+	}
+	if _, _, err := runCmd(append(slices.Clone(args), "--checkpoint", "-2")...); err == nil || !strings.Contains(err.Error(), "--checkpoint = -2: must be ≥ 0") {
+		t.Errorf("--checkpoint -2: %v", err)
+	}
+}
