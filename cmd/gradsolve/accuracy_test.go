@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,6 +34,23 @@ func TestSolveAccuracy(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "← chosen (the cheapest that passes)") || !strings.Contains(stdout, "a pilot of 16 trajectories") {
 		t.Errorf("summary:\n%s", stdout)
+	}
+	// The --ref check of the run compares with a reference at the atol
+	// the pilot chose, not the flag's (--atol 1 here): with the pilot on
+	// the whole ensemble, its 99th percentile meets the target.
+	stdout, _, err = runCmd("solve", "../../examples/halo.ode", "--n", "64", "--param", "q=0.6:1", "--accuracy", "1e-4", "--pilot", "64",
+		"--rtol", "1", "--atol", "1", "--ref", "64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var med, p99, worst float64
+	i := strings.Index(stdout, "accuracy vs DP8")
+	if i < 0 || !strings.Contains(stdout[i:], "    median ") {
+		t.Fatalf("no --ref check in:\n%s", stdout)
+	}
+	i += strings.Index(stdout[i:], "    median ") + 4
+	if _, err := fmt.Sscanf(stdout[i:], "median %g, 99th percentile %g, max %g", &med, &p99, &worst); err != nil || p99 > 1e-4 {
+		t.Errorf("--accuracy 1e-4 with the pilot on every trajectory: the run's 99th percentile error %g (%v), want ≤ 1e-4:\n%s", p99, err, stdout)
 	}
 	// --method narrows the grid to one method.
 	out2 := t.TempDir()

@@ -420,7 +420,9 @@ func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		return j.userError(reference(ctx, stdout, pr, sub, sample, fl.atol))
+		// The reference's atol follows the run's (after --accuracy chose
+		// it, not the flag's).
+		return j.userError(reference(ctx, stdout, pr, sub, sample, slices.Min(sum.first.Options.ATolVec)))
 	}
 	return nil
 }
