@@ -52,6 +52,23 @@ func BenchmarkAdamUpdate(b *testing.B) {
 		ens.Y0 = []float64{1, 0.5, 0.5}
 		benchUpdate(b, lorenz, ens, params, gradsolve.Options{RTol: 1e-8, ATol: 1e-11})
 	})
+	b.Run("robertson", func(b *testing.B) {
+		// The stiff replay: Robertson (examples/robertson.ode, k1 from
+		// 0.02 to 0.06, t ∈ [0, 1e4]), Rodas5P at rtol 1e-8, atol
+		// 1e-12, fitting k1 and k3 per trajectory.
+		rm, err := parse.ParseFile("../examples/robertson.ode")
+		if err != nil {
+			b.Fatal(err)
+		}
+		rob := build(b, rm) // parameters (k1, k2, k3)
+		rp := make([]float64, 0, 3*benchN)
+		for i := range benchN {
+			rp = append(rp, 0.02+0.04*float64(i)/float64(benchN-1), 3e7, 1e4)
+		}
+		ens := gradsolve.Ensemble{N: benchN, P: rp, T0: []float64{0}, T1: []float64{1e4}}
+		params := []Param{{Wrt: gradsolve.Param(0), Transform: Log()}, {Wrt: gradsolve.Param(2), Transform: Log()}}
+		benchUpdate(b, rob, ens, params, gradsolve.Options{RTol: 1e-8, ATol: 1e-12})
+	})
 	b.Run("decay", func(b *testing.B) {
 		pr := decayProblem(b)
 		k := make([]float64, benchN)
