@@ -658,17 +658,17 @@ func commitRun(ctx context.Context, out *outSet, pr *ode.Problem, k int, sum *su
 }
 
 // paramRows returns the parameters of every trajectory of e, N×m in
-// the problem's parameter order, in buf's storage: the ensemble's own
-// rows, or the shared values (the ensemble's or the problem's
-// defaults) repeated.
+// the problem's parameter order: the ensemble's own rows, or the shared
+// values (the ensemble's or the problem's defaults) repeated into buf's
+// storage.
 func paramRows(pr *ode.Problem, e *gradsolve.Ensemble, buf []float64) []float64 {
 	m, n := pr.NumParams, e.N
+	if e.P != nil && len(e.P) == n*m {
+		return e.P
+	}
 	p := e.P
 	if p == nil {
 		p = pr.P
-	}
-	if len(p) == n*m {
-		return p
 	}
 	buf = buf[:0]
 	for range n {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,7 +122,7 @@ func (s *summary) add(res *gradsolve.Result, off int) {
 		s.first = res
 		s.counts = map[gradsolve.Status]int{}
 	}
-	if !strings.Contains(strings.Join(s.engines, " "), res.Engine) {
+	if !slices.Contains(s.engines, res.Engine) {
 		s.engines = append(s.engines, res.Engine)
 	}
 	s.n += res.N
@@ -379,7 +380,7 @@ func (j *job) stream(ctx context.Context, plan *chunkPlan, opts *gradsolve.Optio
 		opts.Progress = func(d, _ int) { bar.update(done+d, n) }
 	}
 	var codes []int32
-	var params []float64
+	var paramBuf []float64 // shared parameters repeated, a chunk's rows
 	for lo := 0; lo < n; {
 		hi := min(n, lo+plan.size)
 		e, err := in.part(lo, hi)
@@ -418,7 +419,10 @@ func (j *job) stream(ctx context.Context, plan *chunkPlan, opts *gradsolve.Optio
 			if codes, err = rw.putStatus(res.Status, codes); err != nil {
 				return nil, nil, err
 			}
-			params = paramRows(pr, e, params)
+			params := paramRows(pr, e, paramBuf)
+			if e.P == nil || len(e.P) != e.N*m {
+				paramBuf = params // the buffer, not the chunk's own rows
+			}
 			if err := rw.put("params.npy", params); err != nil {
 				return nil, nil, err
 			}
