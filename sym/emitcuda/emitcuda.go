@@ -28,6 +28,25 @@ type Options struct {
 	// kernels for, one kernel each. Nil means method.Tsit5, DP5, Vern7
 	// and DP8. Each must pass Validate; their kernel names must differ.
 	Methods []*method.Tableau
+	// Sens lists forward-sensitivity kernels to write, one per method
+	// for each entry, beside the forward kernels.
+	Sens []Sens
+}
+
+// Sens describes the forward-sensitivity kernels of one set of columns:
+// the state augmented with the columns S_c = ∂y/∂θ_c, integrated on the
+// state's mesh as cpu-erk integrates them, with the fused sensitivity
+// program of the model (tape.Set.SensProgram) as the right-hand side.
+type Sens struct {
+	// Cols holds one entry per column: the parameter index j of a
+	// column ∂y/∂p_j, or −1 for a column of an initial value (whose
+	// start, a unit vector, is in the augmented initial state), as
+	// tape.Set.SensF takes them.
+	Cols []int
+	// ErrorTest puts the columns in the error norm
+	// (gradsolve.Sensitivity.ErrorTest); false: the state alone
+	// chooses the steps.
+	ErrorTest bool
 }
 
 // Kernel describes one kernel of a Source.
@@ -38,9 +57,14 @@ type Kernel struct {
 	Name string
 	// Method is the tableau whose steps it takes.
 	Method *method.Tableau
+	// Sens is the index in Options.Sens of a sensitivity kernel's
+	// columns, −1 for a forward kernel; SensCols are those columns.
+	Sens     int
+	SensCols []int
 	// Dim is the size of its state: the rows of gs_erk_job's y0, y and
-	// saved. NormDim is the number of leading components in the error
-	// norm, the length of its rtol and atol.
+	// saved (the model's Dim·(1 + len(SensCols)): the state, then one
+	// block of Dim values per column). NormDim is the number of leading
+	// components in the error norm, the length of its rtol and atol.
 	Dim, NormDim int
 }
 
@@ -55,7 +79,9 @@ type Source struct {
 	// is (with --fmad=false), and a host compiler after cuda_emu.h
 	// (package internal/cudaemu).
 	Code []byte
-	// Kernels lists the kernels, in the order of Options.Methods.
+	// Kernels lists the kernels: the forward kernels in the order of
+	// Options.Methods, then for each entry of Options.Sens its kernel of
+	// each method.
 	Kernels []Kernel
 }
 
@@ -69,9 +95,13 @@ type Source struct {
 // initial step, step floor, landing on t1, hmax, step budget, statuses,
 // re-stepped save times and statistics — so that in double precision
 // its results are those of gradsolve.Solve on cpu-erk, bit for bit.
+// For each entry of opts.Sens it also writes the fused sensitivity
+// program as gs_sens<k><real> and a kernel gs_erk_<method>_sens<k> of
+// each method, whose results are cpu-erk's forward sensitivities bit
+// for bit.
 //
-// It builds nothing beyond f: the Set's derivative programs are not
-// asked for.
+// It builds nothing beyond f and the sensitivity programs asked for:
+// the Set's other derivative programs are not built.
 func Generate(s *tape.Set, opts Options) (*Source, error) {
 	if s == nil || s.Model == nil {
 		return nil, errors.New("emitcuda: nil tape.Set or Set without a Model")
@@ -109,7 +139,32 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 			return nil, fmt.Errorf("emitcuda: Options.Methods[%d] (%s): a second method with the kernel name %s", i, tb.Name, name)
 		}
 		seen[name] = true
-		src.Kernels = append(src.Kernels, Kernel{Name: name, Method: tb, Dim: dim, NormDim: dim})
+		src.Kernels = append(src.Kernels, Kernel{Name: name, Method: tb, Sens: -1, Dim: dim, NormDim: dim})
+	}
+	nf := len(src.Kernels)
+	sens := make([]*tape.Program, len(opts.Sens))
+	for k, sn := range opts.Sens {
+		if len(sn.Cols) == 0 {
+			return nil, fmt.Errorf("emitcuda: Options.Sens[%d] has no columns", k)
+		}
+		for c, j := range sn.Cols {
+			if j < -1 || j >= np {
+				return nil, fmt.Errorf("emitcuda: Options.Sens[%d].Cols[%d] = %d: want a parameter index in [0, %d) or -1 for an initial value", k, c, j, np)
+			}
+		}
+		var err error
+		if sens[k], err = s.SensProgram(sn.Cols); err != nil {
+			return nil, fmt.Errorf("emitcuda: Options.Sens[%d]: %w", k, err)
+		}
+		na := dim * (1 + len(sn.Cols))
+		nd := dim
+		if sn.ErrorTest {
+			nd = na
+		}
+		for _, fk := range src.Kernels[:nf] {
+			src.Kernels = append(src.Kernels, Kernel{Name: fmt.Sprintf("%s_sens%d", fk.Name, k), Method: fk.Method, Sens: k,
+				SensCols: append([]int(nil), sn.Cols...), Dim: na, NormDim: nd})
+		}
 	}
 
 	var w bytes.Buffer
@@ -122,6 +177,9 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 
 	used := map[sym.Op]bool{}
 	usedMath(f, used)
+	for _, pg := range sens {
+		usedMath(pg, used)
+	}
 	if len(used) > 0 {
 		w.WriteString("// ---- the math functions: pmath's, step by step ----\n\n")
 	}
@@ -138,19 +196,35 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emitcuda: model %q: %w", s.Model.Name, err)
 	}
+	for k, pg := range sens {
+		err := writeProgram(&w, programFunc{name: fmt.Sprintf("gs_sens%d", k), pg: pg,
+			doc:    fmt.Sprintf("f(t, y, p) and the right-hand sides of the sensitivity columns %v (y holds the state, then one block per column)", opts.Sens[k].Cols),
+			inputs: [numBlocks]string{blockT: "t", blockY: "y", blockP: "p"}, out: "dy"})
+		if err != nil {
+			return nil, fmt.Errorf("emitcuda: model %q: sensitivities %v: %w", s.Model.Name, opts.Sens[k].Cols, err)
+		}
+	}
 	w.WriteString(erkDriver)
 	w.WriteString("// ---- the methods: their tableaus as constants ----\n\n")
-	for _, k := range src.Kernels {
+	for _, k := range src.Kernels[:nf] {
 		if err := writeMethod(&w, k.Name+"_m", k.Method); err != nil {
 			return nil, fmt.Errorf("emitcuda: %s: %w", k.Method.Name, err)
 		}
 	}
 	w.WriteString("// ---- the kernels: one trajectory per thread, grid-stride ----\n\n")
-	for _, k := range src.Kernels {
-		fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (forward).\n", k.Name, k.Method.Name)
+	for ki, k := range src.Kernels {
+		m, fn, what := k.Name+"_m", "gs_f_fn", "forward"
+		if k.Sens >= 0 {
+			m, fn = src.Kernels[(ki-nf)%nf].Name+"_m", fmt.Sprintf("gs_sens%d_fn", k.Sens)
+			what = fmt.Sprintf("with the sensitivity columns %v", k.SensCols)
+			if opts.Sens[k.Sens].ErrorTest {
+				what += " in the error norm"
+			}
+		}
+		fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (%s).\n", k.Name, k.Method.Name, what)
 		fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_job job) {\n", k.Name)
 		w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n")
-		fmt.Fprintf(&w, "    gs_erk_solve<%s_m, gs_f_fn, %d, %d, GS_NP>(job, i);\n}\n\n", k.Name, k.Dim, k.NormDim)
+		fmt.Fprintf(&w, "    gs_erk_solve<%s, %s, %d, %d, GS_NP>(job, i);\n}\n\n", m, fn, k.Dim, k.NormDim)
 	}
 	src.Code = w.Bytes()
 	return src, nil
