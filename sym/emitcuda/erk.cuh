@@ -303,7 +303,7 @@ struct gs_erk_traj {
   }
 
   __device__ void solve() {
-    for (int j = 0; j < NP; ++j) p[j] = job.p[i * NP + j];
+    GS_UNROLL for (int j = 0; j < NP; ++j) p[j] = job.p[i * NP + j];
     const double t0 = job.t0[i], t1 = job.t1[i];
     const gs_i64 nsave = job.nsave;
     const double* save = job.save + i * job.save_stride;
