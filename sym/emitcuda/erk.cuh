@@ -41,12 +41,21 @@ struct gs_erk_job {
 
 // ---- package control: Pow's log2 and exp2, the PI controller, the norm ----
 
-// gs_frexp is control's frexp: the exponent from the bits for a normal x.
+// gs_frexp is control's frexp: the exponent from the bits for a normal
+// x, and Go's math.Frexp otherwise (a subnormal scaled by 2^52 first;
+// 0, infinities and NaN returned with exponent 0).
 __device__ __forceinline__ double gs_frexp(double x, int* e) {
+  if (x == 0 || x != x || fabs(x) == gs_d(0x7ff0000000000000ULL)) {
+    *e = 0;
+    return x;
+  }
+  int adj = 0;
+  if (fabs(x) < 0x1p-1022) {
+    x = gs_mul(x, 0x1p52);
+    adj = -52;
+  }
   gs_u64 b = gs_u(x);
-  int be = (int)(b >> 52) & 0x7ff;
-  if (be == 0 || be == 0x7ff) return frexp(x, e);
-  *e = be - 1022;
+  *e = adj + ((int)(b >> 52) & 0x7ff) - 1022;
   return gs_d((b & ~(0x7ffULL << 52)) | (1022ULL << 52));
 }
 
@@ -75,11 +84,26 @@ __device__ inline double gs_log2(double x) {
   return (double)e + gs_mul(lnm, GS_LOG2E);
 }
 
+// gs_round is Go's math.Round (half away from zero) on the bits.
+__device__ __forceinline__ double gs_round(double x) {
+  gs_u64 b = gs_u(x);
+  unsigned e = (unsigned)(b >> 52) & 0x7ff;
+  if (e < 1023) {  // |x| < 1, subnormals included: +-0 or +-1
+    b &= 1ULL << 63;
+    if (e == 1022) b |= 0x3ff0000000000000ULL;
+  } else if (e < 1023 + 52) {  // |x| >= 1 with a fraction
+    e -= 1023;
+    b += (1ULL << 51) >> e;
+    b &= ~(((1ULL << 52) - 1) >> e);
+  }
+  return gs_d(b);
+}
+
 // gs_exp2 is control's exp2: 2^f = e^(f ln 2) by its Taylor polynomial.
 __device__ inline double gs_exp2(double y) {
   if (y > 1024) return gs_d(0x7ff0000000000000ULL);
   if (y < -1075) return 0;
-  double n = round(y);
+  double n = gs_round(y);
   double g = gs_mul(y - n, GS_LN2);
   double g2 = gs_mul(g, g);
   double g4 = gs_mul(g2, g2);
@@ -97,7 +121,7 @@ __device__ inline double gs_exp2(double y) {
   double r0 = q0 + gs_mul(g4, q1);
   double r1 = q2 + gs_mul(g4, p1213);
   double p = r0 + gs_mul(g8, r1);
-  if (n < -1021 || n > 1022) return ldexp(p, (int)n);  // p 2^n subnormal or overflowing: one rounding
+  if (n < -1021 || n > 1022) return ldexp(p, (int)n);  // p 2^n subnormal or overflowing: one rounding, as Go's math.Ldexp
   return gs_mul(p, gs_d((gs_u64)((gs_i64)n + 1023) << 52));
 }
 
@@ -140,7 +164,7 @@ __device__ __forceinline__ void gs_pi_init(const gs_pi& c, gs_pi_state& st) {
 
 // gs_pi_next is control's (*PI).Next: whether the step is accepted, and
 // in *factor the ratio of the next step size to this one.
-__device__ inline bool gs_pi_next(const gs_pi& c, double err, gs_pi_state& st, double* factor) {
+__device__ __forceinline__ bool gs_pi_next(const gs_pi& c, double err, gs_pi_state& st, double* factor) {
   if (!(err <= 1)) {
     st.rejected = true;
     if (err > 1 && err <= GS_MAXFLOAT64) {
@@ -172,7 +196,7 @@ __device__ inline bool gs_pi_next(const gs_pi& c, double err, gs_pi_state& st, d
 // DOP853's combined form), with the finiteness test of every component
 // of the proposal y1: +Inf and *ok false when anything is not finite.
 template <int N, int ND, bool DOP853>
-__device__ inline double gs_norm(double h, const double (&y)[N], const double (&y1)[N], const double (&ev)[ND],
+__device__ __forceinline__ double gs_norm(double h, const double (&y)[N], const double (&y1)[N], const double (&ev)[ND],
                                  const double (&ev3)[ND], const double* atol, const double* rtol, bool* ok) {
   double sum5 = 0, sum3 = 0, fin = 0;
   GS_UNROLL for (int d = 0; d < ND; ++d) {
@@ -216,11 +240,11 @@ __device__ __forceinline__ double gs_sq(double x) { return gs_mul(x, x); }
 // II.4): the norms over the first ND components, the Euler probe over
 // all N. It costs one evaluation of f.
 template <int N, int ND, class Fn>
-__device__ inline double gs_initial_step(const Fn& f, const double* p, double t0, double dir, const double (&y0)[N],
+__device__ __forceinline__ double gs_initial_step(const Fn& f, const double* p, double t0, double dir, const double (&y0)[N],
                                          const double (&f0)[N], int order, const double* atol, const double* rtol,
                                          double hmax, double (&y1)[N], double (&f1)[N]) {
   double s0 = 0, s1 = 0;
-  for (int i = 0; i < ND; ++i) {
+  GS_UNROLL for (int i = 0; i < ND; ++i) {
     double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
     s0 += gs_sq(y0[i] / sc);
     s1 += gs_sq(f0[i] / sc);
@@ -233,7 +257,7 @@ __device__ inline double gs_initial_step(const Fn& f, const double* p, double t0
   GS_UNROLL for (int i = 0; i < N; ++i) y1[i] = y0[i] + gs_mul(gs_mul(dir, h0), f0[i]);
   f(t0 + gs_mul(dir, h0), y1, p, f1);
   double s2 = 0;
-  for (int i = 0; i < ND; ++i) {
+  GS_UNROLL for (int i = 0; i < ND; ++i) {
     double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
     s2 += gs_sq((f1[i] - f0[i]) / sc);
   }
@@ -302,7 +326,7 @@ struct gs_erk_traj {
     finish(status, t, h);
   }
 
-  __device__ void solve() {
+  __device__ __forceinline__ void solve() {
     GS_UNROLL for (int j = 0; j < NP; ++j) p[j] = job.p[i * NP + j];
     const double t0 = job.t0[i], t1 = job.t1[i];
     const gs_i64 nsave = job.nsave;
@@ -405,7 +429,7 @@ struct gs_erk_traj {
 
 // gs_erk_solve solves trajectory i of the job.
 template <class M, class Fn, int N, int ND, int NP>
-__device__ void gs_erk_solve(const gs_erk_job& job, gs_i64 i) {
+__device__ __forceinline__ void gs_erk_solve(const gs_erk_job& job, gs_i64 i) {
   gs_erk_traj<M, Fn, N, ND, NP> tr(job, i);
   tr.solve();
 }

@@ -1,10 +1,13 @@
 package emitcuda_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/cudaemu"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
 )
@@ -148,5 +151,61 @@ func TestFloat32(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestControllerPow compares the driver's port of control.Pow (its
+// log₂ and 2ˣ polynomials, the rounding of the exponent, frexp for
+// subnormal x and the scaling of subnormal and overflowing results) with
+// control.Pow, bit for bit, over arguments that reach every path.
+func TestControllerPow(t *testing.T) {
+	_, src := forwardCases[0].source(t)
+	prog := compile(t, src)
+	xs := []float64{5e-324, 1e-310, 2.2250738585072014e-308, 1e-300, 1e-20, 0.5, 0.7071067811865476, 0.70710678118654746,
+		1, 1.0000000000000002, 1.5, 2, 3, 10, 1e10, 1e300, math.MaxFloat64}
+	as := []float64{0, 1, -1, 0.5, 0.2, 1.0 / 8, 1.0 / 5, 0.14, -0.08, 7, 60, -60, 1000, -1000, 3.4, -3.4, 0.5000000000000001}
+	var pairs [][2]float64
+	for _, x := range xs {
+		for _, a := range as {
+			pairs = append(pairs, [2]float64{x, a})
+		}
+	}
+	// 2^(a·log₂x) near the ends of the range: subnormal results, the
+	// last normal ones, and overflow; and the halfway exponents.
+	for _, y := range []float64{-1074.4, -1074.6, -1050.5, -1022.5, -1021.5, -1021, 1022.5, 1023.4, 1023.9, 1024.1, 0.5, -0.5, 2.5} {
+		pairs = append(pairs, [2]float64{2, y}, [2]float64{0.5, -y}, [2]float64{math.E, y * math.Ln2})
+	}
+	rng := rand.New(rand.NewPCG(9, 2))
+	for range 3000 {
+		x := math.Exp2(rng.Float64()*2000 - 1000)
+		pairs = append(pairs, [2]float64{x, (rng.Float64() - 0.5) * 4})
+		pairs = append(pairs, [2]float64{rng.Float64() * 4, (rng.Float64() - 0.5) * 400})
+	}
+	var e cudaemu.Encoder
+	e.Int(3)
+	e.Int(int64(len(pairs)))
+	for _, pr := range pairs {
+		e.Float(pr[0])
+		e.Float(pr[1])
+	}
+	out, err := cudaemu.Run(context.Background(), prog.exe, e.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cudaemu.NewDecoder(out)
+	got := d.Floats(len(pairs))
+	if d.Err != nil || d.Rest() != 0 {
+		t.Fatalf("output: %v, %d bytes left", d.Err, d.Rest())
+	}
+	bad := 0
+	for i, pr := range pairs {
+		if want := control.Pow(pr[0], pr[1]); !testutil.SameBits(got[i], want) {
+			if bad++; bad <= 10 {
+				t.Errorf("Pow(%v, %v) = %v (%#x), want %v (%#x)", pr[0], pr[1], got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+			}
+		}
+	}
+	if bad > 10 {
+		t.Errorf("%d of %d differ", bad, len(pairs))
 	}
 }

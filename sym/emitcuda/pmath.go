@@ -43,6 +43,11 @@ var mathFuncs = map[sym.Op]mathFunc{
 	sym.OpMax:   {"gs_max", pmath.MaxSteps()},
 }
 
+// maxInlineSteps is the most steps of a math function that is inlined
+// where it is called (min and max); longer ones are device functions
+// of their own.
+const maxInlineSteps = 32
+
 // mathOrder is the order in which the functions are written.
 var mathOrder = []sym.Op{sym.OpExp, sym.OpLog, sym.OpPow, sym.OpSin, sym.OpCos, sym.OpTan, sym.OpTanh, sym.OpAtan2, sym.OpMin, sym.OpMax}
 
@@ -74,8 +79,16 @@ func writeMathFunc(w *bytes.Buffer, fn mathFunc) error {
 	if p.Args == 2 {
 		params, call = "double x, double y", "(double)x, (double)y"
 	}
+	// A function of more than a few dozen steps is called, not inlined:
+	// a kernel evaluates f at a dozen places or more (every stage, the
+	// re-steps, the initial step), and f may call it many times; its
+	// arguments are values, so a call costs no local memory.
+	qual := "__device__ __forceinline__"
+	if len(p.Steps) > maxInlineSteps {
+		qual = "__device__ __noinline__"
+	}
 	fmt.Fprintf(w, "// %s is pmath's function in its straight-line form: %d steps.\n", fn.name, len(p.Steps))
-	fmt.Fprintf(w, "__device__ inline double %s(%s) {\n", fn.name, params)
+	fmt.Fprintf(w, "%s double %s(%s) {\n", qual, fn.name, params)
 	fmt.Fprintf(w, "  gs_u64 r0 = gs_u(x)")
 	if p.Args == 2 {
 		w.WriteString(", r1 = gs_u(y)")
@@ -184,7 +197,7 @@ func writeMathFunc(w *bytes.Buffer, fn mathFunc) error {
 		return fmt.Errorf("emitcuda: %s: a block is not closed", fn.name)
 	}
 	fmt.Fprintf(w, "  return gs_d(r%d);\n}\n", p.Result)
-	fmt.Fprintf(w, "__device__ inline float %s(%s) { return (float)%s(%s); }\n\n", fn.name, floatParams(p.Args), fn.name, call)
+	fmt.Fprintf(w, "__device__ __forceinline__ float %s(%s) { return (float)%s(%s); }\n\n", fn.name, floatParams(p.Args), fn.name, call)
 	return nil
 }
 

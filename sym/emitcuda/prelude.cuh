@@ -4,15 +4,18 @@
 // --fmad=false: no product is fused into a multiply-add) and, for
 // tests, with a host C++17 compiler after cuda_emu.h, which emulates the
 // CUDA built-ins (package internal/cudaemu). It includes no header.
+// (__CUDA__ is clang's CUDA mode.)
 
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(GS_EMULATION)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__CUDA__)
+#define GS_DEVICE_COMPILE 1
+#elif !defined(GS_EMULATION)
 #error "compile with NVRTC or nvcc, or include cuda_emu.h (package internal/cudaemu) first"
 #endif
 
 typedef unsigned long long gs_u64;
 typedef long long gs_i64;
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(GS_DEVICE_COMPILE)
 #define GS_UNROLL _Pragma("unroll")
 #else
 #define GS_UNROLL

@@ -125,7 +125,7 @@ func writeProgram(w *bytes.Buffer, f programFunc) error {
 
 	fmt.Fprintf(w, "// %s writes %s into %s: the %d instructions of the tape program %q, in order.\n",
 		f.name, f.doc, f.out, len(pg.Code()), pg.Name)
-	fmt.Fprintf(w, "template <typename real>\n__device__ inline void %s(%s) {\n", f.name, plist)
+	fmt.Fprintf(w, "template <typename real>\n__device__ __forceinline__ void %s(%s) {\n", f.name, plist)
 	for k, in := range pg.Code() {
 		if in.Dst < nFixed {
 			return fmt.Errorf("%s: instruction %d writes input or constant register %d", f.name, k, in.Dst)

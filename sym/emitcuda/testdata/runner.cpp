@@ -11,6 +11,8 @@
 //     rejected, fevals.
 //   mode 1 (f in double), 2 (f in float): n, then n rows of
 //     (t, y[GS_DIM], p[GS_NP]); writes n rows of dy[GS_DIM].
+//   mode 3 (the controller's Pow): n, then n pairs (x, a); writes n
+//     values gs_ctl_pow(x, a).
 
 int main() {
   long long mode = gs_read_i64();
@@ -31,6 +33,15 @@ int main() {
         for (int i = 0; i < GS_DIM; ++i) dy[i] = dyf[i];
       }
       gs_write_f64s(dy, GS_DIM);
+    }
+    return 0;
+  }
+  if (mode == 3) {
+    long long n = gs_read_i64();
+    for (long long r = 0; r < n; ++r) {
+      double x = gs_read_f64(), a = gs_read_f64();
+      double v = gs_ctl_pow(x, a);
+      gs_write_f64s(&v, 1);
     }
     return 0;
   }
