@@ -26,7 +26,9 @@ var erkDriver string
 type Options struct {
 	// Methods are the explicit Runge–Kutta tableaus to write forward
 	// kernels for, one kernel each. Nil means method.Tsit5, DP5, Vern7
-	// and DP8. Each must pass Validate; their kernel names must differ.
+	// and DP8; empty but not nil, none (the source then holds the device
+	// functions alone). Each must pass Validate; their kernel names must
+	// differ.
 	Methods []*method.Tableau
 	// Sens lists forward-sensitivity kernels to write, one per method
 	// for each entry, beside the forward kernels.
@@ -75,9 +77,10 @@ type Source struct {
 	// Model names the model; Dim and NumParams are its sizes.
 	Model          string
 	Dim, NumParams int
-	// Code is the source. It includes no header: NVRTC compiles it as it
-	// is (with --fmad=false), and a host compiler after cuda_emu.h
-	// (package internal/cudaemu).
+	// Code is the source. It includes no header, so that NVRTC can
+	// compile it as it is (with --fmad=false; not tried yet, see
+	// docs/gpu.md); clang compiles it for the device, and a host C++
+	// compiler after cuda_emu.h (package internal/cudaemu).
 	Code []byte
 	// Kernels lists the kernels: the forward kernels in the order of
 	// Options.Methods, then for each entry of Options.Sens its kernel of

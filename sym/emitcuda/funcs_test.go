@@ -1,6 +1,7 @@
 package emitcuda_test
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/cudaemu"
 	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
 )
 
@@ -52,9 +54,12 @@ func functionPoints() [][2]float64 {
 // agree on NaN, not on its payload.
 func TestFunctionsBits(t *testing.T) {
 	set := readModel(t, "testdata/mathfuncs.ode")
-	src, err := emitcuda.Generate(set, emitcuda.Options{})
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}}) // f alone
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(src.Kernels) != 0 || bytes.Contains(src.Code, []byte("__global__")) {
+		t.Fatalf("Options.Methods empty: %d kernels, want none", len(src.Kernels))
 	}
 	prog := compile(t, src)
 	pts := functionPoints()
