@@ -364,3 +364,38 @@ func TestForwardDetectsChange(t *testing.T) {
 		t.Errorf("safety one ulp off changed %d of %d final states; want most", differ, ensembleSize)
 	}
 }
+
+// TestForwardSaveLists covers the two other layouts of save times: none
+// at all, and one list shared by every trajectory (gs_erk_job's
+// save_stride 0), on lorenz with every method, bitwise as in
+// TestForwardBitwise. The spans all start at 0 and run forwards so that
+// the shared list {0, 0.1, 0.25, 0.5} lies inside each.
+func TestForwardSaveLists(t *testing.T) {
+	c := forwardCases[0]
+	set, src := c.source(t)
+	prog := compile(t, src)
+	prob := set.Problem()
+	ens := makeEnsemble(prob, c, 3)
+	for i := range ensembleSize {
+		ens.t0[i], ens.t1[i] = 0, 0.5+float64(i)/ensembleSize
+	}
+	for _, save := range [][]float64{nil, {0, 0.1, 0.25, 0.5}} {
+		e := *ens
+		e.save, e.k = save, len(save)
+		for ki, kern := range src.Kernels {
+			if kern.Sens >= 0 {
+				continue
+			}
+			o := gradsolve.Options{Method: kern.Method, Engine: "cpu-erk", MaxSteps: c.maxSteps}
+			res, err := gradsolve.Solve(context.Background(), prob,
+				&gradsolve.Ensemble{N: ensembleSize, Y0: e.y0, P: e.p, T0: e.t0, T1: e.t1, Save: e.save}, &o)
+			if err != nil && res == nil {
+				t.Fatal(err)
+			}
+			j := kernelJob(ki, kern, &res.Options, &e, e.y0)
+			j.perTrajectorySave = false
+			got := prog.solve(t, j)
+			compareResults(t, fmt.Sprintf("%s with %d shared save times", kern.Name, len(save)), expected(res), got, &e, kern.Dim)
+		}
+	}
+}
