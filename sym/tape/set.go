@@ -543,6 +543,13 @@ func (s *Set) SensLanes(paramCols []int) (func() ode.LaneProgram, error) {
 	}, nil
 }
 
+// SensProgram returns the fused sensitivity program of paramCols, the
+// program SensF and SensLanes evaluate (compiled on the first call and
+// kept): inputs t, the augmented state (Dim·(1+len(paramCols)) values)
+// and p; outputs f then J_y·S_c + ∂f/∂p_j per column. For code
+// generators (package sym/emitcuda), which write it out.
+func (s *Set) SensProgram(paramCols []int) (*Program, error) { return s.sensProgram(paramCols) }
+
 // sensProgram returns the fused sensitivity program of paramCols (see
 // SensF), compiled on the first call and kept.
 func (s *Set) sensProgram(paramCols []int) (*Program, error) {

@@ -1,0 +1,436 @@
+// ---- the adaptive loop of the explicit Runge-Kutta methods ----
+//
+// One trajectory per call of gs_erk_solve, which the kernels below call
+// for each trajectory of their grid-stride loop. It is the CPU engine's
+// loop (cpu-erk: package ivp's Solve driving package erk's stepper, with
+// package control's controller, norm and initial step) ported statement
+// by statement: the same operations on the same operands in the same
+// order, every product rounded on its own (gs_mul), so that in double
+// precision each trajectory's results are the CPU engine's bit for bit.
+// The method's stage sums come from its struct (written with the
+// tableau's coefficients as constants): stages, restep and the
+// constants S, ORDER, LASTB, EVALS, FSAL, DEFER, DOP853.
+
+// gs_erk_job is one launch's arguments: the ensemble's inputs, the
+// options, and where the results go. Per-trajectory arrays are
+// row-major, row i for trajectory i.
+struct gs_erk_job {
+  gs_i64 n;            // trajectories
+  gs_i64 nsave;        // save times per trajectory (K)
+  gs_i64 save_stride;  // 0: one list of K times for all; K: row i of save for trajectory i
+  gs_i64 max_steps;    // the step budget: accepted plus rejected attempts (>= 1)
+  double hmax;         // bound on |h|; +Inf: none beyond |t1 - t0|
+  double h0;           // first step size; 0: automatic (the initial-step rule)
+  double beta1, beta2, safety, qmin, qmax, qoldinit;  // the PI controller
+  const double* rtol;  // the tolerances of the error norm's components
+  const double* atol;
+  const double* t0;    // n
+  const double* t1;    // n
+  const double* y0;    // n x N
+  const double* p;     // n x NP
+  const double* save;  // K, or n x K
+  double* y;           // n x N: the final state (the last accepted one on failure)
+  double* t;           // n: the time reached
+  double* h;           // n: the last step size tried
+  double* saved;       // n x K x N: the states at the save times (NaN where not reached)
+  gs_i64* status;      // n: a gradsolve Status
+  gs_i64* accepted;    // n
+  gs_i64* rejected;    // n
+  gs_i64* fevals;      // n
+};
+
+// ---- package control: Pow's log2 and exp2, the PI controller, the norm ----
+
+// gs_frexp is control's frexp: the exponent from the bits for a normal
+// x, and Go's math.Frexp otherwise (a subnormal scaled by 2^52 first;
+// 0, infinities and NaN returned with exponent 0).
+__device__ __forceinline__ double gs_frexp(double x, int* e) {
+  if (x == 0 || x != x || fabs(x) == gs_d(0x7ff0000000000000ULL)) {
+    *e = 0;
+    return x;
+  }
+  int adj = 0;
+  if (fabs(x) < 0x1p-1022) {
+    x = gs_mul(x, 0x1p52);
+    adj = -52;
+  }
+  gs_u64 b = gs_u(x);
+  *e = adj + ((int)(b >> 52) & 0x7ff) - 1022;
+  return gs_d((b & ~(0x7ffULL << 52)) | (1022ULL << 52));
+}
+
+// gs_log2 is control's log2: ln m = 2 atanh(s) by Estrin's scheme.
+__device__ inline double gs_log2(double x) {
+  int e;
+  double m = gs_frexp(x, &e);
+  if (m < GS_SQRT1_2) {
+    m = gs_mul(m, 2.0);
+    e--;
+  }
+  double s = (m - 1) / (m + 1);
+  double z = gs_mul(s, s);
+  double z2 = gs_mul(z, z);
+  double z4 = gs_mul(z2, z2);
+  double z8 = gs_mul(z4, z4);
+  double p01 = 1 + gs_mul(z, 1.0 / 3);
+  double p23 = 1.0 / 5 + gs_mul(z, 1.0 / 7);
+  double p45 = 1.0 / 9 + gs_mul(z, 1.0 / 11);
+  double p67 = 1.0 / 13 + gs_mul(z, 1.0 / 15);
+  double q0 = p01 + gs_mul(z2, p23);
+  double q1 = p45 + gs_mul(z2, p67);
+  double r0 = q0 + gs_mul(z4, q1);
+  double p = r0 + gs_mul(z8, 1.0 / 17);
+  double lnm = gs_mul(gs_mul(2.0, s), p);
+  return (double)e + gs_mul(lnm, GS_LOG2E);
+}
+
+// gs_round is Go's math.Round (half away from zero) on the bits.
+__device__ __forceinline__ double gs_round(double x) {
+  gs_u64 b = gs_u(x);
+  unsigned e = (unsigned)(b >> 52) & 0x7ff;
+  if (e < 1023) {  // |x| < 1, subnormals included: +-0 or +-1
+    b &= 1ULL << 63;
+    if (e == 1022) b |= 0x3ff0000000000000ULL;
+  } else if (e < 1023 + 52) {  // |x| >= 1 with a fraction
+    e -= 1023;
+    b += (1ULL << 51) >> e;
+    b &= ~(((1ULL << 52) - 1) >> e);
+  }
+  return gs_d(b);
+}
+
+// gs_exp2 is control's exp2: 2^f = e^(f ln 2) by its Taylor polynomial.
+__device__ inline double gs_exp2(double y) {
+  if (y > 1024) return gs_d(0x7ff0000000000000ULL);
+  if (y < -1075) return 0;
+  double n = gs_round(y);
+  double g = gs_mul(y - n, GS_LN2);
+  double g2 = gs_mul(g, g);
+  double g4 = gs_mul(g2, g2);
+  double g8 = gs_mul(g4, g4);
+  double p01 = 1 + g;
+  double p23 = 0.5 + gs_mul(g, 1.0 / 6);
+  double p45 = 1.0 / 24 + gs_mul(g, 1.0 / 120);
+  double p67 = 1.0 / 720 + gs_mul(g, 1.0 / 5040);
+  double p89 = 1.0 / 40320 + gs_mul(g, 1.0 / 362880);
+  double p1011 = 1.0 / 3628800 + gs_mul(g, 1.0 / 39916800);
+  double p1213 = 1.0 / 479001600 + gs_mul(g, 1.0 / 6227020800.0);
+  double q0 = p01 + gs_mul(g2, p23);
+  double q1 = p45 + gs_mul(g2, p67);
+  double q2 = p89 + gs_mul(g2, p1011);
+  double r0 = q0 + gs_mul(g4, q1);
+  double r1 = q2 + gs_mul(g4, p1213);
+  double p = r0 + gs_mul(g8, r1);
+  if (n < -1021 || n > 1022) return ldexp(p, (int)n);  // p 2^n subnormal or overflowing: one rounding, as Go's math.Ldexp
+  return gs_mul(p, gs_d((gs_u64)((gs_i64)n + 1023) << 52));
+}
+
+// gs_pow is control.Pow.
+__device__ inline double gs_ctl_pow(double x, double a) {
+  if (!(x > 0) || x > GS_MAXFLOAT64 || a != a || a == gs_d(0x7ff0000000000000ULL) || a == gs_d(0xfff0000000000000ULL))
+    return gs_go_nan();
+  return gs_exp2(gs_mul(a, gs_log2(x)));
+}
+
+// gs_min_step is control.MinStep.
+__device__ __forceinline__ double gs_min_step(double t) {
+  double m = gs_mul(0x1p-50, fabs(t));
+  if (!(m < 0x1p-1022)) return m;
+  return 0x1p-1022;
+}
+
+// gs_max_abs is control.MaxAbs.
+__device__ __forceinline__ double gs_max_abs(double x, double y) {
+  double a = fabs(x), b = fabs(y);
+  if (b > a || b != b) return b;
+  return a;
+}
+
+struct gs_pi {
+  double beta1, beta2, safety, qmin, qmax, qoldinit;
+};
+
+struct gs_pi_state {
+  double log2_err_old, log2_q_old;
+  bool rejected;
+};
+
+// gs_pi_init is control's (*PI).Init.
+__device__ __forceinline__ void gs_pi_init(const gs_pi& c, gs_pi_state& st) {
+  st.log2_q_old = gs_log2(c.qoldinit);
+  st.log2_err_old = st.log2_q_old;
+  st.rejected = false;
+}
+
+// gs_pi_next is control's (*PI).Next: whether the step is accepted, and
+// in *factor the ratio of the next step size to this one.
+__device__ __forceinline__ bool gs_pi_next(const gs_pi& c, double err, gs_pi_state& st, double* factor) {
+  if (!(err <= 1)) {
+    st.rejected = true;
+    if (err > 1 && err <= GS_MAXFLOAT64) {
+      double q11 = gs_exp2(gs_mul(c.beta1, gs_log2(err)));
+      *factor = 1 / gs_go_min(1 / c.qmin, q11 / c.safety);
+      return false;
+    }
+    *factor = c.qmin;
+    return false;
+  }
+  double q;
+  if (err == 0) {
+    q = 1 / c.qmax;
+    st.log2_err_old = st.log2_q_old;
+  } else {
+    double l = gs_log2(err);
+    q = gs_exp2(gs_mul(c.beta1, l) - gs_mul(c.beta2, st.log2_err_old)) / c.safety;
+    q = gs_go_max(1 / c.qmax, gs_go_min(1 / c.qmin, q));
+    st.log2_err_old = gs_go_max(l, st.log2_q_old);
+  }
+  double f = 1 / q;
+  if (st.rejected && f > 1) f = 1;
+  st.rejected = false;
+  *factor = f;
+  return true;
+}
+
+// gs_norm is control's Norm.Of over the first ND components (RMS, or
+// DOP853's combined form), with the finiteness test of every component
+// of the proposal y1: +Inf and *ok false when anything is not finite.
+template <int N, int ND, bool DOP853>
+__device__ __forceinline__ double gs_norm(double h, const double (&y)[N], const double (&y1)[N], const double (&ev)[ND],
+                                 const double (&ev3)[ND], const double* atol, const double* rtol, bool* ok) {
+  double sum5 = 0, sum3 = 0, fin = 0;
+  GS_UNROLL for (int d = 0; d < ND; ++d) {
+    double sc = atol[d] + gs_mul(rtol[d], gs_max_abs(y[d], y1[d]));
+    double r = gs_mul(h, ev[d]) / sc;
+    sum5 += gs_mul(r, r);
+    if (DOP853) {
+      double r3 = gs_mul(h, ev3[d]) / sc;
+      sum3 += gs_mul(r3, r3);
+    }
+    fin += y1[d] - y1[d];
+  }
+  GS_UNROLL for (int d = ND; d < N; ++d) fin += y1[d] - y1[d];
+  double err;
+  if (!DOP853) {
+    err = sqrt(sum5 / (double)ND);
+  } else {
+    err = 0;
+    double den = sum5 + gs_mul(0.01, sum3);
+    if (den > 0) err = sum5 / sqrt(gs_mul((double)ND, den));
+  }
+  if (fin + (err - err) != 0) {
+    *ok = false;
+    return gs_d(0x7ff0000000000000ULL);
+  }
+  *ok = true;
+  return err;
+}
+
+// gs_finite is control.Finite.
+template <int N>
+__device__ __forceinline__ bool gs_finite(const double (&v)[N]) {
+  double s = 0;
+  GS_UNROLL for (int d = 0; d < N; ++d) s += v[d] - v[d];
+  return s == 0;
+}
+
+__device__ __forceinline__ double gs_sq(double x) { return gs_mul(x, x); }
+
+// gs_initial_step is control.InitialStep (Hairer, Norsett & Wanner I,
+// II.4): the norms over the first ND components, the Euler probe over
+// all N. It costs one evaluation of f.
+template <int N, int ND, class Fn>
+__device__ __forceinline__ double gs_initial_step(const Fn& f, const double* p, double t0, double dir, const double (&y0)[N],
+                                         const double (&f0)[N], int order, const double* atol, const double* rtol,
+                                         double hmax, double (&y1)[N], double (&f1)[N]) {
+  double s0 = 0, s1 = 0;
+  GS_UNROLL for (int i = 0; i < ND; ++i) {
+    double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
+    s0 += gs_sq(y0[i] / sc);
+    s1 += gs_sq(f0[i] / sc);
+  }
+  double d0 = sqrt(s0 / (double)ND);
+  double d1 = sqrt(s1 / (double)ND);
+  double h0 = 1e-6;
+  if (d0 >= 1e-5 && d1 >= 1e-5) h0 = gs_mul(0.01, d0) / d1;
+  h0 = gs_go_min(h0, hmax);
+  GS_UNROLL for (int i = 0; i < N; ++i) y1[i] = y0[i] + gs_mul(gs_mul(dir, h0), f0[i]);
+  f(t0 + gs_mul(dir, h0), y1, p, f1);
+  double s2 = 0;
+  GS_UNROLL for (int i = 0; i < ND; ++i) {
+    double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
+    s2 += gs_sq((f1[i] - f0[i]) / sc);
+  }
+  double d2 = sqrt(s2 / (double)ND) / h0;
+  double hmin = gs_go_min(gs_min_step(t0), hmax);
+  if (d2 != d2 || d2 == gs_d(0x7ff0000000000000ULL) || d2 == gs_d(0xfff0000000000000ULL)) return gs_go_max(h0, hmin);
+  double dmax = gs_go_max(d1, d2);
+  double h1;
+  if (dmax <= 1e-15) {
+    h1 = gs_go_max(1e-6, gs_mul(h0, 1e-3));
+  } else {
+    h1 = gs_ctl_pow(0.01 / dmax, 1 / (double)order);
+  }
+  return gs_go_max(gs_go_min(gs_go_min(gs_mul(100.0, h0), h1), hmax), hmin);
+}
+
+// ---- package ivp: the adaptive loop (Solve), with erk's stepper ----
+
+// gs_erk_traj is one trajectory's solve: its state, stages and
+// counters, and the driver's steps as methods.
+template <class M, class Fn, int N, int ND, int NP>
+struct gs_erk_traj {
+  const gs_erk_job& job;
+  gs_i64 i;
+  Fn f;
+  double p[NP > 0 ? NP : 1];
+  double y[N], y1[N], yt[N];
+  double k[M::S][N];
+  double ks[M::LASTB + 1][N];  // the stages of the save-time re-steps (ks[0] unused: k[0] is the first)
+  double ev[ND], ev3[ND];
+  gs_i64 accepted, rejected, fevals;
+
+  __device__ gs_erk_traj(const gs_erk_job& j, gs_i64 idx) : job(j), i(idx), accepted(0), rejected(0), fevals(0) {}
+
+  // advance is erk's Advance: a deferred FSAL stage evaluated and
+  // moved into k[0], or f at the new point for a method without FSAL.
+  // (erk exchanges k[0] and k[S-1]; the copy gives k[0] the same
+  // values, and k[S-1] is written again before it is read.)
+  __device__ __forceinline__ void advance(double tend, bool next) {
+    if (M::FSAL) {
+      if (M::DEFER) {
+        f(tend, y, p, k[M::S - 1]);
+        fevals++;
+      }
+      GS_UNROLL for (int d = 0; d < N; ++d) k[0][d] = k[M::S - 1][d];
+    } else if (next) {
+      f(tend, y, p, k[0]);
+      fevals++;
+    }
+  }
+
+  // finish writes the trajectory's results.
+  __device__ __forceinline__ void finish(gs_i64 status, double t, double h) {
+    GS_UNROLL for (int d = 0; d < N; ++d) job.y[i * N + d] = y[d];
+    job.t[i] = t;
+    job.h[i] = h;
+    job.status[i] = status;
+    job.accepted[i] = accepted;
+    job.rejected[i] = rejected;
+    job.fevals[i] = fevals;
+  }
+
+  // end ends the solve at the top of the loop (ivp's Output.end).
+  __device__ __forceinline__ void end(bool moved, gs_i64 status, double t, double h) {
+    if (moved) advance(t, true);
+    finish(status, t, h);
+  }
+
+  __device__ __forceinline__ void solve() {
+    GS_UNROLL for (int j = 0; j < NP; ++j) p[j] = job.p[i * NP + j];
+    const double t0 = job.t0[i], t1 = job.t1[i];
+    const gs_i64 nsave = job.nsave;
+    const double* save = job.save + i * job.save_stride;
+    double* saved = job.saved + i * nsave * N;
+    const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
+
+    // ivp's begin.
+    double dir = 1.0;
+    if (t1 < t0) dir = -1;
+    const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
+    GS_UNROLL for (int d = 0; d < N; ++d) y[d] = job.y0[i * N + d];
+    for (gs_i64 r = 0; r < nsave * N; ++r) saved[r] = gs_go_nan();
+    gs_i64 isave = 0;
+    for (; isave < nsave && save[isave] == t0; ++isave) {
+      GS_UNROLL for (int d = 0; d < N; ++d) saved[isave * N + d] = y[d];
+    }
+    f(t0, y, p, k[0]);
+    fevals++;
+    if (!gs_finite<N>(k[0])) {
+      finish(GS_NON_FINITE, t0, 0);
+      return;
+    }
+    double h = job.h0;
+    if (h == 0) {
+      h = gs_initial_step<N, ND>(f, p, t0, dir, y, k[0], M::ORDER, job.atol, job.rtol, hmax, y1, yt);
+      fevals += 1;
+    }
+    h = gs_mul(dir, gs_go_min(h, hmax));
+
+    // ivp's Solve.
+    gs_pi_state cst;
+    gs_pi_init(ctl, cst);
+    double t = t0;
+    bool non_finite = false;  // the last rejection was a non-finite attempt
+    bool moved = false;       // the last attempt was accepted; advance is due
+    for (;;) {
+      if (accepted + rejected >= job.max_steps) {
+        end(moved, GS_MAX_STEPS_REACHED, t, h);
+        return;
+      }
+      bool last = false;
+      double rem = t1 - t;
+      if (gs_mul(dir, t + gs_mul(1.01, h) - t1) >= 0) {
+        h = rem;
+        last = true;
+      }
+      if (fabs(h) < gs_min_step(t) || t + h == t || h != h) {
+        end(moved, non_finite ? GS_NON_FINITE : GS_STEP_UNDERFLOW, t, h);
+        return;
+      }
+
+      // erk's Attempt.
+      if (moved) advance(t, true);
+      fevals += M::EVALS;
+      M::stages(f, t, h, p, y, y1, yt, k, ev, ev3);
+      bool ok;
+      double err = gs_norm<N, ND, M::DOP853>(h, y, y1, ev, ev3, job.atol, job.rtol, &ok);
+      moved = false;
+
+      double factor;
+      bool accept = gs_pi_next(ctl, err, cst, &factor);
+      if (!ok) {
+        accept = false;
+        factor = ctl.qmin;
+      }
+      if (!accept) {
+        rejected++;
+        non_finite = !ok;
+        h = gs_mul(h, factor);
+        continue;
+      }
+      accepted++;
+      non_finite = false;
+      double tn = t + h;
+      if (last) tn = t1;
+      // Save times inside (t, tn]: erk re-steps them from t.
+      for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
+        double* dst = saved + isave * N;
+        if (save[isave] == tn) {
+          GS_UNROLL for (int d = 0; d < N; ++d) dst[d] = y1[d];
+        } else {
+          M::restep(f, t, save[isave] - t, p, y, k[0], yt, ks, dst);
+          fevals += M::LASTB;
+        }
+      }
+      GS_UNROLL for (int d = 0; d < N; ++d) y[d] = y1[d];
+      if (last) {
+        advance(t + h, false);
+        finish(GS_SUCCESS, tn, h);
+        return;
+      }
+      t = tn;
+      moved = true;
+      h = gs_mul(h, factor);
+      if (fabs(h) > hmax) h = gs_mul(dir, hmax);
+    }
+  }
+};
+
+// gs_erk_solve solves trajectory i of the job.
+template <class M, class Fn, int N, int ND, int NP>
+__device__ __forceinline__ void gs_erk_solve(const gs_erk_job& job, gs_i64 i) {
+  gs_erk_traj<M, Fn, N, ND, NP> tr(job, i);
+  tr.solve();
+}
+
