@@ -212,14 +212,6 @@ type Result struct {
 	Pass              bool
 }
 
-// Memory. A streamed run holds one chunk of stars at a time — their
-// initial states and scales (10 numbers a star), the solve with its
-// sensitivities and with Config.Check the reference and the errors —
-// and, for the whole run, each star's period (8 bytes a star: the end
-// time is MedianPeriods times their median, found by Select without a
-// copy) and with Config.Check the largest 1% of each error (quantile.Top:
-// the exact 99th percentile of all N, 0.16 bytes a star).
-
 // persistent adds the arrays a streamed run keeps for all n stars.
 func persistent(b *memory.Budget, n int, check bool) {
 	b.Add("periods", "N", 8, n)
@@ -283,9 +275,10 @@ func ChunkSize(cfg Config) int {
 
 // CheckSize refuses a run whose arrays overflow an int or do not fit in
 // the memory available, before anything is drawn: those a streamed run
-// keeps for all N stars (see Memory), and a chunk's (Config.Chunk, or
-// ChunkSize's; Run's chunk is all N). Its error names Config.N, or the
-// chunk when a chunk is what does not fit, and the bytes.
+// keeps for all N stars (see the package's doc), and a chunk's
+// (Config.Chunk, or ChunkSize's; Run's chunk is all N). Its error names
+// Config.N, or the chunk when a chunk is what does not fit, and the
+// bytes.
 func CheckSize(cfg Config) error { return checkSize(cfg, false) }
 
 // checkSize is CheckSize, and with fit the fit's arrays too, for a
@@ -405,11 +398,11 @@ func RunChunks(ctx context.Context, cfg Config, yield func(*Chunk) error) (*Summ
 // chunks of Config.Chunk stars, in order; with Config.Check it solves
 // each chunk's reference too and measures its errors. Each chunk goes to
 // yield before the next is drawn, so a run holds one chunk at a time
-// (see Memory). The chunk's stars, solves and errors are those of Run,
-// bit for bit, for any chunk and worker count (the stars come from one
-// stream, and gradsolve solves each trajectory independently), and so
-// are the 99th percentiles (exact, over all N). It stops at the first
-// error, yield's included.
+// (see the package's doc). The chunk's stars, solves and errors are
+// those of Run, bit for bit, for any chunk and worker count (the stars
+// come from one stream, and gradsolve solves each trajectory
+// independently), and so are the 99th percentiles (exact, over all N).
+// It stops at the first error, yield's included.
 func (pl *Plan) Stream(ctx context.Context, yield func(*Chunk) error) (*Summary, error) {
 	return pl.stream(ctx, pl.Config, yield)
 }

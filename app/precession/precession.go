@@ -231,12 +231,6 @@ type Result struct {
 	Pass       bool
 }
 
-// Memory. A streamed run holds one chunk of binaries at a time — their
-// parameters, initial states and angles (16 numbers a binary), the
-// final angles, the solve, and with Config.Check the reference and the
-// errors — and, with Config.Check, the largest 1% of the errors of all
-// N (quantile.Top: the exact 99th percentile, 0.08 bytes a binary).
-
 // chunkBudget adds the arrays of a chunk of c binaries.
 func chunkBudget(b *memory.Budget, c int, cfg Config) error {
 	b.Add("population", "N·16", 8, c, 16) // P, Y0, the angles at r = 100
@@ -287,7 +281,8 @@ func ChunkSize(cfg Config) int {
 
 // CheckSize refuses a run whose arrays overflow an int or do not fit in
 // the memory available, before anything is drawn: those a streamed run
-// keeps for all N binaries (see Memory), and a chunk's (Config.Chunk, or
+// keeps for all N binaries (with Config.Check, the largest 1% of the
+// errors), and a chunk's (Config.Chunk, or
 // ChunkSize's; Run's chunk is all N). Its error names Config.N, or the
 // chunk when a chunk is what does not fit, and the bytes.
 func CheckSize(cfg Config) error {
@@ -377,7 +372,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // RunChunks is Run in chunks of cfg.Chunk binaries, in order: each
 // chunk is drawn, solved (with cfg.Check, its reference too, and its
 // errors measured) and goes to yield before the next is drawn, so a run
-// holds one chunk at a time (see Memory). The chunk's binaries, solves,
+// holds one chunk at a time: its parameters, initial states and angles
+// (16 numbers a binary), the final angles, the solve, and with
+// cfg.Check the reference and the errors, besides the largest 1% of the
+// errors of all N (the exact 99th percentile, 0.08 bytes a binary). The chunk's binaries, solves,
 // angles and errors are those of Run, bit for bit, for any chunk and
 // worker count (the binaries come from one stream, and gradsolve solves
 // each trajectory independently), and so is the 99th percentile (exact,

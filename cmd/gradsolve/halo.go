@@ -466,9 +466,9 @@ func newHaloSink(ctx context.Context, out *outSet, n int, check bool) (*haloSink
 
 // add takes the chunk ch.
 func (h *haloSink) add(ch *halo.Chunk) error {
-	h.solve.add(ch.Solve, ch.Lo)
+	keepInfo(&h.solve, ch.Solve, ch.Lo)
 	if ch.Ref != nil {
-		h.ref.add(ch.Ref, ch.Lo)
+		keepInfo(&h.ref, ch.Ref, ch.Lo)
 	}
 	if want := 6 * trackedStars; len(h.tracked) < want {
 		h.tracked = append(h.tracked, ch.Stars.Y0[:min(len(ch.Stars.Y0), want-len(h.tracked))]...)

@@ -166,9 +166,9 @@ func newPrecessionSink(ctx context.Context, out *outSet, n int, check bool) (*pr
 
 // add takes the chunk ch.
 func (p *precessionSink) add(ch *precession.Chunk) error {
-	p.solve.add(ch.Solve, ch.Lo)
+	keepInfo(&p.solve, ch.Solve, ch.Lo)
 	if ch.Ref != nil {
-		p.ref.add(ch.Ref, ch.Lo)
+		keepInfo(&p.ref, ch.Ref, ch.Lo)
 	}
 	pop := ch.Population
 	p.tilts[0].add(pop.Theta1)
