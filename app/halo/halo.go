@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/app/internal/failed"
@@ -402,7 +403,8 @@ func RunChunks(ctx context.Context, cfg Config, yield func(*Chunk) error) (*Summ
 // those of Run, bit for bit, for any chunk and worker count (the stars
 // come from one stream, and gradsolve solves each trajectory
 // independently), and so are the 99th percentiles (exact, over all N).
-// It stops at the first error, yield's included.
+// Between chunks of 65536 stars or more it collects the garbage
+// (gcChunk). It stops at the first error, yield's included.
 func (pl *Plan) Stream(ctx context.Context, yield func(*Chunk) error) (*Summary, error) {
 	return pl.stream(ctx, pl.Config, yield)
 }
@@ -490,6 +492,9 @@ func (pl *Plan) stream(ctx context.Context, c Config, yield func(*Chunk) error) 
 			return nil, err
 		}
 		done, lo = hi, hi
+		if lo < n && size >= gcChunk {
+			runtime.GC() // see gcChunk
+		}
 	}
 	if c.Check {
 		s.StateP99, s.SensP99 = stateTop.Quantile(), sensTop.Quantile()
@@ -497,6 +502,14 @@ func (pl *Plan) stream(ctx context.Context, c Config, yield func(*Chunk) error) 
 	}
 	return s, nil
 }
+
+// gcChunk is the chunk from which a streamed run collects its garbage
+// between chunks (runtime.GC): the chunk before is garbage then, and
+// collected it leaves its memory to the next, where the collector's own
+// pace would first grow the heap to twice a chunk (measured: 1.5·10⁶
+// stars in chunks of 5·10⁵ peaked at 323 MB without, 166 MB with). A
+// smaller chunk's arrays are not worth a collection each.
+const gcChunk = 1 << 16
 
 // chunkError says which chunk of a run of n an error came from (when
 // there are several); a cancellation stays as it is.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,6 +225,10 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := sink.close(); err != nil {
 		return err
 	}
+	// The last chunk is garbage now: collect it before the figures,
+	// whose drawing makes garbage of its own (orbits.png about 250 MB,
+	// whatever n), so that the heap does not grow to a chunk's twice.
+	runtime.GC()
 	c := sum.Config
 	first := sink.solve.first
 	st := haloStats{runStats: newAppRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, &sink.solve, &sink.ref, sum.Chunks, c.Chunk),

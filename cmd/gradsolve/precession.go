@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -94,6 +95,7 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := sink.close(); err != nil {
 		return err
 	}
+	runtime.GC() // the last chunk is garbage: collect it before the figure (as halo does)
 	c := sum.Config
 	first := sink.solve.first
 	st := precessionStats{runStats: newAppRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, &sink.solve, &sink.ref, sum.Chunks, c.Chunk),
