@@ -34,6 +34,11 @@ type AccuracyTarget struct {
 	// Rosenbrock23 and Rodas5P. A method named in Options.Method is then
 	// the only one tried.
 	Methods []method.Method
+	// Error, if not nil, is a trajectory's error in place of the
+	// relative one: i indexes the trajectory in the ensemble, y is its
+	// final state and ref the reference's (an application measures in
+	// its own units). A NaN counts as +Inf.
+	Error func(i int, y, ref []float64) float64
 }
 
 // The defaults of AccuracyTarget.
@@ -54,8 +59,9 @@ const (
 type PilotPoint struct {
 	Method     string
 	RTol, ATol float64
-	// Quantile, Median and Max are the pilot's relative errors (+Inf
-	// for a trajectory that did not succeed).
+	// Quantile, Median and Max are the pilot's relative errors, or
+	// AccuracyTarget.Error's (+Inf for a trajectory that did not
+	// succeed).
 	Quantile, Median, Max float64
 	// Cost is the pilot solve's work in right-hand-side evaluations,
 	// FEvals + Dim·(JacEvals + LUs) summed over its trajectories: a
@@ -86,7 +92,8 @@ type PilotReport struct {
 // ChooseOptions returns opts (nil: the zero Options) with Method, RTol
 // and ATol set to the cheapest configuration of the pilot (see the
 // package's section on accuracy targets) whose target.Quantile of
-// relative final-state errors is at most target.Eps, and the pilot's
+// relative final-state errors (or target.Error's) is at most
+// target.Eps, and the pilot's
 // report. Per-component tolerances (RTolVec, ATolVec) are cleared in the
 // returned options. The pilot's trajectories are solved with the other
 // options as given (workers, step budget, engine). Run the ensemble
@@ -186,7 +193,13 @@ func ChooseOptions(ctx context.Context, prob *Problem, ens *Ensemble, opts *Opti
 			errs := make([]float64, np)
 			for i := range np {
 				errs[i] = math.Inf(1)
-				if res.Status[i] == Success {
+				switch {
+				case res.Status[i] != Success:
+				case target.Error != nil:
+					if e := target.Error(idx[i], res.Row(i), ref.Row(i)); !math.IsNaN(e) {
+						errs[i] = e
+					}
+				default:
 					errs[i] = relDiff(res.Row(i), ref.Row(i))
 				}
 				st := res.Stats[i]

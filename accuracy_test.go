@@ -112,3 +112,52 @@ func TestChooseOptionsErrors(t *testing.T) {
 		}
 	}
 }
+
+// AccuracyTarget.Error replaces the relative error: it is called for
+// every pilot trajectory, by its index in the ensemble, with the final
+// states of the configuration and of the reference; a NaN counts as
+// +Inf.
+func TestChooseOptionsError(t *testing.T) {
+	pr := exampleProblem(t, "lorenz")
+	const n = 20
+	p := make([]float64, 0, 3*n)
+	for i := range n {
+		p = append(p, 10, 20+float64(i), 8.0/3)
+	}
+	ens := &gradsolve.Ensemble{N: n, P: p}
+	seen := map[int]bool{}
+	absErr := func(i int, y, ref []float64) float64 {
+		seen[i] = true
+		if i == 4 {
+			return math.NaN()
+		}
+		return math.Abs(y[0] - ref[0])
+	}
+	o, rep, err := gradsolve.ChooseOptions(context.Background(), pr, ens, &gradsolve.Options{Method: method.DP8},
+		gradsolve.AccuracyTarget{Eps: 1e-6, Quantile: 0.5, Pilot: 5, Error: absErr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Trajectories, []int{0, 4, 8, 12, 16}) || len(seen) != 5 {
+		t.Fatalf("pilot %v, Error called for %v", rep.Trajectories, seen)
+	}
+	// The chosen point's median by hand: the pilot's trajectories at the
+	// chosen options against the reference the report names.
+	sub := &gradsolve.Ensemble{N: 5}
+	for _, i := range rep.Trajectories {
+		sub.P = append(sub.P, p[3*i:3*i+3]...)
+	}
+	res := mustSolve(t, pr, sub, o)
+	ref := mustSolve(t, pr, sub, &gradsolve.Options{Method: method.DP8, RTol: 1e-13, ATol: 1e-15, MaxSteps: 1_000_000})
+	errs := []float64{math.Inf(1)}
+	for j := range 5 {
+		if j != 1 {
+			errs = append(errs, math.Abs(res.Row(j)[0]-ref.Row(j)[0]))
+		}
+	}
+	slices.Sort(errs)
+	ch := rep.Points[rep.Chosen]
+	if ch.Median != errs[2] || ch.Quantile != errs[2] || !math.IsInf(ch.Max, 1) {
+		t.Errorf("chosen point: median %g, quantile %g, max %g; by hand %v", ch.Median, ch.Quantile, ch.Max, errs)
+	}
+}

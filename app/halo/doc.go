@@ -21,6 +21,17 @@
 // R_c(E) the radius of the circular orbit of energy E. The initial
 // conditions are held fixed when (vc, q) vary: S(0) = 0.
 //
+// Run solves a run at once; RunChunks (Prepare, then Plan.Stream)
+// streams it in chunks of Config.Chunk stars with the same bits, and
+// Plan.ChooseAccuracy picks the method and tolerances for a target state
+// error by a pilot. A streamed run holds one chunk of stars at a time —
+// their initial states and scales (10 numbers a star), the solve with
+// its sensitivities and with Config.Check the reference and the errors
+// — and, for the whole run, each star's period (8 bytes a star: the end
+// time is MedianPeriods times their median, selected without a copy)
+// and with Config.Check the largest 1% of each error (the exact 99th
+// percentiles of all N, 0.16 bytes a star).
+//
 // Fit and FitRun fit a shared (vc, q) to a synthetic catalogue, the final
 // states of a run plus Gaussian noise, with Fisher error bars, and refit
 // noisy mocks to compare the error bars with the scatter of the

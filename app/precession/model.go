@@ -18,6 +18,11 @@
 //
 // with the b_k of §C.2 (all PN orders the code switches on by default),
 // and every derivative divided by dv/dt to integrate in v.
+//
+// Run solves a population at once; RunChunks streams it in chunks of
+// Config.Chunk binaries with the same bits, and
+// ChooseAccuracy picks the method and tolerances for a target angle
+// error by a pilot.
 package precession
 
 import (

@@ -2,14 +2,16 @@ package precession
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"runtime"
 	"sync"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/app/internal/failed"
+	"github.com/gradsolve/gradsolve/app/internal/quantile"
 	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -135,12 +137,34 @@ type Config struct {
 	RTol, ATol float64
 	// Engine names the engine of the solve at Method
 	// (gradsolve.Options.Engine); empty lets the router pick.
-	Engine   string
-	Workers  int
+	Engine  string
+	Workers int
+	// Chunk is the number of binaries RunChunks solves at a time; 0
+	// means ChunkSize's. Run solves all N at once.
+	Chunk    int
 	Progress func(done, total int)
 	// Check solves the converged reference too and measures the errors
 	// (Result.Err, P99, Pass); without it those fields are empty.
 	Check bool
+}
+
+func (c *Config) defaults() error {
+	if c.N == 0 {
+		c.N = 2000
+	}
+	if c.Method == nil {
+		c.Method = method.DP8
+	}
+	if c.RTol == 0 && c.ATol == 0 {
+		c.RTol, c.ATol = 1e-9, 1e-9
+	}
+	switch {
+	case c.N < 1:
+		return fmt.Errorf("precession: N = %d: must be ≥ 1", c.N)
+	case c.Chunk < 0:
+		return fmt.Errorf("precession: Chunk = %d: must be ≥ 1, or 0 for the automatic chunk", c.Chunk)
+	}
+	return nil
 }
 
 // Population holds the drawn binaries: parameters P (N×3: q, χ1, χ2)
@@ -150,11 +174,18 @@ type Population struct {
 	Theta1, Theta2, DPhi []float64
 }
 
-// Draw draws n binaries from seed: q ~ U[0.1, 1], χ1, χ2 ~ U[0, 1], and
-// isotropic spins at r = 100 (cos θ_i ~ U(−1, 1), Δφ ~ U(−π, π), as
-// precession's isotropic_angles).
-func Draw(n int, seed uint64) *Population {
-	rng := rand.New(rand.NewPCG(seed, 0x7072_6563_6573_7369))
+// drawer draws binaries one after another from a seed's stream: the
+// i-th drawn is binary i of the run, so binaries drawn chunk by chunk
+// are those of one Draw.
+type drawer struct{ rng *rand.Rand }
+
+func newDrawer(seed uint64) *drawer {
+	return &drawer{rng: rand.New(rand.NewPCG(seed, 0x7072_6563_6573_7369))}
+}
+
+// draw draws the next n binaries.
+func (d *drawer) draw(n int) *Population {
+	rng := d.rng
 	pop := &Population{P: make([]float64, 3*n), Y0: make([]float64, 10*n),
 		Theta1: make([]float64, n), Theta2: make([]float64, n), DPhi: make([]float64, n)}
 	for i := range n {
@@ -172,7 +203,19 @@ func Draw(n int, seed uint64) *Population {
 	return pop
 }
 
-// Result is a completed population run.
+// skip draws the next n binaries' random numbers and drops them.
+func (d *drawer) skip(n int) {
+	for range 6 * n {
+		d.rng.Float64()
+	}
+}
+
+// Draw draws n binaries from seed: q ~ U[0.1, 1], χ1, χ2 ~ U[0, 1], and
+// isotropic spins at r = 100 (cos θ_i ~ U(−1, 1), Δφ ~ U(−π, π), as
+// precession's isotropic_angles).
+func Draw(n int, seed uint64) *Population { return newDrawer(seed).draw(n) }
+
+// Result is a completed population run, held whole (Run).
 type Result struct {
 	Config     Config
 	Population *Population
@@ -189,24 +232,16 @@ type Result struct {
 	Pass       bool
 }
 
-// CheckSize refuses a run whose arrays overflow an int or do not fit in
-// the memory available, before anything is drawn: the population (16
-// numbers per binary), the solve, the final angles, and with cfg.Check
-// the reference and the errors. Its error names Config.N and the bytes.
-func CheckSize(cfg Config) error {
-	n := cfg.N
-	if n == 0 {
-		n = 2000
-	}
-	var b memory.Budget
-	b.Add("population", "N·16", 8, n, 16) // P, Y0, the angles at r = 100
-	b.Add("angles", "N·9", 8, n, 9)       // at r = 10, and the command's angles_*.npy
+// chunkBudget adds the arrays of a chunk of c binaries.
+func chunkBudget(b *memory.Budget, c int, cfg Config) error {
+	b.Add("population", "N·16", 8, c, 16) // P, Y0, the angles at r = 100
+	b.Add("angles", "N·9", 8, c, 9)       // at r = 10, and the command's angles_*.npy rows
 	solves := 1
 	if cfg.Check {
 		solves = 2
-		b.Add("errors", "N·2", 8, n, 2)
+		b.Add("errors", "N·2", 8, c, 2)
 	}
-	f, err := gradsolve.Sizes{N: n, Dim: 10, NumParams: 3, Workers: cfg.Workers}.Footprint()
+	f, err := gradsolve.Sizes{N: c, Dim: 10, NumParams: 3, Workers: cfg.Workers}.Footprint()
 	if err != nil {
 		return err
 	}
@@ -215,72 +250,299 @@ func CheckSize(cfg Config) error {
 			b.AddBytes(a.Name, a.Bytes)
 		}
 	}
-	return memory.Check(&b, fmt.Sprintf("precession: Config.N = %d", n), "the arrays", "lower Config.N")
+	return nil
 }
 
-// Run draws the population and integrates it from r = 100 to 10; with
-// cfg.Check it also solves the reference (DP8 at rtol = atol = 1e-12,
-// whose own error, ~1e-11 rad, is far below the requirement) and
-// measures the errors, and solves the §C.7 fixture with cfg's settings.
+// ChunkSize is the automatic chunk of a streamed run of cfg: as many
+// binaries as keep a chunk's arrays within gradsolve.ChunkBytes and a
+// quarter of the memory available, at least 1 and at most N.
+func ChunkSize(cfg Config) int {
+	n := cfg.N
+	if n < 1 {
+		n = 2000
+	}
+	// Every array but the workers' grows by the same bytes with each
+	// trajectory; the workers' stop growing at the worker count.
+	const m = 1 << 16
+	var at, next memory.Budget
+	if chunkBudget(&at, m, cfg) != nil || chunkBudget(&next, m+1, cfg) != nil {
+		return 1
+	}
+	per := next.Total() - at.Total()
+	fixed := at.Total() - m*per
+	budget := uint64(gradsolve.ChunkBytes)
+	if av := memory.Available(); av.Known {
+		budget = min(budget, av.Bytes/4)
+	}
+	if budget <= fixed+per {
+		return 1
+	}
+	return int(min(uint64(n), (budget-fixed)/max(per, 1)))
+}
+
+// CheckSize refuses a run whose arrays overflow an int or do not fit in
+// the memory available, before anything is drawn: those a streamed run
+// keeps for all N binaries (with Config.Check, the largest 1% of the
+// errors), and a chunk's (Config.Chunk, or
+// ChunkSize's; Run's chunk is all N). Its error names Config.N, or the
+// chunk when a chunk is what does not fit, and the bytes.
+func CheckSize(cfg Config) error {
+	n := cfg.N
+	if n == 0 {
+		n = 2000
+	}
+	// The output files' shapes (N×10) must index as ints, though only a
+	// chunk is held at a time.
+	if _, err := (gradsolve.Sizes{N: n, Dim: 10, NumParams: 3}).Footprint(); err != nil {
+		return err
+	}
+	var b memory.Budget
+	if cfg.Check {
+		b.AddBytes("error quantile", quantile.TopBytes(n, Quantile))
+	}
+	subject := fmt.Sprintf("precession: Config.N = %d", n)
+	if err := memory.Check(&b, subject, "the arrays", "lower Config.N"); err != nil {
+		return err
+	}
+	c := cfg.Chunk
+	if c == 0 {
+		c = ChunkSize(cfg)
+	}
+	c = min(c, n)
+	if err := chunkBudget(&b, c, cfg); err != nil {
+		return err
+	}
+	advice := "lower Config.N"
+	if c < n {
+		subject = fmt.Sprintf("precession: Config.N = %d in chunks of Config.Chunk = %d", n, c)
+		advice = "lower Config.Chunk (0: the automatic chunk)"
+	}
+	return memory.Check(&b, subject, "the arrays", advice)
+}
+
+// Chunk is one chunk of a streamed run: the binaries Lo, Lo+1, … of the
+// run, solved.
+type Chunk struct {
+	Lo         int
+	Population *Population
+	// Solve and Ref (with Config.Check) are the chunk's solves.
+	Solve, Ref *gradsolve.Result
+	// Theta1, Theta2, DPhi are the final angles at r = 10; Err the
+	// binaries' errors (with Config.Check; see Result).
+	Theta1, Theta2, DPhi []float64
+	Err                  []float64
+}
+
+// Summary is what a streamed run keeps of its binaries.
+type Summary struct {
+	// Config is the run's, defaults filled in and Chunk the chunk it ran
+	// in.
+	Config Config
+	// Chunks is the number of chunks.
+	Chunks int
+	// P99 is the 99th percentile of the errors of all N binaries,
+	// FixtureErr the §C.7 fixture's, and Pass says both are within
+	// Requirement (with Config.Check).
+	P99, FixtureErr float64
+	Pass            bool
+}
+
+// Run draws the population and integrates it from r = 100 to 10, all at
+// once; with cfg.Check it also solves the reference (DP8 at rtol = atol
+// = 1e-12, whose own error, ~1e-11 rad, is far below the requirement)
+// and measures the errors, and solves the §C.7 fixture with cfg's
+// settings.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.N == 0 {
-		cfg.N = 2000
+	if err := cfg.defaults(); err != nil {
+		return nil, err
 	}
-	if cfg.N < 1 {
-		return nil, fmt.Errorf("precession: N = %d: must be ≥ 1", cfg.N)
+	cfg.Chunk = cfg.N
+	out := &Result{}
+	s, err := RunChunks(ctx, cfg, func(ch *Chunk) error {
+		out.Population, out.Solve, out.Ref = ch.Population, ch.Solve, ch.Ref
+		out.Theta1, out.Theta2, out.DPhi, out.Err = ch.Theta1, ch.Theta2, ch.DPhi, ch.Err
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Method == nil {
-		cfg.Method = method.DP8
-	}
-	if cfg.RTol == 0 && cfg.ATol == 0 {
-		cfg.RTol, cfg.ATol = 1e-9, 1e-9
+	out.Config, out.P99, out.FixtureErr, out.Pass = s.Config, s.P99, s.FixtureErr, s.Pass
+	return out, nil
+}
+
+// RunChunks is Run in chunks of cfg.Chunk binaries, in order: each
+// chunk is drawn, solved (with cfg.Check, its reference too, and its
+// errors measured) and goes to yield before the next is drawn, so a run
+// holds one chunk at a time: its parameters, initial states and angles
+// (16 numbers a binary), the final angles, the solve, and with
+// cfg.Check the reference and the errors, besides the largest 1% of the
+// errors of all N (the exact 99th percentile, 0.08 bytes a binary). The chunk's binaries, solves,
+// angles and errors are those of Run, bit for bit, for any chunk and
+// worker count (the binaries come from one stream, and gradsolve solves
+// each trajectory independently), and so is the 99th percentile (exact,
+// over all N). Between chunks of 65536 binaries or more it collects the
+// garbage (gcChunk). It stops at the first error, yield's included.
+func RunChunks(ctx context.Context, cfg Config, yield func(*Chunk) error) (*Summary, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
 	}
 	if err := CheckSize(cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Chunk == 0 {
+		cfg.Chunk = ChunkSize(cfg)
+	}
+	cfg.Chunk = min(cfg.Chunk, cfg.N)
 	pr, err := Problem()
 	if err != nil {
 		return nil, err
 	}
-	pop := Draw(cfg.N, cfg.Seed)
-	ens := &gradsolve.Ensemble{N: cfg.N, Y0: pop.Y0, P: pop.P, T0: []float64{V(RStart)}, T1: []float64{V(REnd)}}
-	res, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: cfg.Method, Engine: cfg.Engine, RTol: cfg.RTol, ATol: cfg.ATol,
-		Workers: cfg.Workers, Progress: cfg.Progress})
-	if err != nil {
-		return nil, err
+	n, size := cfg.N, cfg.Chunk
+	opts := &gradsolve.Options{Method: cfg.Method, Engine: cfg.Engine, RTol: cfg.RTol, ATol: cfg.ATol, Workers: cfg.Workers}
+	refOpts := &gradsolve.Options{Method: method.DP8, RTol: 1e-12, ATol: 1e-12, MaxSteps: 10_000_000, Workers: cfg.Workers}
+	done := 0
+	if cfg.Progress != nil {
+		opts.Progress = func(k, _ int) { cfg.Progress(done+k, n) }
 	}
-	out := &Result{Config: cfg, Population: pop, Solve: res,
-		Theta1: make([]float64, cfg.N), Theta2: make([]float64, cfg.N), DPhi: make([]float64, cfg.N)}
-	for i := range cfg.N {
-		out.Theta1[i], out.Theta2[i], out.DPhi[i] = Angles(res.Row(i))
+	var top *quantile.Top
+	if cfg.Check {
+		top = quantile.NewTop(n, Quantile)
 	}
-	if !cfg.Check {
-		return out, nil
-	}
-	ref, err := gradsolve.Solve(ctx, pr, ens, &gradsolve.Options{Method: method.DP8, RTol: 1e-12, ATol: 1e-12,
-		MaxSteps: 10_000_000, Workers: cfg.Workers})
-	if err != nil {
-		return nil, err
-	}
-	if err := failed.Error("precession: the reference solve", ref, nil); err != nil {
-		return nil, err
-	}
-	out.Ref = ref
-	out.Err = make([]float64, cfg.N)
-	for i := range cfg.N {
-		out.Err[i] = AngleError(res.Row(i), ref.Row(i))
-		if res.Status[i] != gradsolve.Success {
-			out.Err[i] = math.Inf(1)
+	s := &Summary{Config: cfg}
+	d := newDrawer(cfg.Seed)
+	for lo := 0; lo < n; {
+		hi := min(n, lo+size)
+		pop := d.draw(hi - lo)
+		ens := &gradsolve.Ensemble{N: hi - lo, Y0: pop.Y0, P: pop.P, T0: []float64{V(RStart)}, T1: []float64{V(REnd)}}
+		res, err := gradsolve.Solve(ctx, pr, ens, opts)
+		if err != nil {
+			return nil, chunkError(err, lo, hi, n)
+		}
+		k := hi - lo
+		ch := &Chunk{Lo: lo, Population: pop, Solve: res,
+			Theta1: make([]float64, k), Theta2: make([]float64, k), DPhi: make([]float64, k)}
+		for i := range k {
+			ch.Theta1[i], ch.Theta2[i], ch.DPhi[i] = Angles(res.Row(i))
+		}
+		if cfg.Check {
+			ref, err := gradsolve.Solve(ctx, pr, ens, refOpts)
+			if err == nil {
+				var name func(i int) string // a chunk's trajectory i is binary lo + i
+				if size < n {
+					name = func(i int) string { return fmt.Sprintf("binary %d", lo+i) }
+				}
+				err = failed.Error("precession: the reference solve", ref, name)
+			}
+			if err != nil {
+				return nil, chunkError(err, lo, hi, n)
+			}
+			ch.Ref = ref
+			ch.Err = make([]float64, k)
+			for i := range k {
+				ch.Err[i] = AngleError(res.Row(i), ref.Row(i))
+				if res.Status[i] != gradsolve.Success {
+					ch.Err[i] = math.Inf(1)
+				}
+			}
+			top.Add(ch.Err...)
+		}
+		s.Chunks++
+		if err := yield(ch); err != nil {
+			return nil, err
+		}
+		done, lo = hi, hi
+		if lo < n && size >= gcChunk {
+			runtime.GC() // see gcChunk
 		}
 	}
-	w := append([]float64(nil), out.Err...)
-	sort.Float64s(w)
-	out.P99 = w[max(0, min(len(w)-1, int(math.Ceil(Quantile*float64(len(w))))-1))]
-	if out.FixtureErr, _, err = FixtureErrors(ctx, cfg.Method, cfg.RTol, cfg.ATol); err != nil {
+	if !cfg.Check {
+		return s, nil
+	}
+	s.P99 = top.Quantile()
+	if s.FixtureErr, _, err = FixtureErrors(ctx, cfg.Method, cfg.RTol, cfg.ATol); err != nil {
 		return nil, err
 	}
-	out.Pass = out.P99 <= Requirement && out.FixtureErr <= Requirement
-	return out, nil
+	s.Pass = s.P99 <= Requirement && s.FixtureErr <= Requirement
+	return s, nil
+}
+
+// gcChunk is the chunk from which a streamed run collects its garbage
+// between chunks (runtime.GC): the chunk before is garbage then, and
+// collected it leaves its memory to the next, where the collector's own
+// pace would first grow the heap to twice a chunk. A smaller chunk's
+// arrays are not worth a collection each.
+const gcChunk = 1 << 16
+
+// chunkError says which chunk of a run of n an error came from (when
+// there are several); a cancellation stays as it is.
+func chunkError(err error, lo, hi, n int) error {
+	if hi-lo == n || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("precession: binaries %d to %d (a chunk of the run): %w", lo, hi-1, err)
+}
+
+// ChooseAccuracy runs the pilot of an accuracy target
+// (gradsolve.ChooseOptions) on target.Pilot binaries evenly spaced over
+// the run (0: gradsolve.DefaultPilot, at most N) and returns cfg with
+// its Method, RTol and ATol set to the pilot's choice, and the pilot's
+// report, whose Trajectories are the binaries' indices in the run. The
+// error of a binary is its angle error, as Result.Err measures it
+// (AngleError: radians), unless target.Error says otherwise. The methods
+// tried are the explicit ones, or cfg.Method alone when set; atol/rtol
+// keeps cfg's ratio. When no configuration of the grid meets the
+// target, it returns cfg as it was with the report and the error.
+func ChooseAccuracy(ctx context.Context, cfg Config, target gradsolve.AccuracyTarget) (Config, *gradsolve.PilotReport, error) {
+	given := cfg.Method != nil
+	if err := cfg.defaults(); err != nil {
+		return cfg, nil, err
+	}
+	np := target.Pilot
+	if np == 0 {
+		np = gradsolve.DefaultPilot
+	}
+	if np < 0 {
+		return cfg, nil, fmt.Errorf("precession: AccuracyTarget.Pilot = %d: must be ≥ 0", np)
+	}
+	np = min(np, cfg.N)
+	idx := make([]int, np)
+	for j := range idx {
+		idx[j] = int(int64(j) * int64(cfg.N) / int64(np))
+	}
+	var y0, p []float64
+	d, next := newDrawer(cfg.Seed), 0
+	for _, i := range idx {
+		d.skip(i - next)
+		one := d.draw(1)
+		next = i + 1
+		y0, p = append(y0, one.Y0...), append(p, one.P...)
+	}
+	pr, err := Problem()
+	if err != nil {
+		return cfg, nil, err
+	}
+	target.Pilot = np
+	if target.Error == nil {
+		target.Error = func(_ int, y, ref []float64) float64 { return AngleError(y, ref) }
+	}
+	opts := &gradsolve.Options{Engine: cfg.Engine, RTol: cfg.RTol, ATol: cfg.ATol, Workers: cfg.Workers}
+	if given {
+		opts.Method = cfg.Method
+	}
+	ens := &gradsolve.Ensemble{N: np, Y0: y0, P: p, T0: []float64{V(RStart)}, T1: []float64{V(REnd)}}
+	chosen, rep, err := gradsolve.ChooseOptions(ctx, pr, ens, opts, target)
+	if rep != nil {
+		rep.Trajectories = idx
+	}
+	if err != nil {
+		return cfg, rep, err
+	}
+	m, ok := chosen.Method.(*method.Tableau)
+	if !ok {
+		return cfg, rep, fmt.Errorf("precession: the pilot chose %s, which is not an explicit method", chosen.Method.MethodName())
+	}
+	cfg.Method, cfg.RTol, cfg.ATol = m, chosen.RTol, chosen.ATol
+	return cfg, rep, nil
 }
 
 // FixturePoint is one row of the reference binary of applications.md

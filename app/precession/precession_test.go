@@ -3,8 +3,10 @@ package precession
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -79,5 +81,113 @@ func TestDefaultsMeetRequirement(t *testing.T) {
 	t.Logf("p99 %.2g rad; %.0f steps per binary", r.P99, float64(r.Solve.Total().Accepted)/float64(n))
 	if !r.Pass || r.P99 > Requirement/3 {
 		t.Errorf("p99 %.2g rad: the defaults should meet 2e-7 with a margin", r.P99)
+	}
+}
+
+// sameBits says two arrays hold the same float64s, bit for bit.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// A run in chunks gives Run's binaries, solves, angles, errors and 99th
+// percentile bit for bit, for any chunk and worker count.
+func TestRunChunksBitwise(t *testing.T) {
+	n := 9
+	whole, err := Run(context.Background(), Config{N: n, Seed: 3, Check: true, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := Draw(n, 3)
+	if !sameBits(whole.Population.Y0, drawn.Y0) || !sameBits(whole.Population.P, drawn.P) {
+		t.Error("Run's binaries are not Draw's")
+	}
+	for _, chunk := range []int{1, 4, n} {
+		for _, workers := range []int{1, 2} {
+			var p, y, ref, th, e []float64
+			sum, err := RunChunks(context.Background(), Config{N: n, Seed: 3, Check: true, Workers: workers, Chunk: chunk}, func(c *Chunk) error {
+				p, y, ref = append(p, c.Population.P...), append(y, c.Solve.Y...), append(ref, c.Ref.Y...)
+				th = append(append(append(th, c.Theta1...), c.Theta2...), c.DPhi...)
+				e = append(e, c.Err...)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wth []float64
+			for lo := 0; lo < n; lo += chunk {
+				hi := min(n, lo+chunk)
+				wth = append(append(append(wth, whole.Theta1[lo:hi]...), whole.Theta2[lo:hi]...), whole.DPhi[lo:hi]...)
+			}
+			if !sameBits(p, whole.Population.P) || !sameBits(y, whole.Solve.Y) || !sameBits(ref, whole.Ref.Y) || !sameBits(th, wth) || !sameBits(e, whole.Err) ||
+				!sameBits([]float64{sum.P99, sum.FixtureErr}, []float64{whole.P99, whole.FixtureErr}) || sum.Pass != whole.Pass {
+				t.Errorf("chunk %d, %d workers: the run differs from Run's", chunk, workers)
+			}
+			if want := (n + chunk - 1) / chunk; sum.Chunks != want {
+				t.Errorf("chunk %d: %d chunks, want %d", chunk, sum.Chunks, want)
+			}
+		}
+	}
+}
+
+// The pilot of an accuracy target measures each binary's angle error:
+// its chosen point's quantile is what AngleError gives the pilot's
+// binaries (drawn as in the run) at the chosen options against the
+// pilot's reference, and the whole run at the choice meets the target.
+func TestChooseAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a pilot of 12 binaries over the grid, and a run of 48 with its reference")
+	}
+	const eps = 1e-6
+	cfg, rep, err := ChooseAccuracy(context.Background(), Config{N: 48, Seed: 4}, gradsolve.AccuracyTarget{Eps: eps, Pilot: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := rep.Points[rep.Chosen]
+	for _, pt := range rep.Points {
+		t.Logf("%-6s rtol %-8.3g quantile %-10.3g cost %d", pt.Method, pt.RTol, pt.Quantile, pt.Cost)
+		if pt.Passes && pt.Cost < ch.Cost {
+			t.Errorf("%s at rtol %g passes at cost %d, below the chosen %d", pt.Method, pt.RTol, pt.Cost, ch.Cost)
+		}
+	}
+	if cfg.Method.MethodName() != ch.Method || cfg.RTol != ch.RTol || cfg.ATol != ch.ATol || len(rep.Trajectories) != 12 || rep.Trajectories[11] != 44 {
+		t.Fatalf("cfg %s %g %g, chosen %+v; pilot %v", cfg.Method.MethodName(), cfg.RTol, cfg.ATol, ch, rep.Trajectories)
+	}
+	// The chosen point again by hand.
+	all := Draw(48, 4)
+	var y0, p []float64
+	for _, i := range rep.Trajectories {
+		y0, p = append(y0, all.Y0[10*i:10*i+10]...), append(p, all.P[3*i:3*i+3]...)
+	}
+	pr, _ := Problem()
+	ens := &gradsolve.Ensemble{N: 12, Y0: y0, P: p, T0: []float64{V(RStart)}, T1: []float64{V(REnd)}}
+	res, err1 := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: cfg.Method, RTol: cfg.RTol, ATol: cfg.ATol})
+	ref, err2 := gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.DP8, RTol: 1e-13, ATol: 1e-15, MaxSteps: 1_000_000})
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	errs := make([]float64, 12)
+	for i := range errs {
+		errs[i] = AngleError(res.Row(i), ref.Row(i))
+	}
+	slices.Sort(errs)
+	if q := errs[int(math.Ceil(0.99*12))-1]; q != ch.Quantile {
+		t.Errorf("the chosen point's quantile %g; by hand %g", ch.Quantile, q)
+	}
+	cfg.Check = true
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the run at the choice: p99 %.3g rad (target %g)", r.P99, eps)
+	if r.P99 > eps {
+		t.Errorf("the run at the pilot's choice: p99 %.3g rad, above the target %g", r.P99, eps)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -26,6 +29,10 @@ type populationFlags struct {
 	workers    *int
 	out        *string
 	check      *bool
+	chunk      *int
+	accuracy   *float64
+	quantile   *float64
+	pilot      *int
 	set        *outSet // the --out directory, once open opened it
 }
 
@@ -35,15 +42,19 @@ func newPopulationFlags(name, usage string, nDefault int, what string, stderr io
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pf := &populationFlags{fs: fs, name: name,
-		n:       fs.Int("n", nDefault, "number of "+what),
-		seed:    fs.Uint64("seed", 1, "seed of the population"),
-		rtol:    fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)"),
-		atol:    fs.Float64("atol", 0, "absolute tolerance (default: the application's)"),
-		meth:    fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)"),
-		engine:  fs.String("engine", "auto", "engine of the solve: "+strings.Join(gradsolve.Engines(), ", ")+" (auto: the router picks)"),
-		workers: fs.Int("workers", 0, "worker goroutines (0: all cores)"),
-		out:     fs.String("out", "", "output directory (stats.json is written last: present only beside a complete set of one run)"),
-		check:   fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met"),
+		n:        fs.Int("n", nDefault, "number of "+what),
+		seed:     fs.Uint64("seed", 1, "seed of the population"),
+		rtol:     fs.Float64("rtol", 0, "relative tolerance (default: the application's, which meets the requirement)"),
+		atol:     fs.Float64("atol", 0, "absolute tolerance (default: the application's)"),
+		meth:     fs.String("method", "", "tsit5, dp5, vern7, dp8 (default: the application's)"),
+		engine:   fs.String("engine", "auto", "engine of the solve: "+strings.Join(gradsolve.Engines(), ", ")+" (auto: the router picks)"),
+		workers:  fs.Int("workers", 0, "worker goroutines (0: all cores)"),
+		out:      fs.String("out", "", "output directory (stats.json is written last: present only beside a complete set of one run)"),
+		check:    fs.Bool("check", false, "compare with a converged reference and fail unless the requirement is met"),
+		chunk:    fs.Int("chunk", 0, what+" drawn and solved at a time, their rows written out before the next (0: automatic, as many as keep a chunk's arrays within 256 MiB and a quarter of the available memory); the outputs are the same, bit for bit, for any chunk"),
+		accuracy: fs.Float64("accuracy", 0, "error to meet instead of a tolerance, in the application's units (those of --check): a pilot on --pilot "+what+" evenly spaced over the run picks the cheapest method and tolerance of a half-decade grid whose --quantile of errors against a converged reference is at most EPS (--method narrows it to one method; --atol/--rtol give the ratio atol/rtol); writes pilot.json"),
+		quantile: fs.Float64("quantile", gradsolve.DefaultQuantile, "with --accuracy: the fraction of the pilot's "+what+" that must meet it"),
+		pilot:    fs.Int("pilot", gradsolve.DefaultPilot, "with --accuracy: the pilot's "+what+", evenly spaced over the run"),
 	}
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	return pf
@@ -68,6 +79,11 @@ func (pf *populationFlags) parse(args []string) (m *method.Tableau, help bool, e
 		return nil, false, fmt.Errorf("--n = %d: must be ≥ 1", *pf.n)
 	case *pf.workers < 0:
 		return nil, false, fmt.Errorf("--workers = %d: must be ≥ 0 (0: all cores)", *pf.workers)
+	case *pf.chunk < 0:
+		return nil, false, fmt.Errorf("--chunk = %d: must be ≥ 1, or 0 for the automatic chunk", *pf.chunk)
+	}
+	if err := checkAccuracyFlags(&solveFlags{accuracy: *pf.accuracy, quantile: *pf.quantile, pilot: *pf.pilot}, false); err != nil {
+		return nil, false, err
 	}
 	if err := checkAppTolerances(pf.name, *pf.rtol, *pf.atol); err != nil {
 		return nil, false, err
@@ -143,6 +159,71 @@ func (pf *populationFlags) sizeError(err error) error {
 	return appSizeError(err, "--n", *pf.n)
 }
 
+// checkSize runs an application's size check, check(chunk) for the
+// run in chunks of chunk (0: auto, the application's automatic chunk),
+// and rewords a refusal in the command's terms: the chunk, when the run
+// in chunks of one would fit, and --n otherwise (what the run keeps for
+// all its trajectories, or the size of its files, is what does not fit).
+func (pf *populationFlags) checkSize(check func(chunk int) error, auto int) error {
+	err := check(*pf.chunk)
+	if err == nil {
+		return nil
+	}
+	var me *memory.Error
+	if !errors.As(err, &me) || check(1) != nil {
+		return pf.sizeError(err)
+	}
+	size := min(auto, *pf.n)
+	subject := fmt.Sprintf("the automatic chunk of --n %d (n = %d)", *pf.n, size)
+	advice := "give a smaller --chunk"
+	if *pf.chunk > 0 {
+		size = min(*pf.chunk, *pf.n)
+		subject = fmt.Sprintf("a --chunk of --n %d (n = %d)", *pf.n, size)
+		advice = fmt.Sprintf("lower --chunk (now %d), or leave it out for the automatic chunk", size)
+	}
+	return asFlagSizeError(err, subject, advice, fileNames)
+}
+
+// printChunks prints how a run was cut, when it was cut.
+func (pf *populationFlags) printChunks(w io.Writer, chunks, size int, what string) {
+	if chunks < 2 {
+		return
+	}
+	how := "--chunk"
+	if *pf.chunk == 0 {
+		how = "automatic: --chunk 0"
+	}
+	fmt.Fprintf(w, "  streamed\tin %d chunks of at most %d %s (%s)\n", chunks, size, what, how)
+}
+
+// accuracyTarget is the target of --accuracy, nil without it.
+func (pf *populationFlags) accuracyTarget() *gradsolve.AccuracyTarget {
+	if *pf.accuracy == 0 {
+		return nil
+	}
+	return &gradsolve.AccuracyTarget{Eps: *pf.accuracy, Quantile: *pf.quantile, Pilot: *pf.pilot}
+}
+
+// pilotDone reports the pilot of --accuracy, whose report is rep (nil
+// if it did not run) and error err: it prints the grid and stages
+// pilot.json (with --out), and returns err in the command's terms.
+func (pf *populationFlags) pilotDone(ctx context.Context, stdout io.Writer, rep *gradsolve.PilotReport, err error) error {
+	if rep != nil {
+		printPilot(stdout, rep)
+	}
+	if err != nil {
+		return translate(err)
+	}
+	if pf.set == nil {
+		return nil
+	}
+	return pf.set.writeFile(ctx, "pilot.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	})
+}
+
 // runStats are the stats.json fields every population application
 // writes about its solve.
 type runStats struct {
@@ -162,17 +243,34 @@ type runStats struct {
 	Rejected     int     `json:"rejected_steps"`
 	Failed       int     `json:"failed"`
 	Checked      bool    `json:"checked"`
+	// Chunks is the number of chunks the run was solved in, Chunk the
+	// most trajectories of one.
+	Chunks int `json:"chunks"`
+	Chunk  int `json:"chunk"`
 }
 
-// newRunStats fills the shared fields from a solve and, with check, its
-// reference.
-func newRunStats(n int, seed uint64, rtol, atol float64, check bool, solve, ref *gradsolve.Result) runStats {
-	tot := solve.Total()
-	st := runStats{N: n, Seed: seed, Method: solve.Method, Engine: solve.Engine, EngineReason: flagTerms(solve.EngineReason), RTol: rtol, ATol: atol, Workers: solve.Workers,
-		SolveSeconds: solve.Elapsed.Seconds(), Accepted: tot.Accepted, Rejected: tot.Rejected,
-		Failed: len(solve.Failed()), Checked: check}
-	if check && ref != nil {
-		st.RefSeconds = ref.Elapsed.Seconds()
+// keepInfo gathers the chunk res into sum, keeping of the first chunk
+// (summary.first) what describes the run and none of its arrays: the
+// run holds one chunk at a time.
+func keepInfo(sum *summary, res *gradsolve.Result, lo int) {
+	sum.add(res, lo)
+	if sum.first == res {
+		sum.first = &gradsolve.Result{Problem: res.Problem, Method: res.Method, Reason: res.Reason, Engine: res.Engine,
+			EngineReason: res.EngineReason, N: res.N, Dim: res.Dim, K: res.K, NS: res.NS, Options: res.Options,
+			Workers: res.Workers, Elapsed: res.Elapsed}
+	}
+}
+
+// newAppRunStats fills the shared fields from the summaries of a run's
+// solves and, with check, its reference's (the engine and its reason
+// are the first chunk's), and the chunks it ran in.
+func newAppRunStats(n int, seed uint64, rtol, atol float64, check bool, solve, ref *summary, chunks, chunk int) runStats {
+	first := solve.first
+	st := runStats{N: n, Seed: seed, Method: first.Method, Engine: first.Engine, EngineReason: flagTerms(first.EngineReason), RTol: rtol, ATol: atol, Workers: first.Workers,
+		SolveSeconds: solve.elapsed.Seconds(), Accepted: solve.total.Accepted, Rejected: solve.total.Rejected,
+		Failed: solve.failed(), Checked: check, Chunks: chunks, Chunk: chunk}
+	if check && ref.first != nil {
+		st.RefSeconds = ref.elapsed.Seconds()
 	}
 	return st
 }

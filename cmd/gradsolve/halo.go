@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +30,22 @@ it is not met). With --out DIR it writes y0.npy, y_final.npy, sens.npy
 (n×6×2), stats.json and orbits.png, and with --check errors.npy (n×2: state,
 sensitivity) and errors.png.
 
+The run streams its stars in chunks (--chunk; 0: automatic, as many as keep a
+chunk's arrays within 256 MiB and a quarter of the available memory): each
+chunk is drawn, solved (and with --check its reference), and its rows written
+before the next, so memory is set by the chunk, not by --n, besides 8 bytes a
+star of periods (the end time is 3.7 times their median) and with --check the
+largest 1% of the errors (the 99th percentiles are exact, over all stars). The
+files are the same, byte for byte, for any chunk and worker count; errors.png
+draws at most 10000 stars' errors, evenly spaced.
+
+With --accuracy EPS a pilot (--pilot stars, evenly spaced; default 256) first
+chooses the method and tolerances: the cheapest point of a half-decade grid
+whose --quantile (default 0.99) of state errors, in the units of --check,
+against a converged reference (DP8 at rtol 1e-13) is at most EPS. It prints
+the grid and writes pilot.json. The sensitivities are not part of the pilot:
+they follow the state's mesh, and --check still tests both requirements.
+
 With --fit it also fits the shared (vc, q) to a synthetic catalogue: the
 run's final states plus Gaussian noise of --sigma on every component (x, y,
 z, vx, vy, vz; drawn from --seed), the initial states and t1 known. From
@@ -43,7 +61,8 @@ Fisher error bar (the ratio is 1 when the error bars are right). The run
 itself, its outputs and stats.json are those of the command without --fit;
 the fit adds a table and, with --out, fit.json (truth, start, estimates,
 stderr, covariance, χ², iterations, σ, n, and with --mocks the scatter and
-the ratios). The command fails if the fit does not converge.
+the ratios). The command fails if the fit does not converge. The fit needs
+every star's orbit at once: with --fit the run is one chunk (no --chunk).
 
 flags:
 `
@@ -148,32 +167,74 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m, Engine: pf.engineName()}
-	// A job too large is refused before --out is created.
-	checkSize := halo.CheckSize
-	if fc != nil {
-		checkSize = halo.CheckFitSize
+	if fc != nil && set["chunk"] {
+		return errors.New("--chunk with --fit: the fit holds every star's orbit at once, so the run is not streamed")
 	}
-	if err := checkSize(cfg); err != nil {
-		return pf.sizeError(err)
+	cfg := halo.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check,
+		Method: m, Engine: pf.engineName(), Chunk: *pf.chunk}
+	// A job too large is refused before --out is created.
+	if fc != nil {
+		cfg.Chunk = cfg.N // the fit's run is one chunk of all the stars
+		if err := halo.CheckFitSize(cfg); err != nil {
+			return pf.sizeError(err)
+		}
+	} else if err := pf.checkSize(func(chunk int) error {
+		c := cfg
+		c.Chunk = chunk
+		return halo.CheckSize(c)
+	}, halo.ChunkSize(cfg)); err != nil {
+		return err
 	}
 	if err := pf.open(); err != nil {
 		return err
 	}
 	defer pf.set.abort() // a failed run's stage, and --out if this run created it
+	pl, err := halo.Prepare(cfg)
+	if err != nil {
+		return translate(pf.sizeError(err))
+	}
+	if pf.accuracyTarget() != nil {
+		rep, err := pl.ChooseAccuracy(ctx, *pf.accuracyTarget())
+		if err := pf.pilotDone(ctx, stdout, rep, err); err != nil {
+			return err
+		}
+	}
 	bar := newProgressBar(stderr, time.Second)
-	cfg.Progress = bar.update
-	r, err := halo.Run(ctx, cfg)
+	pl.Config.Progress = bar.update
+	sink, err := newHaloSink(ctx, pf.set, pl.Config.N, pl.Config.Check)
+	if err != nil {
+		return err
+	}
+	defer sink.close()
+	var (
+		sum *halo.Summary
+		r   *halo.Result
+	)
+	if fc != nil {
+		if r, err = pl.Run(ctx); err == nil {
+			sum = &halo.Summary{Config: r.Config, T1: r.T1, Chunks: 1, StateP99: r.StateP99, SensP99: r.SensP99, Pass: r.Pass}
+			err = sink.add(&halo.Chunk{Stars: r.Stars, Solve: r.Solve, Ref: r.Ref, StateErr: r.StateErr, SensErr: r.SensErr})
+		}
+	} else {
+		sum, err = pl.Stream(ctx, sink.add)
+	}
 	bar.finish()
 	if err != nil {
 		return translate(pf.sizeError(err))
 	}
-	c := r.Config
-	tot := r.Solve.Total()
-	st := haloStats{runStats: newRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, r.Solve, r.Ref),
-		Params: map[string]float64{"vc": c.VC, "q": c.Q, "rc": c.RC}, T1: r.T1, MedianPeriods: halo.MedianPeriods,
-		StateP99: r.StateP99, SensP99: r.SensP99, StateReq: halo.StateRequirement, SensReq: halo.SensRequirement,
-		RequirementMet: r.Pass,
+	if err := sink.close(); err != nil {
+		return err
+	}
+	// The last chunk is garbage now: collect it before the figures,
+	// whose drawing makes garbage of its own (orbits.png about 250 MB,
+	// whatever n), so that the heap does not grow to a chunk's twice.
+	runtime.GC()
+	c := sum.Config
+	first := sink.solve.first
+	st := haloStats{runStats: newAppRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, &sink.solve, &sink.ref, sum.Chunks, c.Chunk),
+		Params: map[string]float64{"vc": c.VC, "q": c.Q, "rc": c.RC}, T1: sum.T1, MedianPeriods: halo.MedianPeriods,
+		StateP99: sum.StateP99, SensP99: sum.SensP99, StateReq: halo.StateRequirement, SensReq: halo.SensRequirement,
+		RequirementMet: sum.Pass,
 		ErrorDefinition: "state: max(|Δx|/r_E, |Δv|/v_E); sensitivity: ‖A−B‖_F/‖B‖_F of the 6×2 matrices " +
 			"with rows divided by r_E (positions) or v_E (velocities) and columns multiplied by vc, q; " +
 			"against DP8 at rtol = atol = 1e-12 with sensitivities in the error test"}
@@ -189,27 +250,28 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if pf.set != nil {
-		if err := writeHalo(ctx, pf.set, r, &st, start, fr); err != nil {
+		if err := writeHalo(ctx, pf.set, sum, sink, &st, start, r, fr); err != nil {
 			return err
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gradsolve halo: %d stars (seed %d), vc = %g, q = %g, rc = %g, t ∈ [0, %.4g] (%.1f median periods)\n",
-		c.N, c.Seed, c.VC, c.Q, c.RC, r.T1, halo.MedianPeriods)
-	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, sensitivities to (vc, q), %s\n", r.Solve.Method, c.RTol, c.ATol, counted(r.Solve.Workers, "worker", "workers"))
-	fmt.Fprintf(tw, "  solve\t%v\t(%.1f steps per star, %.3g µs per star)\n", r.Solve.Elapsed.Round(time.Millisecond),
-		float64(tot.Accepted)/float64(c.N), float64(r.Solve.Elapsed.Nanoseconds())/1e3/float64(c.N))
+		c.N, c.Seed, c.VC, c.Q, c.RC, sum.T1, halo.MedianPeriods)
+	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, sensitivities to (vc, q), %s\n", first.Method, c.RTol, c.ATol, counted(first.Workers, "worker", "workers"))
+	fmt.Fprintf(tw, "  solve\t%v\t(%.1f steps per star, %.3g µs per star)\n", sink.solve.elapsed.Round(time.Millisecond),
+		float64(sink.solve.total.Accepted)/float64(c.N), float64(sink.solve.elapsed.Nanoseconds())/1e3/float64(c.N))
 	if c.Check {
-		fmt.Fprintf(tw, "  reference\t%v\t\n", r.Ref.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(tw, "  reference\t%v\t\n", sink.ref.elapsed.Round(time.Millisecond))
 		fmt.Fprintf(tw, "  quantity\t99th percentile error\trequirement\n")
-		fmt.Fprintf(tw, "  state\t%.2e\t%.0e\n", r.StateP99, halo.StateRequirement)
-		fmt.Fprintf(tw, "  sensitivity\t%.2e\t%.0e\n", r.SensP99, halo.SensRequirement)
+		fmt.Fprintf(tw, "  state\t%.2e\t%.0e\n", sum.StateP99, halo.StateRequirement)
+		fmt.Fprintf(tw, "  sensitivity\t%.2e\t%.0e\n", sum.SensP99, halo.SensRequirement)
 		verdict := "met"
-		if !r.Pass {
+		if !sum.Pass {
 			verdict = "NOT met"
 		}
 		fmt.Fprintf(tw, "  requirement\t%s\t\n", verdict)
 	}
+	pf.printChunks(tw, sum.Chunks, c.Chunk, "stars")
 	if fr != nil {
 		// The fit's table aligns on its own: the run's above is as
 		// without --fit.
@@ -225,8 +287,8 @@ func haloCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if c.Check && !r.Pass {
-		return fmt.Errorf("halo: the accuracy requirement is not met (state p99 %.2e, sensitivity p99 %.2e)", r.StateP99, r.SensP99)
+	if c.Check && !sum.Pass {
+		return fmt.Errorf("halo: the accuracy requirement is not met (state p99 %.2e, sensitivity p99 %.2e)", sum.StateP99, sum.SensP99)
 	}
 	if fr != nil && !fr.Converged {
 		return fmt.Errorf("halo: the fit did not converge: %s (%s)", fr.Status, fr.Status.Message())
@@ -369,10 +431,89 @@ func newHaloFitJSON(r *halo.Result, fr *halo.FitResult) *haloFitJSON {
 	return j
 }
 
-// writeHalo writes the arrays, the two figures, with a fit fit.json,
-// and stats.json, as one set.
-func writeHalo(ctx context.Context, out *outSet, r *halo.Result, st *haloStats, start time.Time, fr *halo.FitResult) error {
-	n := r.Config.N
+// trackedStars is the number of orbits orbits.png draws: the first
+// stars of the run.
+const trackedStars = 12
+
+// haloSink takes a run's chunks as they come: it writes their rows
+// into the .npy files (with --out), gathers the solves' summaries, and
+// keeps what the figures need: the first stars' initial states and an
+// evenly spaced sample of the errors (plotSample).
+type haloSink struct {
+	rw         *rowWriters
+	n          int
+	solve, ref summary
+	tracked    []float64 // initial states of the first trackedStars stars
+	sample     *errSample
+	errs       []float64 // a chunk's errors.npy rows
+}
+
+// newHaloSink opens the row files of a run of n stars in out (nil: no
+// files).
+func newHaloSink(ctx context.Context, out *outSet, n int, check bool) (*haloSink, error) {
+	h := &haloSink{n: n, sample: newErrSample(n, 2)}
+	if out == nil {
+		return h, nil
+	}
+	h.rw = newRowWriters(ctx, out)
+	files := []outFile{{"y0.npy", []int{n, 6}}, {"y_final.npy", []int{n, 6}}, {"sens.npy", []int{n, 6, 2}}}
+	if check {
+		files = append(files, outFile{"errors.npy", []int{n, 2}})
+	}
+	for _, f := range files {
+		if err := h.rw.float64s(f.name, f.shape); err != nil {
+			h.close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// add takes the chunk ch.
+func (h *haloSink) add(ch *halo.Chunk) error {
+	keepInfo(&h.solve, ch.Solve, ch.Lo)
+	if ch.Ref != nil {
+		keepInfo(&h.ref, ch.Ref, ch.Lo)
+	}
+	if want := 6 * trackedStars; len(h.tracked) < want {
+		h.tracked = append(h.tracked, ch.Stars.Y0[:min(len(ch.Stars.Y0), want-len(h.tracked))]...)
+	}
+	h.errs = h.errs[:0]
+	for i := range ch.StateErr {
+		h.errs = append(h.errs, ch.StateErr[i], ch.SensErr[i])
+	}
+	if ch.StateErr != nil {
+		h.sample.take(ch.Lo, h.errs)
+	}
+	if h.rw == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		data []float64
+	}{{"y0.npy", ch.Stars.Y0}, {"y_final.npy", ch.Solve.Y}, {"sens.npy", ch.Solve.S}} {
+		if err := h.rw.put(f.name, f.data); err != nil {
+			return err
+		}
+	}
+	if ch.StateErr != nil {
+		return h.rw.put("errors.npy", h.errs)
+	}
+	return nil
+}
+
+// close finishes the files (once).
+func (h *haloSink) close() error {
+	if h.rw == nil {
+		return nil
+	}
+	return h.rw.close()
+}
+
+// writeHalo writes the two figures, with a fit fit.json, and stats.json,
+// and commits the set (the arrays are written: haloSink).
+func writeHalo(ctx context.Context, out *outSet, sum *halo.Summary, sink *haloSink, st *haloStats, start time.Time, r *halo.Result, fr *halo.FitResult) error {
+	n := sum.Config.N
 	if fr != nil {
 		err := out.writeFile(ctx, "fit.json", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -383,32 +524,7 @@ func writeHalo(ctx context.Context, out *outSet, r *halo.Result, st *haloStats, 
 			return err
 		}
 	}
-	files := []struct {
-		name  string
-		shape []int
-		data  []float64
-	}{
-		{"y0.npy", []int{n, 6}, r.Stars.Y0},
-		{"y_final.npy", []int{n, 6}, r.Solve.Y},
-		{"sens.npy", []int{n, 6, 2}, r.Solve.S},
-	}
-	if r.Config.Check {
-		errs := make([]float64, 0, 2*n)
-		for i := range n {
-			errs = append(errs, r.StateErr[i], r.SensErr[i])
-		}
-		files = append(files, struct {
-			name  string
-			shape []int
-			data  []float64
-		}{"errors.npy", []int{n, 2}, errs})
-	}
-	for _, f := range files {
-		if err := out.writeNpy(ctx, f.name, f.shape, f.data); err != nil {
-			return err
-		}
-	}
-	tracks, err := halo.Tracks(ctx, r, 12, 600)
+	tracks, err := halo.TrackStars(ctx, sum.Config, sum.T1, sink.tracked, 600)
 	if err != nil {
 		return err
 	}
@@ -423,7 +539,7 @@ func writeHalo(ctx context.Context, out *outSet, r *halo.Result, st *haloStats, 
 	}
 	eq := &plots.Options{Equal: true}
 	err = out.writeWith(ctx, "orbits.png", func(path string) error {
-		return plots.Panels(path, fmt.Sprintf("12 of %d orbits in the flattened logarithmic halo (q = %g)", n, r.Config.Q),
+		return plots.Panels(path, fmt.Sprintf("12 of %d orbits in the flattened logarithmic halo (q = %g)", n, sum.Config.Q),
 			[]plots.Panel{
 				{Title: "face-on", XLabel: "x", YLabel: "y", Series: xy, Opt: eq},
 				{Title: "edge-on", XLabel: "x", YLabel: "z", Series: xz, Opt: eq},
@@ -432,13 +548,17 @@ func writeHalo(ctx context.Context, out *outSet, r *halo.Result, st *haloStats, 
 	if err != nil {
 		return err
 	}
-	if !r.Config.Check {
+	if !sum.Config.Check {
 		return commitStats(ctx, out, st, &st.runStats, start)
 	}
+	title := fmt.Sprintf("Errors of %d orbits against the DP8 reference", n)
+	if k := len(sink.sample.idx); k < n {
+		title = fmt.Sprintf("Errors of %d of %d orbits (evenly spaced) against the DP8 reference", k, n)
+	}
+	state, sens := sink.sample.column(0), sink.sample.column(1)
 	err = out.writeWith(ctx, "errors.png", func(path string) error {
-		return plots.CDF(path, fmt.Sprintf("Errors of %d orbits against the DP8 reference", n),
-			"error (units of r_E, v_E; relative for sensitivities)",
-			[]plots.Series{{Name: "state", Y: r.StateErr}, {Name: "sensitivity", Y: r.SensErr}},
+		return plots.CDF(path, title, "error (units of r_E, v_E; relative for sensitivities)",
+			[]plots.Series{{Name: "state", Y: state}, {Name: "sensitivity", Y: sens}},
 			&plots.Options{LogX: true,
 				VLines: []plots.Mark{{Name: "state requirement", At: halo.StateRequirement}, {Name: "sensitivity requirement", At: halo.SensRequirement}},
 				HLines: []plots.Mark{{Name: "99%", At: halo.Quantile}}})
@@ -458,4 +578,47 @@ func commitStats(ctx context.Context, out *outSet, st any, rs *runStats, start t
 		rs.WallSeconds = time.Since(start).Seconds()
 		return st
 	})
+}
+
+// plotSample is the most orbits errors.png draws: a run of more stars
+// draws the errors of plotSample of them, evenly spaced (star
+// ⌊j·n/plotSample⌋), so the figure takes bounded memory and is the
+// same for any chunk. The 99th percentiles of stats.json are of all n.
+const plotSample = 10000
+
+// errSample keeps the rows of the sampled trajectories (width numbers
+// each) as the chunks pass.
+type errSample struct {
+	idx   []int
+	width int
+	rows  []float64
+	next  int // the first of idx not yet taken
+}
+
+func newErrSample(n, width int) *errSample {
+	k := min(n, plotSample)
+	s := &errSample{idx: make([]int, k), width: width}
+	for j := range s.idx {
+		s.idx[j] = int(int64(j) * int64(n) / int64(k))
+	}
+	return s
+}
+
+// take keeps the sampled rows of a chunk whose first trajectory is lo,
+// the chunk after the one taken before.
+func (s *errSample) take(lo int, rows []float64) {
+	w := s.width
+	for m := len(rows) / w; s.next < len(s.idx) && s.idx[s.next] < lo+m; s.next++ {
+		i := s.idx[s.next] - lo
+		s.rows = append(s.rows, rows[i*w:(i+1)*w]...)
+	}
+}
+
+// column returns the sample's values of column c.
+func (s *errSample) column(c int) []float64 {
+	out := make([]float64, 0, len(s.rows)/s.width)
+	for j := c; j < len(s.rows); j += s.width {
+		out = append(out, s.rows[j])
+	}
+	return out
 }

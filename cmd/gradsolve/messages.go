@@ -38,6 +38,9 @@ var translations = []struct{ from, to string }{
 	{"LeastSquares: ", "--data: "},
 	{"Problem.Programs has no VJP", "it has no cotangent program"},
 	{"Problem.Programs has no JVP", "it has no tangent program"},
+	{"AccuracyTarget.Eps", "--accuracy"},
+	{"AccuracyTarget.Quantile", "--quantile"},
+	{"AccuracyTarget.Pilot", "--pilot"},
 }
 
 // goHints are parenthesised Go names the command drops: "(Problem.Programs

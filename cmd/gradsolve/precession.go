@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/app/precession"
 	"github.com/gradsolve/gradsolve/plots"
 )
@@ -22,6 +24,19 @@ reference's; the command fails if it is not met). With --out DIR it writes
 params.npy (n×3: q, χ1, χ2), angles_100.npy and angles_10.npy (n×3: θ1, θ2,
 Δφ), y_final.npy (n×10: L̂, Ŝ1, Ŝ2, t), stats.json and tilts.png, and with
 --check errors.npy.
+
+The run streams its binaries in chunks (--chunk; 0: automatic, as many as keep
+a chunk's arrays within 256 MiB and a quarter of the available memory), each
+chunk's rows written before the next is drawn: memory is set by the chunk, not
+by --n, besides the largest 1% of the errors with --check (the 99th percentile
+is exact, over all binaries). The files are the same, byte for byte, for any
+chunk and worker count.
+
+With --accuracy EPS a pilot (--pilot binaries, evenly spaced; default 256)
+first chooses the method and tolerances: the cheapest point of a half-decade
+grid whose --quantile (default 0.99) of angle errors (radians, as --check
+measures them) against a converged reference (DP8 at rtol 1e-13) is at most
+EPS. It prints the grid and writes pilot.json.
 
 flags:
 `
@@ -43,37 +58,59 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if help || err != nil {
 		return err
 	}
-	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check, Method: m, Engine: pf.engineName()}
+	cfg := precession.Config{N: *pf.n, Seed: *pf.seed, RTol: *pf.rtol, ATol: *pf.atol, Workers: *pf.workers, Check: *pf.check,
+		Method: m, Engine: pf.engineName(), Chunk: *pf.chunk}
 	// A job too large is refused before --out is created.
-	if err := precession.CheckSize(cfg); err != nil {
-		return pf.sizeError(err)
+	err = pf.checkSize(func(chunk int) error {
+		c := cfg
+		c.Chunk = chunk
+		return precession.CheckSize(c)
+	}, precession.ChunkSize(cfg))
+	if err != nil {
+		return err
 	}
 	if err := pf.open(); err != nil {
 		return err
 	}
 	defer pf.set.abort() // a failed run's stage, and --out if this run created it
+	if t := pf.accuracyTarget(); t != nil {
+		var rep *gradsolve.PilotReport
+		cfg, rep, err = precession.ChooseAccuracy(ctx, cfg, *t)
+		if err := pf.pilotDone(ctx, stdout, rep, err); err != nil {
+			return err
+		}
+	}
 	bar := newProgressBar(stderr, time.Second)
 	cfg.Progress = bar.update
-	r, err := precession.Run(ctx, cfg)
+	sink, err := newPrecessionSink(ctx, pf.set, cfg.N, cfg.Check)
+	if err != nil {
+		return err
+	}
+	defer sink.close()
+	sum, err := precession.RunChunks(ctx, cfg, sink.add)
 	bar.finish()
 	if err != nil {
 		return translate(pf.sizeError(err))
 	}
-	c := r.Config
-	tot := r.Solve.Total()
-	st := precessionStats{runStats: newRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, r.Solve, r.Ref),
+	if err := sink.close(); err != nil {
+		return err
+	}
+	runtime.GC() // the last chunk is garbage: collect it before the figure (as halo does)
+	c := sum.Config
+	first := sink.solve.first
+	st := precessionStats{runStats: newAppRunStats(c.N, c.Seed, c.RTol, c.ATol, c.Check, &sink.solve, &sink.ref, sum.Chunks, c.Chunk),
 		RStart: precession.RStart, REnd: precession.REnd,
-		P99: r.P99, FixtureErr: r.FixtureErr, Requirement: precession.Requirement, RequirementMet: r.Pass}
+		P99: sum.P99, FixtureErr: sum.FixtureErr, Requirement: precession.Requirement, RequirementMet: sum.Pass}
 	if pf.set != nil {
-		if err := writePrecession(ctx, pf.set, r, &st, start); err != nil {
+		if err := writePrecession(ctx, pf.set, sum, sink, &st, start); err != nil {
 			return err
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gradsolve precession: %d binaries (seed %d), r from %g M to %g M\n", c.N, c.Seed, precession.RStart, precession.REnd)
-	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, %s\n", r.Solve.Method, c.RTol, c.ATol, counted(r.Solve.Workers, "worker", "workers"))
-	fmt.Fprintf(tw, "  solve\t%v\t(%.0f steps per binary, %.3g µs per binary)\n", r.Solve.Elapsed.Round(time.Millisecond),
-		float64(tot.Accepted)/float64(c.N), float64(r.Solve.Elapsed.Nanoseconds())/1e3/float64(c.N))
+	fmt.Fprintf(tw, "  method\t%s, rtol %g, atol %g, %s\n", first.Method, c.RTol, c.ATol, counted(first.Workers, "worker", "workers"))
+	fmt.Fprintf(tw, "  solve\t%v\t(%.0f steps per binary, %.3g µs per binary)\n", sink.solve.elapsed.Round(time.Millisecond),
+		float64(sink.solve.total.Accepted)/float64(c.N), float64(sink.solve.elapsed.Nanoseconds())/1e3/float64(c.N))
 	if c.Check {
 		verdict := func(e float64) string {
 			if e <= precession.Requirement {
@@ -81,54 +118,105 @@ func precessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			return "NOT met"
 		}
-		fmt.Fprintf(tw, "  reference\t%v\t\n", r.Ref.Elapsed.Round(time.Millisecond))
-		fmt.Fprintf(tw, "  99th percentile angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.P99, precession.Requirement, verdict(r.P99))
-		fmt.Fprintf(tw, "  §C.7 fixture angle error\t%.2e rad\t(requirement %.0e: %s)\n", r.FixtureErr, precession.Requirement, verdict(r.FixtureErr))
+		fmt.Fprintf(tw, "  reference\t%v\t\n", sink.ref.elapsed.Round(time.Millisecond))
+		fmt.Fprintf(tw, "  99th percentile angle error\t%.2e rad\t(requirement %.0e: %s)\n", sum.P99, precession.Requirement, verdict(sum.P99))
+		fmt.Fprintf(tw, "  §C.7 fixture angle error\t%.2e rad\t(requirement %.0e: %s)\n", sum.FixtureErr, precession.Requirement, verdict(sum.FixtureErr))
 	}
+	pf.printChunks(tw, sum.Chunks, c.Chunk, "binaries")
 	if *pf.out != "" {
 		fmt.Fprintf(tw, "  wrote\t%s\t\n", *pf.out)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if c.Check && !r.Pass {
-		return fmt.Errorf("precession: the accuracy requirement is not met (p99 %.2e rad, fixture %.2e rad)", r.P99, r.FixtureErr)
+	if c.Check && !sum.Pass {
+		return fmt.Errorf("precession: the accuracy requirement is not met (p99 %.2e rad, fixture %.2e rad)", sum.P99, sum.FixtureErr)
 	}
 	return nil
 }
 
-// writePrecession writes the arrays, the figure and stats.json, as one
-// set.
-func writePrecession(ctx context.Context, out *outSet, r *precession.Result, st *precessionStats, start time.Time) error {
-	n := r.Config.N
-	a100, a10 := make([]float64, 0, 3*n), make([]float64, 0, 3*n)
-	for i := range n {
-		a100 = append(a100, r.Population.Theta1[i], r.Population.Theta2[i], r.Population.DPhi[i])
-		a10 = append(a10, r.Theta1[i], r.Theta2[i], r.DPhi[i])
+// precessionSink takes a run's chunks as they come: it writes their
+// rows into the .npy files (with --out), gathers the solves' summaries,
+// and counts the tilts of tilts.png.
+type precessionSink struct {
+	rw         *rowWriters
+	solve, ref summary
+	tilts      [4]tiltCounts // θ1 at 100 M and 10 M, θ2 at 100 M and 10 M
+	a100, a10  []float64     // a chunk's angles_*.npy rows
+}
+
+// newPrecessionSink opens the row files of a run of n binaries in out
+// (nil: no files).
+func newPrecessionSink(ctx context.Context, out *outSet, n int, check bool) (*precessionSink, error) {
+	p := &precessionSink{}
+	if out == nil {
+		return p, nil
+	}
+	p.rw = newRowWriters(ctx, out)
+	files := []outFile{{"params.npy", []int{n, 3}}, {"angles_100.npy", []int{n, 3}}, {"angles_10.npy", []int{n, 3}}, {"y_final.npy", []int{n, 10}}}
+	if check {
+		files = append(files, outFile{"errors.npy", []int{n}})
+	}
+	for _, f := range files {
+		if err := p.rw.float64s(f.name, f.shape); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// add takes the chunk ch.
+func (p *precessionSink) add(ch *precession.Chunk) error {
+	keepInfo(&p.solve, ch.Solve, ch.Lo)
+	if ch.Ref != nil {
+		keepInfo(&p.ref, ch.Ref, ch.Lo)
+	}
+	pop := ch.Population
+	p.tilts[0].add(pop.Theta1)
+	p.tilts[1].add(ch.Theta1)
+	p.tilts[2].add(pop.Theta2)
+	p.tilts[3].add(ch.Theta2)
+	if p.rw == nil {
+		return nil
+	}
+	p.a100, p.a10 = p.a100[:0], p.a10[:0]
+	for i := range ch.Theta1 {
+		p.a100 = append(p.a100, pop.Theta1[i], pop.Theta2[i], pop.DPhi[i])
+		p.a10 = append(p.a10, ch.Theta1[i], ch.Theta2[i], ch.DPhi[i])
 	}
 	for _, f := range []struct {
-		name  string
-		shape []int
-		data  []float64
-	}{
-		{"params.npy", []int{n, 3}, r.Population.P},
-		{"angles_100.npy", []int{n, 3}, a100},
-		{"angles_10.npy", []int{n, 3}, a10},
-		{"y_final.npy", []int{n, 10}, r.Solve.Y},
-		{"errors.npy", []int{n}, r.Err},
-	} {
-		if f.data == nil {
-			continue // errors.npy without --check
-		}
-		if err := out.writeNpy(ctx, f.name, f.shape, f.data); err != nil {
+		name string
+		data []float64
+	}{{"params.npy", pop.P}, {"angles_100.npy", p.a100}, {"angles_10.npy", p.a10}, {"y_final.npy", ch.Solve.Y}} {
+		if err := p.rw.put(f.name, f.data); err != nil {
 			return err
 		}
 	}
+	if ch.Err != nil {
+		return p.rw.put("errors.npy", ch.Err)
+	}
+	return nil
+}
+
+// close finishes the files (once).
+func (p *precessionSink) close() error {
+	if p.rw == nil {
+		return nil
+	}
+	return p.rw.close()
+}
+
+// writePrecession writes the figure and stats.json and commits the set
+// (the arrays are written: precessionSink).
+func writePrecession(ctx context.Context, out *outSet, sum *precession.Summary, sink *precessionSink, st *precessionStats, start time.Time) error {
+	n := sum.Config.N
+	t := &sink.tilts
 	err := out.writeWith(ctx, "tilts.png", func(path string) error {
 		return plots.Panels(path, fmt.Sprintf("Spin tilts of %d binaries, isotropic at r = 100 M", n),
 			[]plots.Panel{
-				{Title: "θ1 (primary)", XLabel: "θ1 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta1, r.Theta1)},
-				{Title: "θ2 (secondary)", XLabel: "θ2 (rad)", YLabel: "probability density", Series: tiltHist(r.Population.Theta2, r.Theta2)},
+				{Title: "θ1 (primary)", XLabel: "θ1 (rad)", YLabel: "probability density", Series: tiltSeries(&t[0], &t[1])},
+				{Title: "θ2 (secondary)", XLabel: "θ2 (rad)", YLabel: "probability density", Series: tiltSeries(&t[2], &t[3])},
 			})
 	})
 	if err != nil {
@@ -137,21 +225,33 @@ func writePrecession(ctx context.Context, out *outSet, r *precession.Result, st 
 	return commitStats(ctx, out, st, &st.runStats, start)
 }
 
-// tiltHist returns the densities of two samples of angles in [0, π] on 30
-// shared bins, as step-like line series (r = 100 M and r = 10 M).
-func tiltHist(at100, at10 []float64) []plots.Series {
-	const bins = 30
-	mk := func(name string, v []float64) plots.Series {
-		counts := make([]float64, bins)
-		for _, x := range v {
-			k := min(bins-1, max(0, int(x/3.141592653589793*bins)))
-			counts[k]++
-		}
-		w := 3.141592653589793 / bins
+// tiltBins is the number of bins of tilts.png's histograms, on [0, π].
+const tiltBins = 30
+
+// tiltCounts is a histogram of angles in [0, π], counted chunk by chunk
+// (the counts of all n, whatever the chunks).
+type tiltCounts struct {
+	counts [tiltBins]float64
+	n      int
+}
+
+func (h *tiltCounts) add(v []float64) {
+	for _, x := range v {
+		k := min(tiltBins-1, max(0, int(x/3.141592653589793*tiltBins)))
+		h.counts[k]++
+	}
+	h.n += len(v)
+}
+
+// tiltSeries returns the densities of the tilts at r = 100 M and 10 M as
+// step-like line series.
+func tiltSeries(at100, at10 *tiltCounts) []plots.Series {
+	mk := func(name string, h *tiltCounts) plots.Series {
+		w := 3.141592653589793 / tiltBins
 		var s plots.Series
 		s.Name = name
-		for k, c := range counts {
-			d := c / (float64(len(v)) * w)
+		for k, c := range h.counts {
+			d := c / (float64(h.n) * w)
 			s.X = append(s.X, float64(k)*w, float64(k+1)*w)
 			s.Y = append(s.Y, d, d)
 		}
