@@ -249,18 +249,6 @@ type runStats struct {
 	Chunk  int `json:"chunk"`
 }
 
-// keepInfo gathers the chunk res into sum, keeping of the first chunk
-// (summary.first) what describes the run and none of its arrays: the
-// run holds one chunk at a time.
-func keepInfo(sum *summary, res *gradsolve.Result, lo int) {
-	sum.add(res, lo)
-	if sum.first == res {
-		sum.first = &gradsolve.Result{Problem: res.Problem, Method: res.Method, Reason: res.Reason, Engine: res.Engine,
-			EngineReason: res.EngineReason, N: res.N, Dim: res.Dim, K: res.K, NS: res.NS, Options: res.Options,
-			Workers: res.Workers, Elapsed: res.Elapsed}
-	}
-}
-
 // newAppRunStats fills the shared fields from the summaries of a run's
 // solves and, with check, its reference's (the engine and its reason
 // are the first chunk's), and the chunks it ran in.

@@ -471,9 +471,9 @@ func newHaloSink(ctx context.Context, out *outSet, n int, check bool) (*haloSink
 
 // add takes the chunk ch.
 func (h *haloSink) add(ch *halo.Chunk) error {
-	keepInfo(&h.solve, ch.Solve, ch.Lo)
+	h.solve.add(ch.Solve, ch.Lo)
 	if ch.Ref != nil {
-		keepInfo(&h.ref, ch.Ref, ch.Lo)
+		h.ref.add(ch.Ref, ch.Lo)
 	}
 	if want := 6 * trackedStars; len(h.tracked) < want {
 		h.tracked = append(h.tracked, ch.Stars.Y0[:min(len(ch.Stars.Y0), want-len(h.tracked))]...)

@@ -168,9 +168,9 @@ func newPrecessionSink(ctx context.Context, out *outSet, n int, check bool) (*pr
 
 // add takes the chunk ch.
 func (p *precessionSink) add(ch *precession.Chunk) error {
-	keepInfo(&p.solve, ch.Solve, ch.Lo)
+	p.solve.add(ch.Solve, ch.Lo)
 	if ch.Ref != nil {
-		keepInfo(&p.ref, ch.Ref, ch.Lo)
+		p.ref.add(ch.Ref, ch.Lo)
 	}
 	pop := ch.Population
 	p.tilts[0].add(pop.Theta1)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func (p *chunkPlan) next(meanSteps float64) {
 // summary is what a run reports about its trajectories, gathered chunk
 // by chunk as their rows are written out.
 type summary struct {
-	first    *gradsolve.Result // the first chunk: method, engine, options, workers
+	first    *gradsolve.Result // the first chunk's method, engine, options, workers (no arrays)
 	n        int
 	engines  []string // the engines that ran, in order of first use
 	elapsed  time.Duration
@@ -119,7 +120,11 @@ type summary struct {
 // ensemble.
 func (s *summary) add(res *gradsolve.Result, off int) {
 	if s.first == nil {
-		s.first = res
+		// What describes the run, not the chunk's arrays: holding those
+		// for the whole run would double its memory.
+		s.first = &gradsolve.Result{Problem: res.Problem, Method: res.Method, Reason: res.Reason, Engine: res.Engine,
+			EngineReason: res.EngineReason, N: res.N, Dim: res.Dim, K: res.K, NS: res.NS, Options: res.Options,
+			Workers: res.Workers, Elapsed: res.Elapsed}
 		s.counts = map[gradsolve.Status]int{}
 	}
 	if !slices.Contains(s.engines, res.Engine) {
@@ -429,6 +434,14 @@ func (j *job) stream(ctx context.Context, plan *chunkPlan, opts *gradsolve.Optio
 		}
 		if plan.auto && res.N > 0 {
 			plan.next(float64(res.Total().Accepted) / float64(res.N))
+		}
+		if res.N >= 1<<16 {
+			// The chunk's arrays are garbage now: collect them before the
+			// next chunk's are made, so the heap holds one chunk, not two
+			// (the collector's pace would let it grow to twice the live
+			// heap first).
+			res = nil
+			runtime.GC()
 		}
 		done = hi
 		lo = hi
