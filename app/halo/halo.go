@@ -264,10 +264,22 @@ func ChunkSize(cfg Config) int {
 	}
 	per := next.Total() - at.Total()
 	fixed := at.Total() - m*per
+	return chunkFor(n, fixed, per, chunkBytes())
+}
+
+// chunkBytes is the automatic chunk's budget: gradsolve.ChunkBytes,
+// and at most a quarter of the memory available.
+func chunkBytes() uint64 {
 	budget := uint64(gradsolve.ChunkBytes)
 	if av := memory.Available(); av.Known {
 		budget = min(budget, av.Bytes/4)
 	}
+	return budget
+}
+
+// chunkFor is the largest chunk of at most n trajectories whose arrays,
+// fixed + per·chunk bytes, fit in budget (at least 1).
+func chunkFor(n int, fixed, per, budget uint64) int {
 	if budget <= fixed+per {
 		return 1
 	}
