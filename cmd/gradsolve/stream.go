@@ -25,13 +25,10 @@ import (
 // ensemble writes, byte for byte, whatever the chunk (trajectories are
 // solved independently, and every engine gives its reference's bits).
 
-// chunkBudget is the most memory the automatic chunk's arrays take:
-// a quarter of what is available, and at most this. Past about 10⁴
-// trajectories a chunk's own overhead (starting the workers, the
-// router) no longer shows in the time per trajectory
-// (docs/benchmarks.md, the throughput sweep), so a larger chunk buys
-// nothing but memory.
-const chunkBudget = 256 << 20
+// chunkBudget is the most memory the automatic chunk's arrays take (a
+// quarter of what is available, and at most this): the library's
+// gradsolve.ChunkBytes.
+const chunkBudget = gradsolve.ChunkBytes
 
 // maxFailures is how many failed trajectories stats.json lists.
 const maxFailures = 10
@@ -80,7 +77,7 @@ func (j *job) planChunks(sf sizeFlags) (chunkPlan, error) {
 	p.size = p.sizeFor(0)
 	if p.perStep > 0 {
 		// A recording's size is known once its steps are: a first chunk
-		// of a few thousand measures them (next).
+		// of at most 1024 measures them (next).
 		p.size = min(p.sizeFor(1000), 1024)
 	}
 	return p, nil
