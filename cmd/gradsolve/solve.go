@@ -163,10 +163,14 @@ run's outputs (the files its stats.json lists) are removed before the new
 ones appear; other files in DIR stay. A signal exits with 130 (SIGINT) or
 143 (SIGTERM), after the commit if it had begun.
 
-A job that cannot fit in memory is refused before it starts: the results
-take 8 bytes per number, n×dim for y_final and n×k×dim for y_saved (times
-the --sens columns for the sensitivities), and about 60 bytes per
-trajectory of status and statistics.
+The ensemble runs in chunks of trajectories (--chunk; automatic: within
+256 MiB and a quarter of the available memory), each chunk's rows
+written to the files before the next is solved, so the memory is that of
+a chunk: its results take 8 bytes per number, dim for y_final and k×dim
+for y_saved (times the --sens columns for the sensitivities), and about
+60 bytes per trajectory of status and statistics. The files are the same,
+bit for bit, for any chunk. A chunk that cannot fit is refused before the
+run starts.
 
 flags:
 `
