@@ -271,50 +271,134 @@ func sameDefinition(a, b *shardDir) error {
 
 // mergeArrays stages each array of the shards, concatenated along the
 // first axis (the trajectories) in shard order, and returns the first
-// shard's stats to combine.
+// shard's stats to combine. The arrays are copied a block of rows at a
+// time, so merging takes no memory of n.
 func mergeArrays(ctx context.Context, out *outSet, shards []*shardDir) (stats, error) {
-	n := shards[0].rec.N
 	for _, name := range shards[0].files {
 		if !slices.Contains(outputNames, name) {
 			return stats{}, fmt.Errorf("merge: %s: %s is not an output gradsolve merges", shards[0].dir, name)
 		}
+		// The shapes first: the merged header needs the total.
 		var shape []int
-		var data []float64
 		for _, s := range shards {
 			path := filepath.Join(s.dir, name)
-			a, err := npy.ReadFile(path)
+			r, err := npy.OpenRows(path)
 			if err != nil {
 				return stats{}, fmt.Errorf("merge: %w", err)
 			}
+			sh := r.Shape()
+			r.Close()
 			rows := s.rec.Rows[1] - s.rec.Rows[0]
-			if a.Dims() == 0 || a.Shape[0] != rows {
-				return stats{}, fmt.Errorf("merge: %s: shape %s, want %d rows (the shard's trajectories) first", path, pyShape(a.Shape), rows)
+			if sh[0] != rows {
+				return stats{}, fmt.Errorf("merge: %s: shape %s, want %d rows (the shard's trajectories) first", path, pyShape(sh), rows)
 			}
 			if shape == nil {
-				shape = slices.Clone(a.Shape)
+				shape = slices.Clone(sh)
 				shape[0] = 0
-				data = make([]float64, 0, n*(len(a.Data)/max(rows, 1)))
-			} else if !slices.Equal(a.Shape[1:], shape[1:]) {
-				return stats{}, fmt.Errorf("merge: %s: shape %s, but %s's is %s after the rows", path, pyShape(a.Shape), filepath.Join(shards[0].dir, name), pyShape(shape))
+			} else if !slices.Equal(sh[1:], shape[1:]) {
+				return stats{}, fmt.Errorf("merge: %s: shape %s, but %s's is %s after the rows", path, pyShape(sh), filepath.Join(shards[0].dir, name), pyShape(shape))
 			}
 			shape[0] += rows
-			data = append(data, a.Data...)
 		}
-		var err error
+		w, finish, err := out.create(ctx, name)
+		if err != nil {
+			return stats{}, err
+		}
+		var put func([]float64) error
+		var complete func() error // the writer's count check
 		if name == "status.npy" {
-			codes := make([]int32, len(data))
-			for i, v := range data {
-				codes[i] = int32(v)
+			iw, err := npy.NewInt32Writer(w, shape)
+			if err != nil {
+				finish()
+				return stats{}, out.writeErr(ctx, name, err)
 			}
-			err = out.writeNpyInt32(ctx, name, shape, codes)
+			var codes []int32
+			put = func(v []float64) error {
+				codes = codes[:0]
+				for _, c := range v {
+					codes = append(codes, int32(c))
+				}
+				return iw.Append(codes)
+			}
+			complete = iw.Finish
 		} else {
-			err = out.writeNpy(ctx, name, shape, data)
+			fw, err := npy.NewFloat64Writer(w, shape)
+			if err != nil {
+				finish()
+				return stats{}, out.writeErr(ctx, name, err)
+			}
+			put, complete = fw.Append, fw.Finish
+		}
+		err = shardBlocks(shards, []string{name}, func(_ int, rows [][]float64) error {
+			if err := put(rows[0]); err != nil {
+				return out.writeErr(ctx, name, err)
+			}
+			return nil
+		})
+		if err == nil {
+			if err = complete(); err != nil {
+				err = out.writeErr(ctx, name, err)
+			}
+		}
+		if ferr := finish(); err == nil {
+			err = ferr
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return stats{}, ctx.Err()
+			}
 			return stats{}, err
 		}
 	}
 	return shards[0].stats, nil
+}
+
+// shardBlocks calls f with consecutive blocks of rows of the arrays
+// names, in shard order: the index of the block's first row in the
+// whole ensemble, and each array's rows (valid until the next call).
+func shardBlocks(shards []*shardDir, names []string, f func(lo int, rows [][]float64) error) error {
+	lo := 0
+	bufs := make([][]float64, len(names))
+	for _, s := range shards {
+		rs := make([]*npy.Rows, len(names))
+		closeAll := func() {
+			for _, r := range rs {
+				if r != nil {
+					r.Close()
+				}
+			}
+		}
+		width := 1
+		for i, name := range names {
+			r, err := npy.OpenRows(filepath.Join(s.dir, name))
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("merge: %w", err)
+			}
+			rs[i] = r
+			width = max(width, r.RowLen())
+		}
+		n := rs[0].Shape()[0]
+		block := max(1, (1<<16)/width)
+		for a := 0; a < n; a += block {
+			b := min(n, a+block)
+			for i, r := range rs {
+				v, err := r.Read(a, b, bufs[i])
+				if err != nil {
+					closeAll()
+					return fmt.Errorf("merge: %w", err)
+				}
+				bufs[i] = v
+			}
+			if err := f(lo+a, bufs); err != nil {
+				closeAll()
+				return err
+			}
+		}
+		closeAll()
+		lo += n
+	}
+	return nil
 }
 
 // mergeInfo is the "merged" entry of a merged stats.json.
@@ -442,48 +526,39 @@ func recomputeLoss(shards []*shardDir, st *stats) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("merge: rebuilding the loss: %w", err)
 	}
-	res := &gradsolve.Result{N: n, Dim: dim, K: k}
-	res.Y, err = mergedArray(shards, "y_final.npy")
-	if err != nil {
-		return 0, err
-	}
-	if k > 0 {
-		if res.Saved, err = mergedArray(shards, "y_saved.npy"); err != nil {
-			return 0, err
-		}
-	}
-	codes, err := mergedArray(shards, "status.npy")
-	if err != nil {
-		return 0, err
-	}
 	fromCode := map[int32]gradsolve.Status{}
 	for s, c := range statusCode {
 		fromCode[c] = s
 	}
-	res.Status = make([]gradsolve.Status, n)
-	for i, c := range codes {
-		s, ok := fromCode[int32(c)]
-		if !ok || c != math.Trunc(c) {
-			return 0, fmt.Errorf("merge: status.npy: element %d = %g is not a status code", i, c)
-		}
-		res.Status[i] = s
+	// Block by block over the merged states: the loss adds its terms
+	// trajectory after trajectory (a ChunkLoss), so the sum is the whole
+	// run's, bit for bit.
+	names := []string{"y_final.npy", "status.npy"}
+	if k > 0 {
+		names = append(names, "y_saved.npy")
 	}
-	l, _, err := loss(0, res, 0)
+	var l float64
+	err = shardBlocks(shards, names, func(lo int, rows [][]float64) error {
+		res := &gradsolve.Result{N: len(rows[1]), Dim: dim, K: k, Y: rows[0]}
+		if k > 0 {
+			res.Saved = rows[2]
+		}
+		res.Status = make([]gradsolve.Status, res.N)
+		for i, c := range rows[1] {
+			s, ok := fromCode[int32(c)]
+			if !ok || c != math.Trunc(c) {
+				return fmt.Errorf("merge: status.npy: element %d = %g is not a status code", lo+i, c)
+			}
+			res.Status[i] = s
+		}
+		var err error
+		if l, _, err = loss(lo, res, l); err != nil {
+			return fmt.Errorf("merge: evaluating the loss: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("merge: evaluating the loss: %w", err)
+		return 0, err
 	}
 	return l, nil
-}
-
-// mergedArray reads name of every shard, concatenated in shard order.
-func mergedArray(shards []*shardDir, name string) ([]float64, error) {
-	var out []float64
-	for _, s := range shards {
-		a, err := npy.ReadFile(filepath.Join(s.dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		out = append(out, a.Data...)
-	}
-	return out, nil
 }
