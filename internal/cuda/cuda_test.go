@@ -3,15 +3,16 @@ package cuda
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/gradsolve/gradsolve/internal/cuda/cudafake"
 )
 
 // The tests load fake driver and NVRTC libraries built from
-// testdata/fake_cuda.c and testdata/fake_nvrtc.c with the system C
+// package cudafake with the system C
 // compiler: they exercise the loading, binding, argument passing and
 // every error path of the package, not a GPU (none is needed, and a
 // real device is not tested here).
@@ -27,46 +28,16 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "gradsolve-fakecuda")
 	if err != nil {
 		fakes.skip = err.Error()
+	} else if l, err := cudafake.Build(dir); err != nil {
+		fakes.skip = err.Error()
 	} else {
-		buildFakes(dir)
+		fakes.driver, fakes.noLaunch, fakes.nvrtc = l.Driver, l.NoLaunch, l.NVRTC
 	}
 	code := m.Run()
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
-}
-
-// buildFakes compiles the fake libraries into dir with $CC or cc.
-func buildFakes(dir string) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		fakes.skip = "no C compiler (" + cc + ") to build the fake CUDA driver"
-		return
-	}
-	for _, b := range []struct {
-		out   *string
-		name  string
-		src   string
-		flags []string
-	}{
-		{&fakes.driver, "libcuda.so.1", "fake_cuda.c", nil},
-		{&fakes.noLaunch, "nolaunch/libcuda.so.1", "fake_cuda.c", []string{"-DFAKE_NO_LAUNCH"}},
-		{&fakes.nvrtc, "libnvrtc.so", "fake_nvrtc.c", nil},
-	} {
-		out := filepath.Join(dir, b.name)
-		os.MkdirAll(filepath.Dir(out), 0o755)
-		args := append([]string{"-shared", "-fPIC", "-O1", "-o", out}, b.flags...)
-		args = append(args, filepath.Join("testdata", b.src))
-		if msg, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-			fakes.skip = "building the fake CUDA libraries failed: " + err.Error() + ": " + string(msg)
-			return
-		}
-		*b.out = out
-	}
 }
 
 func needFakes(t *testing.T) {
