@@ -177,9 +177,9 @@ func TestNVRTCErrors(t *testing.T) {
 	}{
 		{"missing library", missing, scaleSrc, true, []string{"unavailable: no NVRTC (" + missing + ": ", "No such file"}},
 		{"missing symbol", fakes.driver, scaleSrc, true, []string{"unavailable: " + fakes.driver + " has no symbol nvrtcCreateProgram"}},
-		{"compile fails", fakes.nvrtc, "int x;\n#error gs: broken kernel\n", false, []string{
+		{"compile fails", fakes.nvrtc, "int x;\n#error fake: broken kernel\n", false, []string{
 			"nvrtc: compiling gs.cu (--gpu-architecture=compute_90 --fmad=false --std=c++17) failed:\n",
-			`gs.cu(1): error: #error gs: broken kernel`, `1 error detected in the compilation of "gs.cu"`}},
+			`gs.cu(1): error: #error fake: broken kernel`, `1 error detected in the compilation of "gs.cu"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := Open(Options{Driver: fakes.driver, NVRTC: c.nvrtc})

@@ -5,10 +5,12 @@
 // behaviour is set by environment variables, read at each call (see the
 // C sources): FAKE_CUDA_INIT (cuInit's status), FAKE_CUDA_DEVICES (the
 // device count), FAKE_CUDA_LAUNCH and FAKE_CUDA_SYNC (the statuses of
-// cuLaunchKernel and cuCtxSynchronize); a source containing "#error"
+// cuLaunchKernel and cuCtxSynchronize); a source containing "#error fake:"
 // fails to compile with a log. The fake device has compute capability
 // 9.0, host memory as device memory, and one kernel it "runs",
-// fake_scale(double *x, int n, double a): x[i] *= a.
+// fake_scale(double *x, int n, double a): x[i] *= a; a
+// kernel named gs_erk_* has its gs_erk_job's outputs written from its
+// inputs (see fake_cuda.c.in), not solved.
 package cudafake
 
 import (
