@@ -7,5 +7,7 @@ package gradsolve
 // at run time through purego (no cgo, no CUDA toolkit at build time),
 // and where they or a device are missing it refuses every request with
 // "unavailable: <reason>"; its priority is below the CPU engines', so
-// the router does not pick it.
+// the router does not pick it. Linking it makes the binary dynamically
+// linked against libc (dlopen needs the dynamic loader); -tags nocuda
+// gives the statically linked build without it.
 import _ "github.com/gradsolve/gradsolve/internal/engine/gpu"
