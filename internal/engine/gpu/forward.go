@@ -50,10 +50,10 @@ const Block = 128
 // Forward runs kernel k of src on the engine's device for the
 // trajectories of in: compile (cached per source), copy the inputs,
 // launch, synchronize, copy the results back. It is not yet called by
-// the front end; where the engine is unavailable it returns Available's
-// error. Tested here only against the fake driver's plumbing (no GPU).
+// the front end; where the driver, device or NVRTC is missing it
+// returns Loaded's error. Tested here only against the fake driver's plumbing (no GPU).
 func (e *Engine) Forward(src *emitcuda.Source, k emitcuda.Kernel, in *Input) (*Output, error) {
-	if err := e.Available(); err != nil {
+	if err := e.Loaded(); err != nil {
 		return nil, err
 	}
 	n := len(in.T0)

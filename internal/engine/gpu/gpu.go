@@ -11,10 +11,11 @@
 // priority is below the CPU engines', so the router never picks it
 // over them: it is run only where --engine (Options.Engine) names it.
 //
-// Where CUDA is available it still serves no job: the kernels exist and
-// are tested by CPU emulation (sym/emitcuda), but the launch of an
-// ensemble's kernels is not wired into the front end yet, whose
-// engines run one trajectory per Solver call. Serves says so.
+// Where CUDA is available it still serves no job, and says
+// "unavailable: the cuda engine runs no job yet: …": the kernels exist
+// and are tested by CPU emulation (sym/emitcuda), and Forward launches
+// one, but the launch of an ensemble's kernels is not wired into the
+// front end yet, whose engines run one trajectory per Solver call.
 package gpu
 
 import (
@@ -71,10 +72,23 @@ func (e *Engine) Runs(m method.Method) bool { return m.Family() == method.Explic
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
-// Available returns nil where the driver, the device and NVRTC load,
-// else an error wrapping cuda.ErrUnavailable whose text starts with
-// "unavailable: " and says which is missing. It loads them once.
+// Available returns why the engine cannot run here: an error wrapping
+// cuda.ErrUnavailable whose text starts with "unavailable: " and says
+// which of the driver, the device and NVRTC is missing (Loaded's
+// error), and where all three load, that the engine runs no job yet
+// (errNoLaunch). So that the router and the conformance suite treat it
+// as absent until its jobs are wired in, it never returns nil yet.
 func (e *Engine) Available() error {
+	if err := e.Loaded(); err != nil {
+		return err
+	}
+	return errNoLaunch
+}
+
+// Loaded returns nil where the driver, the device and NVRTC load, else
+// the error wrapping cuda.ErrUnavailable that says which is missing. It
+// loads them once, on first call.
+func (e *Engine) Loaded() error {
 	e.once.Do(e.load)
 	return e.err
 }
@@ -102,21 +116,12 @@ func (e *Engine) load() {
 }
 
 // errNoLaunch is the refusal where CUDA is available.
-var errNoLaunch = errors.New("the cuda engine runs no job yet: its kernels are generated and tested in CPU emulation (sym/emitcuda), but launching them on an ensemble is not wired into the front end")
+var errNoLaunch = fmt.Errorf("%w: the cuda engine runs no job yet: its kernels are generated and tested in CPU emulation (sym/emitcuda), but launching them on an ensemble is not wired into the front end", cuda.ErrUnavailable)
 
-// Serves refuses every request: with Available's reason where CUDA
-// cannot run here, else because no job is wired to the kernels yet.
-func (e *Engine) Serves(req *engine.Request) error {
-	if err := e.Available(); err != nil {
-		return err
-	}
-	return errNoLaunch
-}
+// Serves refuses every request, with Available's reason.
+func (e *Engine) Serves(req *engine.Request) error { return e.Available() }
 
 // Prepare returns Serves's refusal.
 func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
-	if err := e.Serves(&spec.Request); err != nil {
-		return nil, err
-	}
-	return nil, errNoLaunch
+	return nil, e.Serves(&spec.Request)
 }
