@@ -3,6 +3,7 @@ module github.com/gradsolve/gradsolve
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )
