@@ -12,6 +12,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/memory"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/systems"
 )
@@ -124,19 +125,6 @@ func TestErrorsUnits(t *testing.T) {
 	}
 }
 
-// sameBits says two arrays hold the same float64s, bit for bit.
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // A run streamed in chunks gives Run's stars, solves, errors and 99th
 // percentiles bit for bit, for any chunk and worker count; the stars of
 // a plan's pilot are Draw's.
@@ -147,7 +135,7 @@ func TestStreamBitwise(t *testing.T) {
 		t.Fatal(err)
 	}
 	drawn := Draw(n, 5, defaultP)
-	if !sameBits(whole.Stars.Y0, drawn.Y0) || !sameBits(whole.Stars.Period, drawn.Period) || !sameBits(whole.Stars.RE, drawn.RE) {
+	if !testutil.IdenticalBits(whole.Stars.Y0, drawn.Y0) || !testutil.IdenticalBits(whole.Stars.Period, drawn.Period) || !testutil.IdenticalBits(whole.Stars.RE, drawn.RE) {
 		t.Error("Run's stars are not Draw's")
 	}
 	for _, chunk := range []int{1, 7, n, 100} {
@@ -177,7 +165,7 @@ func TestStreamBitwise(t *testing.T) {
 			}{{"y0", y0, whole.Stars.Y0}, {"y", y, whole.Solve.Y}, {"sens", s, whole.Solve.S}, {"reference", ref, whole.Ref.Y},
 				{"state errors", state, whole.StateErr}, {"sensitivity errors", sens, whole.SensErr},
 				{"p99", []float64{sum.StateP99, sum.SensP99, sum.T1}, []float64{whole.StateP99, whole.SensP99, whole.T1}}} {
-				if !sameBits(c.got, c.want) {
+				if !testutil.IdenticalBits(c.got, c.want) {
 					t.Errorf("%s: %s differ from Run's", what, c.name)
 				}
 			}

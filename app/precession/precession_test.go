@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -84,19 +85,6 @@ func TestDefaultsMeetRequirement(t *testing.T) {
 	}
 }
 
-// sameBits says two arrays hold the same float64s, bit for bit.
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // A run in chunks gives Run's binaries, solves, angles, errors and 99th
 // percentile bit for bit, for any chunk and worker count.
 func TestRunChunksBitwise(t *testing.T) {
@@ -106,7 +94,7 @@ func TestRunChunksBitwise(t *testing.T) {
 		t.Fatal(err)
 	}
 	drawn := Draw(n, 3)
-	if !sameBits(whole.Population.Y0, drawn.Y0) || !sameBits(whole.Population.P, drawn.P) {
+	if !testutil.IdenticalBits(whole.Population.Y0, drawn.Y0) || !testutil.IdenticalBits(whole.Population.P, drawn.P) {
 		t.Error("Run's binaries are not Draw's")
 	}
 	for _, chunk := range []int{1, 4, n} {
@@ -126,8 +114,8 @@ func TestRunChunksBitwise(t *testing.T) {
 				hi := min(n, lo+chunk)
 				wth = append(append(append(wth, whole.Theta1[lo:hi]...), whole.Theta2[lo:hi]...), whole.DPhi[lo:hi]...)
 			}
-			if !sameBits(p, whole.Population.P) || !sameBits(y, whole.Solve.Y) || !sameBits(ref, whole.Ref.Y) || !sameBits(th, wth) || !sameBits(e, whole.Err) ||
-				!sameBits([]float64{sum.P99, sum.FixtureErr}, []float64{whole.P99, whole.FixtureErr}) || sum.Pass != whole.Pass {
+			if !testutil.IdenticalBits(p, whole.Population.P) || !testutil.IdenticalBits(y, whole.Solve.Y) || !testutil.IdenticalBits(ref, whole.Ref.Y) || !testutil.IdenticalBits(th, wth) || !testutil.IdenticalBits(e, whole.Err) ||
+				!testutil.IdenticalBits([]float64{sum.P99, sum.FixtureErr}, []float64{whole.P99, whole.FixtureErr}) || sum.Pass != whole.Pass {
 				t.Errorf("chunk %d, %d workers: the run differs from Run's", chunk, workers)
 			}
 			if want := (n + chunk - 1) / chunk; sum.Chunks != want {
