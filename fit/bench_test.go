@@ -55,7 +55,7 @@ func BenchmarkAdamUpdate(b *testing.B) {
 	b.Run("robertson", func(b *testing.B) {
 		// The stiff replay: Robertson (examples/robertson.ode, k1 from
 		// 0.02 to 0.06, t ∈ [0, 1e4]), Rodas5P at rtol 1e-8, atol
-		// 1e-12, fitting k1 and k3 per trajectory.
+		// 1e-12, fitting one, two or three rates per trajectory.
 		rm, err := parse.ParseFile("../examples/robertson.ode")
 		if err != nil {
 			b.Fatal(err)
@@ -66,8 +66,19 @@ func BenchmarkAdamUpdate(b *testing.B) {
 			rp = append(rp, 0.02+0.04*float64(i)/float64(benchN-1), 3e7, 1e4)
 		}
 		ens := gradsolve.Ensemble{N: benchN, P: rp, T0: []float64{0}, T1: []float64{1e4}}
-		params := []Param{{Wrt: gradsolve.Param(0), Transform: Log()}, {Wrt: gradsolve.Param(2), Transform: Log()}}
-		benchUpdate(b, rob, ens, params, gradsolve.Options{RTol: 1e-8, ATol: 1e-12})
+		o := gradsolve.Options{RTol: 1e-8, ATol: 1e-12}
+		for _, c := range []struct {
+			name string
+			wrt  []int
+		}{{"k1", []int{0}}, {"k1,k3", []int{0, 2}}, {"k1,k2,k3", []int{0, 1, 2}}} {
+			b.Run(c.name, func(b *testing.B) {
+				var params []Param
+				for _, j := range c.wrt {
+					params = append(params, Param{Wrt: gradsolve.Param(j), Transform: Log()})
+				}
+				benchUpdate(b, rob, ens, params, o)
+			})
+		}
 	})
 	b.Run("decay", func(b *testing.B) {
 		pr := decayProblem(b)
