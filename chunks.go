@@ -125,16 +125,9 @@ func SolveChunks(ctx context.Context, prob *Problem, n, chunk int, part Ensemble
 	}
 	for lo := 0; lo < n; {
 		hi := min(n, lo+size)
-		ens, err := part(lo, hi)
+		ens, err := getPart("SolveChunks", part, lo, hi)
 		if err != nil {
 			return err
-		}
-		if ens == nil || ens.N != hi-lo {
-			got := 0
-			if ens != nil {
-				got = ens.N
-			}
-			return fmt.Errorf("%w: SolveChunks: part(%d, %d) returned an Ensemble of N = %d, want %d", ErrInput, lo, hi, got, hi-lo)
 		}
 		res, err := Solve(ctx, prob, ens, opts)
 		if err != nil {
@@ -212,16 +205,9 @@ func GradientChunks(ctx context.Context, prob *Problem, n, chunk int, part Ensem
 	var acc float64
 	for lo := 0; lo < n; {
 		hi := min(n, lo+size)
-		ens, err := part(lo, hi)
+		ens, err := getPart("GradientChunks", part, lo, hi)
 		if err != nil {
 			return 0, err
-		}
-		if ens == nil || ens.N != hi-lo {
-			got := 0
-			if ens != nil {
-				got = ens.N
-			}
-			return 0, fmt.Errorf("%w: GradientChunks: part(%d, %d) returned an Ensemble of N = %d, want %d", ErrInput, lo, hi, got, hi-lo)
 		}
 		var res *Result
 		chunkLoss := func(r *Result) (float64, Cotangents, error) {
@@ -255,4 +241,21 @@ func recordChunk(prob *Problem, first *Ensemble, o *Options, size int) int {
 		return size
 	}
 	return max(1, min(size, int(ChunkBytes/(1000*f.PerStep))))
+}
+
+// getPart returns part(lo, hi), refusing (for the function fn) an
+// ensemble that does not hold hi − lo trajectories.
+func getPart(fn string, part EnsemblePart, lo, hi int) (*Ensemble, error) {
+	ens, err := part(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if ens == nil || ens.N != hi-lo {
+		got := 0
+		if ens != nil {
+			got = ens.N
+		}
+		return nil, fmt.Errorf("%w: %s: part(%d, %d) returned an Ensemble of N = %d, want %d", ErrInput, fn, lo, hi, got, hi-lo)
+	}
+	return ens, nil
 }
