@@ -133,7 +133,8 @@ func chooseEngine(prob *Problem, o *Options, job engine.Job, offers ode.ProgramS
 		return nil, err
 	}
 	c := &choice{method: m, reason: reason,
-		req: engine.Request{Problem: prob, Offers: offers, Method: m, Job: job, DenseSave: o.DenseSave, KeepStages: o.KeepStages, N: n}}
+		req: engine.Request{Problem: prob, Offers: offers, Method: m, Job: job, DenseSave: o.DenseSave, KeepStages: o.KeepStages, N: n,
+			Float32: o.Precision == Float32, Device: o.Device}}
 	if o.Sens != nil {
 		c.req.NumSens, c.req.ErrorTest = len(o.Sens.Wrt), o.Sens.ErrorTest
 	}

@@ -148,6 +148,16 @@ type Options struct {
 	// zero value) lets the router decide from its cost model,
 	// router.Forward and router.Reverse override it.
 	Mode router.Mode
+	// Precision is the floating-point type of the arithmetic: Float64
+	// (the zero value) or Float32. Float32 runs only on an engine that
+	// has float32 kernels (the cuda engine, once they are generated);
+	// the CPU engines compute in float64 alone and refuse it, saying
+	// why.
+	Precision Precision
+	// Device is the GPU the cuda engine runs on (0-based, ≥ 0); the
+	// CPU engines ignore it. An index the machine does not have is an
+	// error of the cuda engine naming the devices it has.
+	Device int
 	// GradientWrt lists the quantities LossGradient differentiates by
 	// (parameters and initial values). Nil means every parameter and
 	// every initial value. Forward mode integrates only these
@@ -155,6 +165,39 @@ type Options struct {
 	// entries of Gradient.P and Gradient.Y0 not listed are NaN in either
 	// mode. Solve and Record ignore it.
 	GradientWrt []Wrt
+}
+
+// Precision is the floating-point type of a solve's arithmetic
+// (Options.Precision).
+type Precision int
+
+const (
+	// Float64 computes in IEEE binary64: every engine, the default.
+	Float64 Precision = iota
+	// Float32 computes in IEEE binary32, on the engines that have
+	// float32 code (see Options.Precision).
+	Float32
+)
+
+// String returns "float64" or "float32".
+func (p Precision) String() string {
+	switch p {
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+// ParsePrecision reads "float64" or "float32".
+func ParsePrecision(s string) (Precision, error) {
+	for _, p := range []Precision{Float64, Float32} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return Float64, fmt.Errorf("unknown precision %q: want float64 or float32", s)
 }
 
 // Result holds what Solve computed. Arrays are row-major (see the
@@ -370,6 +413,12 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		h:      make([]float64, n),
 	}
 	ecfg := ensemble.Config{Workers: o.Workers, Chunk: o.Chunk, Progress: o.Progress}
+	if wl, ok := plan.(engine.WorkerLimit); ok {
+		// An engine that runs a batch per worker on a device (cuda):
+		// one worker per device, whatever Options.Workers says (the
+		// bits do not depend on it).
+		ecfg.Workers = min(ensemble.Workers(n, ecfg), max(1, wl.MaxWorkers()))
+	}
 	nw := ensemble.Workers(n, ecfg)
 	solvers := make([]engine.Solver, nw)
 	for w := range solvers {
@@ -481,6 +530,13 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 	res.Elapsed = time.Since(start)
 	if err := ml.failed(); err != nil {
 		return nil, err
+	}
+	for _, sv := range solvers {
+		if fs, ok := sv.(engine.FailingSolver); ok {
+			if err := fs.Err(); err != nil {
+				return nil, fmt.Errorf("gradsolve: engine %s: %w", ch.engine.Name(), err)
+			}
+		}
 	}
 	res.Workers = nw
 	o.Method, o.Engine = ch.method, ch.engine.Name()
@@ -733,6 +789,10 @@ func resolveOptions(prob *Problem, o *Options) (numerics, error) {
 		return num, inputErr("Workers = %d: must be ≥ 0", o.Workers)
 	case o.Chunk < 0:
 		return num, inputErr("Chunk = %d: must be ≥ 0", o.Chunk)
+	case o.Precision != Float64 && o.Precision != Float32:
+		return num, inputErr("Options.Precision = %v: want Float64 or Float32", o.Precision)
+	case o.Device < 0:
+		return num, inputErr("Options.Device = %d: must be ≥ 0 (the index of a GPU)", o.Device)
 	case o.Checkpoint < 0:
 		return num, inputErr("Options.Checkpoint = %d: must be ≥ 0 (0 or 1: keep every state; c ≥ 2: every c-th)", o.Checkpoint)
 	case o.MaxSteps < 0:

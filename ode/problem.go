@@ -157,6 +157,15 @@ type Problem struct {
 	// one LaneProgram per call of the returned function (per worker).
 	// It must give SensF's bits lane by lane.
 	SensLanes func(paramCols []int) (func() LaneProgram, error)
+
+	// Symbolic, when set, is the symbolic model the problem was
+	// compiled from — a *tape.Set of package sym/tape, whose Problem
+	// sets it — for engines that generate their own code from it (the
+	// cuda engine writes its kernels from it) instead of calling F and
+	// Programs. It must describe the same f: a copy of a Problem whose
+	// F or Programs is replaced must set Symbolic to nil. Nil: the
+	// problem is Go functions only, and such engines refuse it.
+	Symbolic any
 }
 
 // Programs holds evaluators of a right-hand side and its derivatives for

@@ -4,8 +4,9 @@
 // open the driver, pick a device and its compute capability, compile
 // CUDA C++ with NVRTC for that architecture (contraction off,
 // --fmad=false), load the PTX as a module (cached per source hash),
-// look up kernels, allocate and copy device memory, launch and
-// synchronize.
+// look up kernels, allocate and copy device memory (and page-locked
+// host memory), launch and synchronize, on the default stream or on
+// streams of their own (asynchronous copies and launches).
 //
 // Every failure is an error value, never a panic. Where the machine
 // cannot run CUDA at all — no driver library, a driver library missing
@@ -75,6 +76,14 @@ type Driver struct {
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params *unsafe.Pointer, extra *unsafe.Pointer) Result
 	cuGetErrorName            func(r Result, s **byte) Result
 	cuGetErrorString          func(r Result, s **byte) Result
+	cuMemGetInfo              func(free, total *uintptr) Result
+	cuStreamCreate            func(s *uintptr, flags uint32) Result
+	cuStreamDestroy           func(s uintptr) Result
+	cuStreamSynchronize       func(s uintptr) Result
+	cuMemcpyHtoDAsync         func(dst uint64, src unsafe.Pointer, bytes uintptr, s uintptr) Result
+	cuMemcpyDtoHAsync         func(dst unsafe.Pointer, src uint64, bytes uintptr, s uintptr) Result
+	cuMemAllocHost            func(p *unsafe.Pointer, bytes uintptr) Result
+	cuMemFreeHost             func(p unsafe.Pointer) Result
 }
 
 // driverSymbols lists the driver API's symbols Open binds, with the
@@ -106,6 +115,14 @@ func (d *Driver) driverSymbols() []struct {
 		{"cuLaunchKernel", &d.cuLaunchKernel},
 		{"cuGetErrorName", &d.cuGetErrorName},
 		{"cuGetErrorString", &d.cuGetErrorString},
+		{"cuMemGetInfo_v2", &d.cuMemGetInfo},
+		{"cuStreamCreate", &d.cuStreamCreate},
+		{"cuStreamDestroy_v2", &d.cuStreamDestroy},
+		{"cuStreamSynchronize", &d.cuStreamSynchronize},
+		{"cuMemcpyHtoDAsync_v2", &d.cuMemcpyHtoDAsync},
+		{"cuMemcpyDtoHAsync_v2", &d.cuMemcpyDtoHAsync},
+		{"cuMemAllocHost_v2", &d.cuMemAllocHost},
+		{"cuMemFreeHost", &d.cuMemFreeHost},
 	}
 }
 

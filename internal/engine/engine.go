@@ -97,6 +97,13 @@ type Request struct {
 	KeepStages bool
 	// N is the number of trajectories of the ensemble (0: not known).
 	N int
+	// Float32 asks for the arithmetic in float32 (Options.Precision);
+	// false: float64. An engine that computes in float64 only refuses
+	// it.
+	Float32 bool
+	// Device is the accelerator the job runs on (Options.Device, ≥ 0),
+	// for the engines that run on one; the CPU engines ignore it.
+	Device int
 }
 
 // Name is the problem's name as messages use it: Problem.Name, or
@@ -203,6 +210,24 @@ type LaneSolver interface {
 	// SolveLanes integrates every trajectory src hands out, as
 	// ivp.SolveLanes does, polling stop. It allocates nothing per step.
 	SolveLanes(src ivp.LaneSource, stop *atomic.Bool)
+}
+
+// WorkerLimit is a Plan whose job should run on at most MaxWorkers
+// workers whatever Options.Workers asks (a GPU engine: one worker per
+// device, each worker's LaneSolver launching a batch of trajectories at
+// a time). The results do not depend on the number of workers.
+type WorkerLimit interface {
+	MaxWorkers() int
+}
+
+// FailingSolver is a Solver that can fail as a whole, not as one
+// trajectory's status (a device's launch or copy error): Err returns
+// the first such error after the run, and the front end returns it
+// from the solve. The trajectories it could not finish it ends with
+// status Cancelled.
+type FailingSolver interface {
+	Solver
+	Err() error
 }
 
 // LaneReplayer is a Replayer that also reverses several recordings at

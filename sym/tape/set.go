@@ -508,6 +508,7 @@ func (s *Set) Problem() *ode.Problem {
 		T0:         m.T0,
 		T1:         m.T1,
 		Stiff:      m.Stiff,
+		Symbolic:   s,
 	}
 }
 

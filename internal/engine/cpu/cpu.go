@@ -39,6 +39,18 @@ func init() {
 // their arithmetic faster registers above it.
 const Priority = 0
 
+// errFloat32 is every CPU engine's refusal of Options.Precision
+// float32 (engine.Request.Float32).
+var errFloat32 = fmt.Errorf("Options.Precision float32: the CPU engines compute in float64 only: their core (packages ivp, erk, ros, control and the compiled tapes) is written for float64, not generic over the float type, so a float32 CPU engine would be a second copy of all of it; float32 runs on the cuda engine")
+
+// needFloat64 returns errFloat32 for a float32 request, else nil.
+func needFloat64(req *engine.Request) error {
+	if req.Float32 {
+		return errFloat32
+	}
+	return nil
+}
+
 // needTangent returns why a sensitivity job cannot run on prob without a
 // tangent program (ode.Programs.JVP), or nil.
 func needTangent(req *engine.Request) error {

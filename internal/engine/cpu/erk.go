@@ -33,6 +33,9 @@ func (ERK) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 // methods re-step them), sensitivities without a tangent program, and a
 // recording without a cotangent program.
 func (ERK) Serves(req *engine.Request) error {
+	if err := needFloat64(req); err != nil {
+		return err
+	}
 	if req.DenseSave {
 		return fmt.Errorf("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", req.Method.MethodName())
 	}

@@ -37,6 +37,9 @@ func (ROS) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5P }
 // refuses sensitivities in the error norm, which a Rosenbrock method's
 // sensitivities do not take part in.
 func (ROS) Serves(req *engine.Request) error {
+	if err := needFloat64(req); err != nil {
+		return err
+	}
 	rt := req.Method.(*method.Rosenbrock)
 	has := req.Offers
 	switch {

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/cuda"
 	"github.com/gradsolve/gradsolve/internal/cudaemu"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -80,74 +83,159 @@ func TestJobLayout(t *testing.T) {
 	}
 }
 
-// TestForwardPlumbing runs Forward through the fake driver: the
-// generated source reaches NVRTC, the kernel gs_erk_tsit5 is found, the
-// job struct reaches the "kernel" with every field where gs_erk_job has
-// it (the fake writes each output from inputs at other offsets), and
-// the outputs come back. It checks the plumbing only: the fake solves
-// nothing, and no GPU is used.
-func TestForwardPlumbing(t *testing.T) {
+// fakeModule loads the lorenz source on the fake driver's device.
+func fakeModule(t *testing.T) (*cudaModule, *emitcuda.Source) {
+	t.Helper()
 	l := fakeLibs(t)
 	t.Setenv("FAKE_CUDA_DEVICES", "")
-	e := New("cuda-test", cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}, 0)
+	b := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
+	dev, err := b.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := lorenzSource(t)
+	m, err := dev.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.(*cudaModule), src
+}
+
+// plumbingBatch is a batch of n trajectories of lorenz with 2 save
+// times, its inputs distinct per trajectory.
+func plumbingBatch(n int) *Batch {
+	b := NewBatch(n, 3, 3, 2)
+	for i := range n {
+		b.T0[i], b.T1[i] = float64(i), float64(1000*i)
+		copy(b.Y0[3*i:], []float64{float64(i), -1, -2})
+		copy(b.P[3*i:], []float64{float64(i) / 4, 0, 0})
+		copy(b.Save[2*i:], []float64{0.25, 0.75})
+	}
+	return b
+}
+
+// TestRunPlumbing runs a batch through the fake driver in chunks on
+// two streams: the generated source reaches NVRTC, the kernel is found,
+// every chunk is launched (alternately on the two streams) with a
+// gs_erk_job whose fields arrive where the C struct has them (the fake
+// writes each output from inputs at other offsets), and every chunk's
+// outputs come back to its own rows. It checks the plumbing only: the
+// fake solves nothing, and no GPU is used.
+func TestRunPlumbing(t *testing.T) {
+	m, src := fakeModule(t)
 	k := src.Kernels[0]
 	if k.Name != "gs_erk_tsit5" {
 		t.Fatalf("kernel %s", k.Name)
 	}
-	const n = 300 // more than one block
-	in := &Input{K: 2, MaxSteps: 77, HMax: math.Inf(1), H0: 0.5,
+	s := &Settings{MaxSteps: 77, HMax: math.Inf(1), H0: 0.5,
 		Controller: control.PI{Beta1: 1, Beta2: 2, Safety: 4, QMin: 8, QMax: 16, QOldInit: 32},
-		RTol:       []float64{64, 0, 0}, ATol: []float64{128, 0, 0}, Save: []float64{0.25, 0.75}}
-	for i := range n {
-		in.T0 = append(in.T0, float64(i))
-		in.T1 = append(in.T1, float64(1000*i))
-		in.Y0 = append(in.Y0, float64(i), -1, -2)
-		in.P = append(in.P, float64(i)/4, 0, 0)
-	}
-	out, err := e.Forward(src, k, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		wantH := math.Inf(1)
-		if out.T[i] != float64(1001*i) || out.H[i] != wantH || out.Y[i] != in.Y0[i] ||
-			out.Status[i] != 2000 || out.Accepted[i] != 77 || out.Rejected[i] != int64(i) || out.FEvals[i] != n {
-			t.Fatalf("trajectory %d: t %v h %v y %v status %d accepted %d rejected %d fevals %d",
-				i, out.T[i], out.H[i], out.Y[i], out.Status[i], out.Accepted[i], out.Rejected[i], out.FEvals[i])
+		RTol:       []float64{64, 0, 0}, ATol: []float64{128, 0, 0}}
+	const n = 300
+	for _, chunk := range []int{7, 128, n} {
+		log := filepath.Join(t.TempDir(), "launches")
+		t.Setenv("FAKE_CUDA_LAUNCHES", log)
+		b := plumbingBatch(n)
+		var stop atomic.Bool
+		done, err := m.Run(k, s, b, chunk, &stop)
+		if err != nil || done != n {
+			t.Fatalf("chunk %d: Run = %d, %v", chunk, done, err)
+		}
+		for i := range n {
+			c := i % chunk // the fake's index within its launch
+			size := min(chunk, n-(i-c))
+			if b.T[i] != float64(1001*i) || b.H[i] != math.Inf(1) || b.Y[3*(i-c)+c] != b.Y0[3*(i-c)+c] ||
+				b.Status[i] != 2002 || b.Accepted[i] != 77 || b.Rejected[i] != int64(c) || b.FEvals[i] != int64(size) {
+				t.Fatalf("chunk %d: trajectory %d: t %v h %v y %v status %d accepted %d rejected %d fevals %d", chunk,
+					i, b.T[i], b.H[i], b.Y[3*(i-c)+c], b.Status[i], b.Accepted[i], b.Rejected[i], b.FEvals[i])
+			}
+			if c == 0 && b.Saved[i*6] != 0.25 {
+				t.Fatalf("chunk %d: trajectory %d: saved[0] = %v, want its first save time", chunk, i, b.Saved[i*6])
+			}
+		}
+		text, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+		if want := (n + chunk - 1) / chunk; len(lines) != want {
+			t.Fatalf("chunk %d: %d launches, want %d", chunk, len(lines), want)
+		}
+		streams := map[string]bool{}
+		for q, line := range lines {
+			f := strings.Fields(line)
+			if len(f) != 3 || f[0] != k.Name || f[2] != fmt.Sprint(min(chunk, n-q*chunk)) {
+				t.Fatalf("chunk %d: launch %d: %q", chunk, q, line)
+			}
+			streams[f[1]] = true
+			if q > 0 && f[1] == strings.Fields(lines[q-1])[1] {
+				t.Errorf("chunk %d: launches %d and %d on one stream %s: want the two streams in turn", chunk, q-1, q, f[1])
+			}
+		}
+		if want := min(2, len(lines)); len(streams) != want || streams["0"] {
+			t.Errorf("chunk %d: streams %v, want %d of the engine's own (not the default stream 0)", chunk, streams, want)
 		}
 	}
-	if out.Saved[0] != 0.25 || len(out.Saved) != n*2*3 {
-		t.Errorf("saved[0] = %v (len %d); want the first save time, 0.25 (len %d)", out.Saved[0], len(out.Saved), n*6)
-	}
 	// A finite hmax: h carries the sum of the scalars and of p.
-	in.HMax = 256
-	out, err = e.Forward(src, k, in)
+	s.HMax = 256
+	b := plumbingBatch(n)
+	var stop atomic.Bool
+	if _, err := m.Run(k, s, b, 50, &stop); err != nil {
+		t.Fatal(err)
+	}
+	if want := 256 + 0.5 + 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + b.P[5]; b.H[5] != want {
+		t.Errorf("h[5] = %v; want %v", b.H[5], want)
+	}
+	// Stopped before the start: nothing is launched.
+	stop.Store(true)
+	if done, err := m.Run(k, s, plumbingBatch(n), 50, &stop); done != 0 || err != nil {
+		t.Errorf("Run with stop set: %d, %v; want 0, nil", done, err)
+	}
+}
+
+// TestRunErrors: each failing driver call of a run comes back as a
+// *cuda.Error naming the call and the driver's error.
+func TestRunErrors(t *testing.T) {
+	m, src := fakeModule(t)
+	k := src.Kernels[0]
+	s := &Settings{MaxSteps: 10, HMax: math.Inf(1), Controller: control.DefaultPI(5, 0.2, 10), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}}
+	for _, c := range []struct{ env, val, want string }{
+		{"FAKE_CUDA_STREAM", "2", "cuda: cuStreamCreate: CUDA error 2"},
+		{"FAKE_CUDA_HOSTALLOC", "2", "cuda: cuMemAllocHost("},
+		{"FAKE_CUDA_ASYNC", "700", "cuda: cuMemcpyHtoDAsync: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"},
+		{"FAKE_CUDA_LAUNCH", "719", "cuda: cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)"},
+		{"FAKE_CUDA_STREAM_SYNC", "700", "cuda: cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.val)
+			var stop atomic.Bool
+			_, err := m.Run(k, s, plumbingBatch(20), 7, &stop)
+			var ce *cuda.Error
+			if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("Run with %s=%s: %v; want %q…", c.env, c.val, err, c.want)
+			}
+		})
+	}
+	// A kernel the module lacks.
+	bad := k
+	bad.Name = "gs_erk_none"
+	var stop atomic.Bool
+	if _, err := m.Run(bad, s, plumbingBatch(3), 7, &stop); err == nil || !strings.Contains(err.Error(), "has no kernel gs_erk_none") {
+		t.Errorf("Run of a missing kernel: %v", err)
+	}
+}
+
+// lorenzProblem is examples/lorenz.ode as a Problem (with its
+// symbolic form).
+func lorenzProblem(t *testing.T) *ode.Problem {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	m, err := parse.ParseFile(filepath.Join(filepath.Dir(file), "..", "..", "..", "examples", "lorenz.ode"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 256 + 0.5 + 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + in.P[5]; out.H[5] != want {
-		t.Errorf("h[5] = %v; want %v", out.H[5], want)
+	s, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if e.dev.Arch() != "compute_90" {
-		t.Errorf("arch %s", e.dev.Arch())
-	}
-	// The launch error of the driver comes back as it is.
-	t.Setenv("FAKE_CUDA_LAUNCH", "719")
-	var ce *cuda.Error
-	if _, err := e.Forward(src, k, in); !errors.As(err, &ce) || !strings.Contains(err.Error(), "cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED") {
-		t.Errorf("Forward with a failing launch: %v", err)
-	}
-	t.Setenv("FAKE_CUDA_LAUNCH", "")
-	// Inputs of the wrong sizes are refused before any copy.
-	bad := *in
-	bad.Y0 = bad.Y0[1:]
-	if _, err := e.Forward(src, k, &bad); err == nil || !strings.Contains(err.Error(), "y0") {
-		t.Errorf("Forward with a short y0: %v", err)
-	}
-	// Unavailable: Available's reason.
-	u := New("cuda-test", cuda.Options{Driver: filepath.Join(t.TempDir(), "none")}, 0)
-	if _, err := u.Forward(src, k, in); !errors.Is(err, cuda.ErrUnavailable) {
-		t.Errorf("Forward on an unavailable engine: %v", err)
-	}
+	return s.Problem()
 }

@@ -1,68 +1,116 @@
 // Package gpu registers the CUDA engine, "cuda": one trajectory per GPU
-// thread, from the kernels package sym/emitcuda generates, loaded
-// through package internal/cuda (the driver API and NVRTC through
-// purego, no cgo).
+// thread, in kernels that package sym/emitcuda writes from the
+// problem's formulas (Problem.Symbolic), loaded through package
+// internal/cuda (the driver API and NVRTC through purego, no cgo).
 //
-// The engine says whether it can run here (engine.Availability): it
-// opens the driver, takes the device and loads NVRTC once per process,
-// on first use, and where any of them is missing its Serves refuses
-// every request with the reason, "unavailable: no CUDA driver (…)",
-// "unavailable: no CUDA device", "unavailable: no NVRTC (…)". Its
-// priority is below the CPU engines', so the router never picks it
-// over them: it is run only where --engine (Options.Engine) names it.
+// The engine is a Backend (the CUDA driver's devices, or the emulated
+// device that compiles the same source with the host's C++ compiler)
+// and everything else: the source of a job (generated once per problem
+// and set of sensitivity columns, every built-in explicit method's
+// kernel in it), the batches the front end hands its one worker per
+// device (engine.LaneSolver: Lanes() trajectories at a time), their
+// launches in chunks sized from the device's memory on two streams,
+// and the results, written as cpu-erk's Solver writes them.
 //
-// Where CUDA is available it still serves no job, and says
-// "unavailable: the cuda engine runs no job yet: …": the kernels exist
-// and are tested by CPU emulation (sym/emitcuda), and Forward launches
-// one, but the launch of an ensemble's kernels is not wired into the
-// front end yet, whose engines run one trajectory per Solver call.
+// It runs the forward and forward-sensitivity jobs of the explicit
+// methods and refuses the rest in the Go API's terms: recordings and
+// gradients through the adjoint (no record or adjoint kernel yet),
+// Rosenbrock methods, DenseSave, float32 (no float32 kernels yet) and
+// problems without a symbolic form. Where the driver, a device or NVRTC
+// is missing it says "unavailable: <reason>" (engine.Availability) and
+// refuses everything with that reason, so the router passes it by and
+// names it in the result's EngineReason.
+//
+// Registration: "cuda" (the CUDA backend) always, at Priority, above the
+// CPU engines: on a machine with a GPU the router picks it for the
+// ensembles it prefers (Prefers: at least MinPreferred trajectories).
+// "cuda-emu" (the emulated backend) only where the environment variable
+// GRADSOLVE_CUDA_EMULATE=1 is set, at priority −1, so that the router
+// never picks it: it runs only where named (--engine cuda-emu). The
+// conformance suite registers an emulated engine of its own.
 package gpu
 
 import (
-	"errors"
 	"fmt"
+	"os"
 	"sync"
 
-	"github.com/gradsolve/gradsolve/internal/cuda"
+	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
+	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
 func init() {
-	engine.Register(New("cuda", cuda.Options{}, 0))
+	engine.Register(New("cuda", &CUDA{}, Config{Priority: Priority}))
+	if os.Getenv("GRADSOLVE_CUDA_EMULATE") == "1" {
+		engine.Register(New("cuda-emu", &Emulated{}, Config{Priority: -1}))
+	}
 }
 
-// Priority is the engine's priority: below the CPU engines' (0), so
-// that only a request naming it runs on it.
-const Priority = -1
+// Priority is the cuda engine's priority: above the CPU engines' (0
+// and the lane engines' 1), so that where it can run and prefers a
+// request the router picks it; where it cannot run it refuses with
+// "unavailable: …" and the router falls back to the CPU, naming the
+// reason.
+const Priority = 10
 
-// Engine is the CUDA engine on one device.
+// MinPreferred is the smallest ensemble the router hands the cuda
+// engine: below it a launch (and a kernel's first compile) costs more
+// than the CPU engines take.
+const MinPreferred = 4096
+
+// DefaultBatch is the most trajectories a worker holds at once (Lanes),
+// where Config.Batch is 0.
+const DefaultBatch = 1 << 18
+
+// Config sets an engine's sizes.
+type Config struct {
+	// Priority is the engine's priority (engine.Engine.Priority).
+	Priority int
+	// Batch is the most trajectories the worker takes from the front
+	// end at once (LaneSolver.Lanes, at most the ensemble); 0 means
+	// DefaultBatch.
+	Batch int
+	// Chunk is the most trajectories per launch; 0 means as many as
+	// half the device's free memory holds (the two streams' buffers
+	// share it), and at most half a batch, so that two streams
+	// overlap one chunk's copies with another's kernel.
+	Chunk int
+}
+
+// Engine is the CUDA engine on a backend.
 type Engine struct {
-	name   string
-	opts   cuda.Options
-	device int
+	name    string
+	backend Backend
+	cfg     Config
 
-	once sync.Once
-	dev  *cuda.Device
-	err  error
+	mu      sync.Mutex
+	sources map[sourceKey]*emitcuda.Source
 }
 
-// New returns a CUDA engine of the given name on device (0-based),
-// loading the libraries opts names (the zero Options: the system's).
-// Nothing is loaded until the engine is first asked (Available).
-func New(name string, opts cuda.Options, device int) *Engine {
-	return &Engine{name: name, opts: opts, device: device}
+// New returns an engine of the given name on backend b. Nothing is
+// loaded until the engine is first asked (Available).
+func New(name string, b Backend, cfg Config) *Engine {
+	return &Engine{name: name, backend: b, cfg: cfg, sources: map[sourceKey]*emitcuda.Source{}}
 }
 
-// Name returns the engine's name ("cuda").
+// NewEmulated returns an engine on the emulated device (Emulated{}),
+// for tests and the dry run of bench/gpu: it is registered by whoever
+// wants it.
+func NewEmulated(name string, cfg Config) *Engine { return New(name, &Emulated{}, cfg) }
+
+// Name returns the engine's name.
 func (e *Engine) Name() string { return e.name }
 
-// Priority returns Priority.
-func (e *Engine) Priority() int { return Priority }
+// Priority returns Config.Priority.
+func (e *Engine) Priority() int { return e.cfg.Priority }
 
-// Reference returns "cpu-erk", whose bits the kernels give (in the CPU
-// emulation; on a device, with --fmad=false, not yet measured).
+// Reference returns "cpu-erk", whose bits the kernels give (in the
+// emulation, checked by the conformance suite; on a device with
+// --fmad=false, claimed and not yet measured).
 func (e *Engine) Reference() string { return "cpu-erk" }
 
 // Runs reports whether m is an explicit Runge–Kutta method, the only
@@ -72,56 +120,188 @@ func (e *Engine) Runs(m method.Method) bool { return m.Family() == method.Explic
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
-// Available returns why the engine cannot run here: an error wrapping
-// cuda.ErrUnavailable whose text starts with "unavailable: " and says
-// which of the driver, the device and NVRTC is missing (Loaded's
-// error), and where all three load, that the engine runs no job yet
-// (errNoLaunch). So that the router and the conformance suite treat it
-// as absent until its jobs are wired in, it never returns nil yet.
+// Available returns nil where the backend has a device, else its
+// error, wrapping cuda.ErrUnavailable, whose text starts with
+// "unavailable: " and says which of the driver, a device and NVRTC (or
+// the emulation's C++ compiler) is missing.
 func (e *Engine) Available() error {
-	if err := e.Loaded(); err != nil {
+	_, err := e.backend.Devices()
+	return err
+}
+
+// Loaded is Available (kept for the name the loading code's tests
+// used).
+func (e *Engine) Loaded() error { return e.Available() }
+
+// errFloat32 refuses Options.Precision float32 until the float32
+// kernels exist.
+var errFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has no float32 kernels yet (gs_erk_<method>_f32: sym/emitcuda writes f in float, not yet the driver): it computes in float64")
+
+// float32Kernels says whether sym/emitcuda writes the float32 kernels
+// gs_erk_<method>_f32. When it does, set it (and Generate's option that
+// asks for them in source), and kernelFor finds them by that name.
+const float32Kernels = false
+
+// symbolic returns the problem's tape.Set, or nil.
+func symbolic(p *ode.Problem) *tape.Set {
+	s, _ := p.Symbolic.(*tape.Set)
+	if s == nil || s.Model == nil || s.F() == nil {
+		return nil
+	}
+	return s
+}
+
+// devicesText says how many devices a backend has, "1 CUDA device (0)",
+// "2 CUDA devices (0 to 1)".
+func devicesText(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s device (0)", what)
+	}
+	return fmt.Sprintf("%d %s devices (0 to %d)", n, what, n-1)
+}
+
+// Serves refuses, with the reason: everything where the backend cannot
+// run (Available); a Record job (and so gradients through the adjoint);
+// DenseSave; float32 until its kernels exist; a problem without a
+// symbolic form; a device index the machine does not have.
+func (e *Engine) Serves(req *engine.Request) error {
+	if err := e.Available(); err != nil {
 		return err
 	}
-	return errNoLaunch
-}
-
-// Loaded returns nil where the driver, the device and NVRTC load, else
-// the error wrapping cuda.ErrUnavailable that says which is missing. It
-// loads them once, on first call.
-func (e *Engine) Loaded() error {
-	e.once.Do(e.load)
-	return e.err
-}
-
-func (e *Engine) load() {
-	d, err := cuda.Open(e.opts)
-	if err != nil {
-		e.err = err
-		return
+	n, _ := e.backend.Devices()
+	switch {
+	case req.Job == engine.Record:
+		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not built; forward sensitivities (Options.Sens) run on it")
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
+		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
+	case req.DenseSave:
+		return fmt.Errorf("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", req.Method.MethodName())
+	case req.Float32 && !float32Kernels:
+		return errFloat32
+	case symbolic(req.Problem) == nil:
+		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
+	case req.Device >= n:
+		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
 	}
-	dev, err := d.Device(e.device)
+	return nil
+}
+
+// Prefers returns why the router should leave a request to the CPU: an
+// ensemble smaller than MinPreferred.
+func (e *Engine) Prefers(req *engine.Request) error {
+	if req.N > 0 && req.N < MinPreferred {
+		return fmt.Errorf("an ensemble of %d trajectories, below %d: a launch and the kernel's first compile cost more than the CPU takes", req.N, MinPreferred)
+	}
+	return nil
+}
+
+// sourceKey names a generated source: the model, the methods written
+// and the sensitivity columns.
+type sourceKey struct {
+	set     *tape.Set
+	methods string
+	sens    string
+}
+
+// builtins are the explicit methods every source has kernels for, so
+// that one compile per problem (and set of columns) serves them all.
+var builtins = []*method.Tableau{method.Tsit5, method.DP5, method.Vern7, method.DP8}
+
+// source returns the generated source of set with the forward kernels
+// of the built-in explicit methods (and tb, if it is another) and, for
+// sens, their sensitivity kernels: generated once per key.
+func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) (*emitcuda.Source, error) {
+	methods := builtins
+	if !isBuiltin(tb) {
+		methods = append(append([]*method.Tableau(nil), builtins...), tb)
+	}
+	key := sourceKey{set: set, methods: fmt.Sprintf("%p", tb)}
+	if isBuiltin(tb) {
+		key.methods = "builtins"
+	}
+	opts := emitcuda.Options{Methods: methods}
+	if sens != nil {
+		key.sens = fmt.Sprint(sens.Cols, sens.ErrorTest)
+		opts.Sens = []emitcuda.Sens{*sens}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.sources[key]; ok {
+		return s, nil
+	}
+	s, err := emitcuda.Generate(set, opts)
 	if err != nil {
-		if !errors.Is(err, cuda.ErrUnavailable) {
-			err = fmt.Errorf("%w: %w", cuda.ErrUnavailable, err)
+		return nil, err
+	}
+	e.sources[key] = s
+	return s, nil
+}
+
+func isBuiltin(tb *method.Tableau) bool {
+	for _, b := range builtins {
+		if tb == b {
+			return true
 		}
-		e.err = err
-		return
 	}
-	if err := d.NVRTC(); err != nil {
-		dev.Close()
-		e.err = err
-		return
-	}
-	e.dev = dev
+	return false
 }
 
-// errNoLaunch is the refusal where CUDA is available.
-var errNoLaunch = fmt.Errorf("%w: the cuda engine runs no job yet: its kernels are generated and tested in CPU emulation (sym/emitcuda), but launching them on an ensemble is not wired into the front end", cuda.ErrUnavailable)
+// kernelFor returns the kernel of src that runs tb: the forward kernel,
+// or with sens the sensitivity kernel.
+func kernelFor(src *emitcuda.Source, tb *method.Tableau, sens bool) (emitcuda.Kernel, error) {
+	for _, k := range src.Kernels {
+		if k.Method == tb && (k.Sens >= 0) == sens {
+			return k, nil
+		}
+	}
+	return emitcuda.Kernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s", src.Model, tb.Name)
+}
 
-// Serves refuses every request, with Available's reason.
-func (e *Engine) Serves(req *engine.Request) error { return e.Available() }
-
-// Prepare returns Serves's refusal.
+// Prepare generates the job's source (once per problem and columns),
+// compiles it for the device (once per source) and returns the plan.
 func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
-	return nil, e.Serves(&spec.Request)
+	if err := e.Serves(&spec.Request); err != nil {
+		return nil, err
+	}
+	tb, ok := spec.Method.(*method.Tableau)
+	if !ok {
+		return nil, fmt.Errorf("the cuda engine does not run %s", spec.Method.MethodName())
+	}
+	set := symbolic(spec.Problem)
+	dim := spec.Problem.Dim
+	var sens *emitcuda.Sens
+	if spec.Job == engine.Sensitivities {
+		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...), ErrorTest: spec.ErrorTest}
+	}
+	src, err := e.source(set, tb, sens)
+	if err != nil {
+		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
+	}
+	k, err := kernelFor(src, tb, sens != nil)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := e.backend.Open(spec.Device)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: k, dim: dim}
+	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0}
+	if spec.Controller != nil {
+		pl.set.Controller = *spec.Controller
+	} else {
+		pl.set.Controller = control.DefaultPI(tb.Order, tb.QMin, tb.QMax)
+	}
+	// The norm's tolerances: the state's, repeated for each column when
+	// the columns are in the norm (as cpu-erk's augmented tolerances).
+	for len(pl.set.RTol) < k.NormDim {
+		pl.set.RTol = append(pl.set.RTol, spec.RTol...)
+		pl.set.ATol = append(pl.set.ATol, spec.ATol...)
+	}
+	pl.set.RTol, pl.set.ATol = pl.set.RTol[:k.NormDim], pl.set.ATol[:k.NormDim]
+	return pl, nil
 }

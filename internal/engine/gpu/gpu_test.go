@@ -16,7 +16,7 @@ import (
 
 // The tests load the fake CUDA libraries of package cudafake (built
 // from C with the system C compiler): they check the engine's
-// availability and refusals, not a GPU.
+// availability, refusals and plumbing, not a GPU.
 
 func fakeLibs(t *testing.T) cudafake.Libs {
 	t.Helper()
@@ -30,21 +30,38 @@ func fakeLibs(t *testing.T) cudafake.Libs {
 	return l
 }
 
-// TestRegistered: "cuda" is registered below the CPU engines and runs
-// the explicit methods only.
+// TestRegistered: "cuda" is registered above the CPU engines, runs the
+// explicit methods only and is an Availability and a Preferrer;
+// "cuda-emu" is registered only under GRADSOLVE_CUDA_EMULATE=1.
 func TestRegistered(t *testing.T) {
 	e := engine.Lookup("cuda")
 	if e == nil {
 		t.Fatalf("no engine cuda among %v", engine.Names())
 	}
-	if e.Priority() >= 0 {
-		t.Errorf("cuda's priority %d is not below the CPU engines' 0", e.Priority())
+	if e.Priority() <= 1 {
+		t.Errorf("cuda's priority %d is not above the CPU engines' (0, lanes 1)", e.Priority())
 	}
 	if !e.Runs(method.Tsit5) || !e.Runs(method.DP8) || e.Runs(method.Rodas5P) {
 		t.Error("cuda should run the explicit methods and no Rosenbrock method")
 	}
 	if _, ok := e.(engine.Availability); !ok {
 		t.Error("cuda is not an engine.Availability")
+	}
+	p, ok := e.(engine.Preferrer)
+	if !ok {
+		t.Fatal("cuda is not an engine.Preferrer")
+	}
+	req := &engine.Request{Problem: &ode.Problem{Name: "p", Dim: 1}, Method: method.Tsit5, Job: engine.Forward, N: MinPreferred - 1}
+	if err := p.Prefers(req); err == nil || !strings.Contains(err.Error(), "below 4096") {
+		t.Errorf("Prefers(%d trajectories) = %v", req.N, err)
+	}
+	if req.N = MinPreferred; p.Prefers(req) != nil {
+		t.Errorf("Prefers(%d trajectories) = %v", req.N, p.Prefers(req))
+	}
+	if emu := engine.Lookup("cuda-emu"); (emu != nil) != (os.Getenv("GRADSOLVE_CUDA_EMULATE") == "1") {
+		t.Errorf("cuda-emu registered: %v, with GRADSOLVE_CUDA_EMULATE=%q", emu != nil, os.Getenv("GRADSOLVE_CUDA_EMULATE"))
+	} else if emu != nil && emu.Priority() >= 0 {
+		t.Errorf("cuda-emu's priority %d: the router would pick it", emu.Priority())
 	}
 }
 
@@ -56,25 +73,20 @@ func TestUnavailable(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
 	req := &engine.Request{Problem: &ode.Problem{Name: "p", Dim: 1}, Method: method.Tsit5, Job: engine.Forward}
 	for _, c := range []struct {
-		name   string
-		opts   cuda.Options
-		device int
-		env    string
-		want   string
+		name string
+		opts cuda.Options
+		env  string
+		want string
 	}{
-		{"no driver", cuda.Options{Driver: missing}, 0, "", "unavailable: no CUDA driver (" + missing + ": "},
-		{"missing symbol", cuda.Options{Driver: l.NoLaunch}, 0, "", "unavailable: " + l.NoLaunch + " has no symbol cuLaunchKernel"},
-		{"no device", cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}, 0, "0", "unavailable: no CUDA device"},
-		{"device out of range", cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}, 1, "", "unavailable: CUDA device 1 does not exist: the machine has 1 (0 to 0)"},
-		{"no NVRTC", cuda.Options{Driver: l.Driver, NVRTC: missing}, 0, "", "unavailable: no NVRTC (" + missing + ": "},
+		{"no driver", cuda.Options{Driver: missing}, "", "unavailable: no CUDA driver (" + missing + ": "},
+		{"missing symbol", cuda.Options{Driver: l.NoLaunch}, "", "unavailable: " + l.NoLaunch + " has no symbol cuLaunchKernel"},
+		{"no device", cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}, "0", "unavailable: no CUDA device"},
+		{"no NVRTC", cuda.Options{Driver: l.Driver, NVRTC: missing}, "", "unavailable: no NVRTC (" + missing + ": "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("FAKE_CUDA_DEVICES", c.env)
-			e := New("cuda-test", c.opts, c.device)
+			e := New("cuda-test", &CUDA{Opts: c.opts}, Config{})
 			err := e.Available()
-			if lerr := e.Loaded(); lerr == nil || lerr.Error() != err.Error() {
-				t.Errorf("Loaded() = %v; want Available's %v", lerr, err)
-			}
 			if !errors.Is(err, cuda.ErrUnavailable) || !strings.HasPrefix(err.Error(), c.want) {
 				t.Errorf("Available() = %v; want %q…", err, c.want)
 			}
@@ -88,25 +100,51 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
-// TestAvailableServesNothing: with a driver, a device and NVRTC (the
-// fakes), the engine is available and says it runs no job yet.
-func TestAvailableServesNothing(t *testing.T) {
+// TestServes: with the fake driver available, the engine serves the
+// forward and sensitivity jobs of a problem compiled from formulas on a
+// device the machine has, and refuses the rest with the reason in the
+// Go API's terms.
+func TestServes(t *testing.T) {
 	l := fakeLibs(t)
 	os.Unsetenv("FAKE_CUDA_DEVICES")
-	e := New("cuda-test", cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}, 0)
-	if err := e.Loaded(); err != nil {
+	e := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
+	if err := e.Available(); err != nil {
 		t.Fatal(err)
 	}
-	if e.dev == nil || e.dev.Arch() != "compute_90" {
-		t.Fatalf("device %v; want the fake's compute_90", e.dev)
+	sym := lorenzProblem(t)
+	for _, c := range []struct {
+		name string
+		req  engine.Request
+		want string // "" for served
+	}{
+		{"forward", engine.Request{Job: engine.Forward}, ""},
+		{"sensitivities", engine.Request{Job: engine.Sensitivities, NumSens: 2, ErrorTest: true}, ""},
+		{"record", engine.Request{Job: engine.Record}, "the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode)"},
+		{"dense save", engine.Request{Job: engine.Forward, DenseSave: true}, "DenseSave needs a Rosenbrock method"},
+		{"float32", engine.Request{Job: engine.Forward, Float32: true}, "Options.Precision float32: the cuda engine has no float32 kernels yet"},
+		{"device out of range", engine.Request{Job: engine.Forward, Device: 3}, "Options.Device = 3: the machine has 1 CUDA device (0)"},
+		{"Go functions", engine.Request{Job: engine.Forward, Problem: &ode.Problem{Name: "gofunc", Dim: 1}},
+			"gofunc has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := c.req
+			req.Method = method.Tsit5
+			if req.Problem == nil {
+				req.Problem = sym
+			}
+			err := e.Serves(&req)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Serves = %v; want nil", err)
+			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("Serves = %v; want %q…", err, c.want)
+			}
+		})
 	}
-	// Until its jobs are wired in, the engine says it cannot run, so
-	// that the router and the conformance suite pass it by.
-	if err := e.Available(); !errors.Is(err, errNoLaunch) || !errors.Is(err, cuda.ErrUnavailable) || !strings.HasPrefix(err.Error(), "unavailable: the cuda engine runs no job yet") {
-		t.Errorf("Available = %v; want %v", err, errNoLaunch)
-	}
-	req := &engine.Request{Problem: &ode.Problem{Name: "p", Dim: 1}, Method: method.Tsit5, Job: engine.Forward}
-	if err := e.Serves(req); !errors.Is(err, errNoLaunch) {
-		t.Errorf("Serves = %v; want %v", err, errNoLaunch)
+	t.Setenv("FAKE_CUDA_DEVICES", "2")
+	e2 := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
+	req := &engine.Request{Problem: sym, Method: method.Tsit5, Job: engine.Forward, Device: 2}
+	if err := e2.Serves(req); err == nil || err.Error() != "Options.Device = 2: the machine has 2 CUDA devices (0 to 1)" {
+		t.Errorf("Serves on device 2 of 2: %v", err)
 	}
 }

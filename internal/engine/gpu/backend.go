@@ -1,0 +1,108 @@
+package gpu
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
+)
+
+// Backend is where the engine's kernels run: the CUDA driver's devices
+// (CUDA, package internal/cuda) or the host, where the same generated
+// source is compiled with the system C++ compiler against cudaemu's
+// header and run as a program (Emulated). The engine does everything
+// else — the source, the batches, the results — the same way on both.
+type Backend interface {
+	// Name says what the backend is, for messages ("CUDA", "emulated
+	// CUDA").
+	Name() string
+	// Devices returns the number of devices, loading what the backend
+	// needs once (the driver and NVRTC; the C++ compiler), or an error
+	// wrapping cuda.ErrUnavailable that says what is missing.
+	Devices() (int, error)
+	// Open returns device n (0 ≤ n < Devices()), opened once and kept.
+	Open(n int) (Device, error)
+}
+
+// Device is one device of a Backend.
+type Device interface {
+	// Load compiles src for the device (once per source) and returns
+	// its module.
+	Load(src *emitcuda.Source) (Module, error)
+	// Memory returns the bytes of device memory a batch's launches may
+	// use (a share of what is free), for the size of a chunk.
+	Memory() (int64, error)
+}
+
+// Module is a loaded source.
+type Module interface {
+	// Run runs kernel k on the trajectories of b with the settings s,
+	// at most chunk trajectories per launch, in order. It polls stop
+	// before each launch and stops launching once it is set; it
+	// returns how many trajectories (a prefix of b) have their results
+	// written. An error is a failure of the device or the program, not
+	// of a trajectory.
+	Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error)
+}
+
+// Settings are a launch's options as gs_erk_job holds them: the step
+// budget, hmax (+Inf for none), h0 (0: automatic), the controller, and
+// the tolerances of the error norm's components (NormDim of each).
+type Settings struct {
+	MaxSteps   int
+	HMax, H0   float64
+	Controller control.PI
+	RTol, ATol []float64
+}
+
+// Batch holds the trajectories of launches on the host, in gs_erk_job's
+// layout: row i of each array is trajectory i. Save times are always
+// per trajectory (save_stride K). Status holds ode.Status values.
+type Batch struct {
+	// N is the number of trajectories; Dim the kernel's state (the
+	// augmented one for sensitivities), NP the parameters, K the save
+	// times of each trajectory.
+	N, Dim, NP, K int
+	// The inputs.
+	T0, T1, Y0, P, Save []float64
+	// The outputs.
+	Y, T, H, Saved                     []float64
+	Status, Accepted, Rejected, FEvals []int64
+}
+
+// NewBatch returns a batch of room for n trajectories.
+func NewBatch(n, dim, np, k int) *Batch {
+	return &Batch{N: n, Dim: dim, NP: np, K: k,
+		T0: make([]float64, n), T1: make([]float64, n), Y0: make([]float64, n*dim), P: make([]float64, n*np),
+		Save: make([]float64, n*k),
+		Y:    make([]float64, n*dim), T: make([]float64, n), H: make([]float64, n), Saved: make([]float64, n*k*dim),
+		Status: make([]int64, n), Accepted: make([]int64, n), Rejected: make([]int64, n), FEvals: make([]int64, n)}
+}
+
+// Slice returns the trajectories [lo, hi) of b as a batch sharing b's
+// arrays.
+func (b *Batch) Slice(lo, hi int) *Batch {
+	d, np, k := b.Dim, b.NP, b.K
+	return &Batch{N: hi - lo, Dim: d, NP: np, K: k,
+		T0: b.T0[lo:hi], T1: b.T1[lo:hi], Y0: b.Y0[lo*d : hi*d], P: b.P[lo*np : hi*np], Save: b.Save[lo*k : hi*k],
+		Y: b.Y[lo*d : hi*d], T: b.T[lo:hi], H: b.H[lo:hi], Saved: b.Saved[lo*k*d : hi*k*d],
+		Status: b.Status[lo:hi], Accepted: b.Accepted[lo:hi], Rejected: b.Rejected[lo:hi], FEvals: b.FEvals[lo:hi]}
+}
+
+// bytesPer returns the device memory of one trajectory of a kernel of
+// state dim with np parameters and k save times: its inputs and
+// outputs, 8 bytes each.
+func bytesPer(dim, np, k int) int64 {
+	in := 2 + dim + np + k
+	out := dim + 2 + k*dim + 4
+	return 8 * int64(in+out)
+}
+
+// hmaxOf returns gs_erk_job's hmax of a Spec's HMax (0: no bound).
+func hmaxOf(h float64) float64 {
+	if h == 0 {
+		return math.Inf(1)
+	}
+	return h
+}

@@ -1,0 +1,301 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gradsolve/gradsolve/internal/cuda"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
+)
+
+// CUDA is the backend of the CUDA driver's devices (package
+// internal/cuda: libcuda and NVRTC through purego).
+type CUDA struct {
+	// Opts names the libraries (the zero value: the system's).
+	Opts cuda.Options
+
+	once  sync.Once
+	drv   *cuda.Driver
+	count int
+	err   error
+
+	mu   sync.Mutex
+	devs map[int]*cudaDevice
+}
+
+// Name returns "CUDA".
+func (c *CUDA) Name() string { return "CUDA" }
+
+// Devices opens the driver and NVRTC (once) and returns the number of
+// devices; where the driver, a device or NVRTC is missing, an error
+// wrapping cuda.ErrUnavailable that says which.
+func (c *CUDA) Devices() (int, error) {
+	c.once.Do(func() {
+		d, err := cuda.Open(c.Opts)
+		if err != nil {
+			c.err = err
+			return
+		}
+		n, err := d.DeviceCount()
+		switch {
+		case err != nil:
+			c.err = fmt.Errorf("%w: %w", cuda.ErrUnavailable, err)
+			return
+		case n == 0:
+			c.err = fmt.Errorf("%w: no CUDA device", cuda.ErrUnavailable)
+			return
+		}
+		if err := d.NVRTC(); err != nil {
+			c.err = err
+			return
+		}
+		c.drv, c.count, c.devs = d, n, map[int]*cudaDevice{}
+	})
+	return c.count, c.err
+}
+
+// Open returns device n with its primary context retained (once).
+func (c *CUDA) Open(n int) (Device, error) {
+	if _, err := c.Devices(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.devs[n]; ok {
+		return d, nil
+	}
+	dev, err := c.drv.Device(n)
+	if err != nil {
+		return nil, err
+	}
+	d := &cudaDevice{dev: dev}
+	c.devs[n] = d
+	return d, nil
+}
+
+type cudaDevice struct{ dev *cuda.Device }
+
+// Memory returns half the device's free memory: the two streams'
+// buffers of a batch share it.
+func (d *cudaDevice) Memory() (int64, error) {
+	free, _, err := d.dev.MemInfo()
+	return free / 2, err
+}
+
+// Load compiles src with NVRTC and loads it (cached per source hash).
+func (d *cudaDevice) Load(src *emitcuda.Source) (Module, error) {
+	mod, err := d.dev.Module(string(src.Code), src.Model+".cu")
+	if err != nil {
+		return nil, err
+	}
+	return &cudaModule{dev: d.dev, mod: mod, fns: map[string]*cuda.Function{}}, nil
+}
+
+type cudaModule struct {
+	dev *cuda.Device
+	mod *cuda.Module
+	mu  sync.Mutex
+	fns map[string]*cuda.Function
+}
+
+func (m *cudaModule) function(name string) (*cuda.Function, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f, ok := m.fns[name]; ok {
+		return f, nil
+	}
+	f, err := m.mod.Function(name)
+	if err != nil {
+		return nil, err
+	}
+	m.fns[name] = f
+	return f, nil
+}
+
+// Job is the argument of a generated kernel, gs_erk_job of
+// sym/emitcuda's erk.cuh, field for field: 8-byte fields only, so the
+// layouts agree without padding (TestJobLayout checks it against the C
+// struct compiled by the host compiler). The pointers are device
+// addresses.
+type Job struct {
+	N, NSave, SaveStride, MaxSteps             int64
+	HMax, H0                                   float64
+	Beta1, Beta2, Safety, QMin, QMax, QOldInit float64
+	RTol, ATol, T0, T1, Y0, P, Save            cuda.Ptr
+	Y, T, H, Saved                             cuda.Ptr
+	Status, Accepted, Rejected, FEvals         cuda.Ptr
+}
+
+// Block is the number of threads per block of a launch.
+const Block = 128
+
+// lane is one of the two streams of a run with its buffers: the chunk's
+// inputs and outputs in page-locked host memory and on the device, one
+// contiguous region each (every value is 8 bytes), and the chunk in
+// flight on it.
+type lane struct {
+	st              *cuda.Stream
+	pinIn, pinOut   *cuda.HostMem
+	devIn, devOut   cuda.Ptr
+	pending         bool
+	lo, hi          int // the chunk in flight
+	inWords, outLen int
+}
+
+// Run runs the chunks of b alternately on two streams: while one
+// stream's kernel runs, the host packs the next chunk and queues its
+// copy to the device and its kernel on the other, and the results of a
+// stream's chunk are unpacked when the stream is next needed (or at the
+// end). Each trajectory's results are the kernel's for it alone, so
+// they do not depend on the chunk size.
+func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error) {
+	fn, err := m.function(k.Name)
+	if err != nil {
+		return 0, err
+	}
+	dev := m.dev
+	chunk = max(1, min(chunk, b.N))
+	dim, np, K := b.Dim, b.NP, b.K
+	inPer, outPer := 2+dim+np+K, dim+2+K*dim+4
+	// The tolerances, shared by every chunk.
+	nd := len(s.RTol)
+	tol, err := dev.Alloc(8 * max(2*nd, 1))
+	if err != nil {
+		return 0, err
+	}
+	defer dev.Free(tol)
+	if err := cuda.CopyIn(dev, tol, append(append([]float64(nil), s.RTol...), s.ATol...)); err != nil {
+		return 0, err
+	}
+	var lanes [2]*lane
+	defer func() {
+		for _, l := range lanes {
+			if l == nil {
+				continue
+			}
+			if l.st != nil {
+				l.st.Synchronize()
+				l.st.Destroy()
+			}
+			for _, h := range []*cuda.HostMem{l.pinIn, l.pinOut} {
+				if h != nil {
+					h.Free()
+				}
+			}
+			for _, p := range []cuda.Ptr{l.devIn, l.devOut} {
+				if p != 0 {
+					dev.Free(p)
+				}
+			}
+		}
+	}()
+	nl := 1
+	if b.N > chunk {
+		nl = 2
+	}
+	for i := range nl {
+		l := &lane{}
+		lanes[i] = l
+		if l.st, err = dev.NewStream(); err != nil {
+			return 0, err
+		}
+		if l.pinIn, err = dev.AllocHost(8 * chunk * inPer); err != nil {
+			return 0, err
+		}
+		if l.pinOut, err = dev.AllocHost(8 * chunk * outPer); err != nil {
+			return 0, err
+		}
+		if l.devIn, err = dev.Alloc(8 * chunk * inPer); err != nil {
+			return 0, err
+		}
+		if l.devOut, err = dev.Alloc(8 * chunk * outPer); err != nil {
+			return 0, err
+		}
+	}
+	// finish waits for lane l's chunk and unpacks its results.
+	finish := func(l *lane) error {
+		if !l.pending {
+			return nil
+		}
+		l.pending = false
+		if err := l.st.Synchronize(); err != nil {
+			return err
+		}
+		c := b.Slice(l.lo, l.hi)
+		f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
+		o := 0
+		for _, dst := range [][]float64{c.Y, c.T, c.H, c.Saved} {
+			o += copy(dst, f[o:o+len(dst)])
+		}
+		for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+			o += copy(dst, in[o:o+len(dst)])
+		}
+		done = l.hi
+		return nil
+	}
+	ctl := s.Controller
+	for q, lo := 0, 0; lo < b.N; q, lo = q+1, lo+chunk {
+		l := lanes[q%nl]
+		if err := finish(l); err != nil {
+			return done, err
+		}
+		if stop.Load() {
+			break
+		}
+		hi := min(lo+chunk, b.N)
+		c := b.Slice(lo, hi)
+		n := c.N
+		// Pack the chunk's inputs: t0, t1, y0, p, save.
+		f := l.pinIn.Float64s()
+		o := 0
+		for _, src := range [][]float64{c.T0, c.T1, c.Y0, c.P, c.Save} {
+			o += copy(f[o:], src)
+		}
+		if err := l.st.CopyIn(l.devIn, l.pinIn, 0, 8*o); err != nil {
+			return done, err
+		}
+		at := func(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
+		job := Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+			HMax: s.HMax, H0: s.H0,
+			Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
+			RTol: tol, ATol: at(tol, nd)}
+		w := 0
+		for _, a := range []struct {
+			p     *cuda.Ptr
+			words int
+		}{{&job.T0, n}, {&job.T1, n}, {&job.Y0, n * dim}, {&job.P, n * np}, {&job.Save, n * K}} {
+			*a.p = at(l.devIn, w)
+			w += a.words
+		}
+		w = 0
+		for _, a := range []struct {
+			p     *cuda.Ptr
+			words int
+		}{{&job.Y, n * dim}, {&job.T, n}, {&job.H, n}, {&job.Saved, n * K * dim},
+			{&job.Status, n}, {&job.Accepted, n}, {&job.Rejected, n}, {&job.FEvals, n}} {
+			*a.p = at(l.devOut, w)
+			w += a.words
+		}
+		grid := uint32((n + Block - 1) / Block)
+		if err := fn.LaunchOn(l.st, grid, Block, unsafe.Pointer(&job)); err != nil {
+			return done, err
+		}
+		if err := l.st.CopyOut(l.pinOut, 0, l.devOut, 8*w); err != nil {
+			return done, err
+		}
+		l.pending, l.lo, l.hi = true, lo, hi
+	}
+	// The chunks still in flight, in order.
+	first := 0
+	if nl == 2 && lanes[1].pending && (!lanes[0].pending || lanes[1].lo < lanes[0].lo) {
+		first = 1
+	}
+	for i := range nl {
+		if err := finish(lanes[(first+i)%nl]); err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}

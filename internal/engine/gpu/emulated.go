@@ -1,0 +1,190 @@
+package gpu
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gradsolve/gradsolve/internal/cuda"
+	"github.com/gradsolve/gradsolve/internal/cudaemu"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
+)
+
+//go:embed emu_runner.cpp.in
+var emuRunner string
+
+// EmuMemory is the device memory the emulated device reports: 1 GiB,
+// so that a chunk is sized as on a small GPU.
+const EmuMemory = 1 << 30
+
+// Emulated is the emulated device: the generated source compiled with
+// the system C++ compiler against cudaemu's header (package
+// internal/cudaemu), with a small host program (emu_runner.cpp.in) that
+// reads a launch's inputs on stdin, runs the kernel's grid as loops and
+// writes its results on stdout. Each launch is one run of the program;
+// the compiled programs are kept in CacheDir, one per source. It has
+// one device.
+type Emulated struct {
+	// CacheDir holds the compiled programs; "" means
+	// $GRADSOLVE_CUDAEMU_CACHE, else gradsolve-cudaemu in the user's
+	// cache directory (or the temporary directory).
+	CacheDir string
+	// Grid and Block are the emulated launch's shape (0: 4 blocks of
+	// 32 threads, so that the grid-stride loop gives a thread several
+	// trajectories).
+	Grid, Block int
+
+	once sync.Once
+	cxx  string
+	err  error
+	dev  *emuDevice
+}
+
+// Name returns "emulated CUDA".
+func (e *Emulated) Name() string { return "emulated CUDA" }
+
+// Devices returns 1 where a C++ compiler is found, else an error
+// wrapping cuda.ErrUnavailable.
+func (e *Emulated) Devices() (int, error) {
+	e.once.Do(func() {
+		e.cxx, e.err = cudaemu.Compiler()
+		if e.err != nil {
+			e.err = fmt.Errorf("%w: no C++ compiler for the emulated CUDA device (%v)", cuda.ErrUnavailable, e.err)
+			return
+		}
+		dir := e.CacheDir
+		if dir == "" {
+			dir = os.Getenv("GRADSOLVE_CUDAEMU_CACHE")
+		}
+		if dir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				base = os.TempDir()
+			}
+			dir = filepath.Join(base, "gradsolve-cudaemu")
+		}
+		grid, block := e.Grid, e.Block
+		if grid <= 0 {
+			grid = 4
+		}
+		if block <= 0 {
+			block = 32
+		}
+		e.dev = &emuDevice{cxx: e.cxx, dir: dir, grid: grid, block: block, mods: map[string]*emuModule{}}
+	})
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 1, nil
+}
+
+// Open returns the emulated device (n must be 0).
+func (e *Emulated) Open(n int) (Device, error) {
+	if _, err := e.Devices(); err != nil {
+		return nil, err
+	}
+	if n != 0 {
+		return nil, fmt.Errorf("emulated CUDA device %d does not exist: there is one (0)", n)
+	}
+	return e.dev, nil
+}
+
+type emuDevice struct {
+	cxx, dir    string
+	grid, block int
+	mu          sync.Mutex
+	mods        map[string]*emuModule // by source text
+}
+
+func (d *emuDevice) Memory() (int64, error) { return EmuMemory, nil }
+
+// Load compiles src with its kernel table and the runner (once per
+// source: cudaemu.Build keeps the program by content hash).
+func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.mods[string(src.Code)]; ok {
+		return m, nil
+	}
+	var b strings.Builder
+	b.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
+	b.Write(src.Code)
+	var names, dims, nds []string
+	for _, k := range src.Kernels {
+		names = append(names, k.Name)
+		dims = append(dims, fmt.Sprint(k.Dim))
+		nds = append(nds, fmt.Sprint(k.NormDim))
+	}
+	if len(names) == 0 {
+		return nil, errors.New("gpu: the source has no kernel")
+	}
+	fmt.Fprintf(&b, "\nstatic void (*const gs_kernels[])(gs_erk_job) = {%s};\n", strings.Join(names, ", "))
+	fmt.Fprintf(&b, "static const long long gs_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
+	fmt.Fprintf(&b, "static const long long gs_kernel_normdims[] = {%s};\n\n", strings.Join(nds, ", "))
+	b.WriteString(emuRunner)
+	exe, err := cudaemu.Build(context.Background(), d.cxx, d.dir, []byte(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compiling %s for the emulated device: %w", src.Model, err)
+	}
+	m := &emuModule{dev: d, src: src, exe: exe}
+	d.mods[string(src.Code)] = m
+	return m, nil
+}
+
+type emuModule struct {
+	dev *emuDevice
+	src *emitcuda.Source
+	exe string
+}
+
+// Run runs each chunk of b as one run of the program.
+func (m *emuModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (int, error) {
+	ki := -1
+	for i, kk := range m.src.Kernels {
+		if kk.Name == k.Name {
+			ki = i
+		}
+	}
+	if ki < 0 {
+		return 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, k.Name)
+	}
+	chunk = max(1, chunk)
+	for lo := 0; lo < b.N; lo += chunk {
+		if stop.Load() {
+			return lo, nil
+		}
+		c := b.Slice(lo, min(lo+chunk, b.N))
+		var e cudaemu.Encoder
+		for _, v := range []int{ki, c.N, c.K, s.MaxSteps} {
+			e.Int(int64(v))
+		}
+		ctl := s.Controller
+		e.Floats([]float64{s.HMax, s.H0, ctl.Beta1, ctl.Beta2, ctl.Safety, ctl.QMin, ctl.QMax, ctl.QOldInit})
+		e.Int(int64(m.dev.grid))
+		e.Int(int64(m.dev.block))
+		for _, v := range [][]float64{s.RTol, s.ATol, c.T0, c.T1, c.Y0, c.P, c.Save} {
+			e.Floats(v)
+		}
+		out, err := cudaemu.Run(context.Background(), m.exe, e.Bytes())
+		if err != nil {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: %w", k.Name, err)
+		}
+		d := cudaemu.NewDecoder(out)
+		for _, f := range [][]float64{c.Y, c.T, c.H, c.Saved} {
+			copy(f, d.Floats(len(f)))
+		}
+		for _, f := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+			copy(f, d.Ints(len(f)))
+		}
+		if d.Err != nil || d.Rest() != 0 {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
+		}
+	}
+	return b.N, nil
+}
