@@ -230,6 +230,16 @@ type FailingSolver interface {
 	Err() error
 }
 
+// PartialReference is an engine that claims its Reference's bits on
+// some of the jobs alone, and refuses the others (a GPU engine whose
+// record and adjoint kernels are not built): ReferenceJobs lists the
+// jobs it claims. The conformance suite then requires the reference's
+// bits and jobs on those, and no more; an engine that is not a
+// PartialReference claims every job its reference serves.
+type PartialReference interface {
+	ReferenceJobs() []Job
+}
+
 // LaneReplayer is a Replayer that also reverses several recordings at
 // once on one worker (the lane engine's reverse replay): the front end
 // hands it a source of jobs, and each job's gradients are Reverse's.

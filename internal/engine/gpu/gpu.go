@@ -120,6 +120,15 @@ func (e *Engine) Runs(m method.Method) bool { return m.Family() == method.Explic
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
+// ReferenceJobs returns the jobs whose bits the engine claims to be
+// cpu-erk's (engine.PartialReference): Forward and Sensitivities. It
+// records no meshes yet; add Record here once the record and adjoint
+// kernels are wired in (Plan.NewReplayer returning an
+// engine.LaneReplayer).
+func (e *Engine) ReferenceJobs() []engine.Job {
+	return []engine.Job{engine.Forward, engine.Sensitivities}
+}
+
 // Available returns nil where the backend has a device, else its
 // error, wrapping cuda.ErrUnavailable, whose text starts with
 // "unavailable: " and says which of the driver, a device and NVRTC (or
