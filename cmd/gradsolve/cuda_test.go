@@ -38,3 +38,49 @@ func TestEngineCUDAUnavailable(t *testing.T) {
 		t.Errorf("gradsolve solve --engine cuda: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestDevicePrecisionFlags: --device and --precision reach the engines,
+// and each refusal is one line in the flags' terms with exit status 1.
+func TestDevicePrecisionFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libcuda.so.1")
+	lorenz := []string{"solve", "../../examples/lorenz.ode", "--n", "2", "--ref", "0"}
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"negative device", nil, []string{"--device", "-1"}, "gradsolve: --device = -1: must be ≥ 0 (the index of a GPU)"},
+		{"unknown precision", nil, []string{"--precision", "float16"}, `gradsolve: --precision "float16": want float64 or float32`},
+		{"float32 on the CPU", nil, []string{"--precision", "float32"},
+			"gradsolve: --precision float32: the CPU engines compute in float64 only: their core (packages ivp, erk, ros, control and the compiled tapes) is written for float64, not generic over the float type"},
+		{"float32 on cpu-ros", nil, []string{"--precision", "float32", "--engine", "cpu-ros"}, "--precision float32: the CPU engines compute in float64 only"},
+		{"float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu"},
+			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --precision float32: the cuda engine has no float32 kernels yet`},
+		{"device out of range", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--device", "3", "--engine", "cuda-emu"},
+			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --device 3: the machine has 1 emulated CUDA device (0)`},
+		{"no GPU", []string{"GRADSOLVE_CUDA_DRIVER=" + missing}, []string{"--device", "1", "--engine", "cuda"},
+			`gradsolve: --engine "cuda" cannot serve this forward job: unavailable: no CUDA driver (` + missing},
+		{"grad float32", nil, []string{"--precision", "float32"}, "--precision float32: the CPU engines compute in float64 only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append([]string(nil), lorenz...), c.args...)
+			if c.name == "grad float32" {
+				args = []string{"grad", "../../examples/lorenz.ode", "--n", "2", "--loss", "sumsq", "--precision", "float32"}
+			}
+			r := execCmd(t, c.env, append(args, "--out", t.TempDir())...)
+			line := strings.TrimSuffix(r.stderr, "\n")
+			if r.code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) || goField.MatchString(line) {
+				t.Errorf("gradsolve %v: exit %d, stderr %q; want exit 1 and one line with %q", args, r.code, r.stderr, c.want)
+			}
+		})
+	}
+	// --device is ignored by the CPU engines, and the emulated cuda
+	// engine runs on its device 0.
+	for _, args := range [][]string{{"--device", "2"}, {"--engine", "cuda-emu", "--device", "0", "--precision", "float64"}} {
+		r := execCmd(t, []string{"GRADSOLVE_CUDA_EMULATE=1"}, append(append(append([]string(nil), lorenz...), args...), "--out", t.TempDir())...)
+		if r.code != 0 {
+			t.Errorf("gradsolve %v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func TestEngineFlag(t *testing.T) {
 	}{
 		{[]string{"solve", "../../examples/lorenz.ode", "--engine", "cpu-ros", "--ref", "0", "--n", "2"}, "cpu-ros", "Rodas5P", "named by --engine"},
 		{[]string{"solve", "../../examples/robertson.ode", "--engine", "cpu-erk", "--t1", "1", "--n", "2"}, "cpu-erk", "Tsit5", "named by --engine"},
-		{[]string{"solve", "../../examples/lorenz.ode", "--n", "2"}, "cpu-erk", "Tsit5", explicit + "; passed over: cpu-lanes: "},
+		{[]string{"solve", "../../examples/lorenz.ode", "--n", "2"}, "cpu-erk", "Tsit5", explicit + "; passed over: cuda: "},
 		{[]string{"solve", "../../examples/lorenz.ode", "--n", "8"}, lanes, "Tsit5", explicit},
 		{[]string{"solve", "../../examples/lorenz.ode", "--n", "8", "--engine", "cpu-lanes"}, lanes, "Tsit5", "named by --engine"},
 		{[]string{"grad", "../../examples/robertson.ode", "--t1", "1", "--loss", "sumsq", "--engine", "cpu-ros", "--method", "rosenbrock23", "--n", "2"}, "cpu-ros", "Rosenbrock23", "named by --engine"},

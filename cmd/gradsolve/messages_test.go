@@ -37,7 +37,7 @@ func TestMessagesNameFlags(t *testing.T) {
 		{[]string{"solve", rober, "--sens", "k1", "--sens-error-test"}, "--sens-error-test is not available"},
 		{[]string{"solve", lorenz, "--method", "rodas5p", "--sens", "rho", "--sens-error-test"}, "--sens-error-test is not available with --method rodas5p"},
 		{[]string{"solve", lorenz, "--sens-error-test"}, "--sens-error-test needs --sens"},
-		{[]string{"solve", lorenz, "--engine", "gpu"}, `--engine "gpu": known engines: cpu-lanes, cpu-ros-lanes, cpu-erk, cpu-ros, cuda (or auto)`},
+		{[]string{"solve", lorenz, "--engine", "gpu"}, `--engine "gpu": known engines: cuda, cpu-lanes, cpu-ros-lanes, cpu-erk, cpu-ros (or auto)`},
 		{[]string{"solve", lorenz, "--engine", "cpu-erk", "--method", "rodas5p"}, `--engine "cpu-erk" does not run Rodas5P`},
 		{[]string{"solve", rober, "--engine", "cpu-ros", "--sens", "k1", "--sens-error-test"}, `--engine "cpu-ros" cannot serve this sensitivities job`},
 		{[]string{"grad", lorenz, "--engine", "cpu-ros", "--method", "dp8", "--loss", "sumsq"}, `--engine "cpu-ros" does not run DP8`},

@@ -67,6 +67,8 @@ type solveFlags struct {
 	accuracy, quantile float64    // solve: --accuracy EPS, --quantile Q (accuracy.go)
 	pilot              int        // solve: --pilot N
 	chunk              int        // solve, grad: --chunk (0: automatic)
+	device             int        // --device: the cuda engine's GPU
+	precision          string     // --precision: float64 or float32
 	grad               gradFlags  // grad: the loss, the columns, the mode (grad.go)
 	shard              shardFlags // solve, grad: --shard, --shards (shard.go)
 }
@@ -91,6 +93,8 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.IntVar(&f.maxSteps, "max-steps", gradsolve.DefaultMaxSteps, "step budget per trajectory (accepted plus rejected steps)")
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
+	fs.IntVar(&f.device, "device", 0, "GPU the cuda engine runs on (0-based; the CPU engines ignore it)")
+	fs.StringVar(&f.precision, "precision", "float64", "arithmetic: float64, or float32 (the cuda engine only, once its float32 kernels exist; the CPU engines compute in float64)")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve", "grad":
@@ -305,8 +309,19 @@ func checkOptionFlags(fl *solveFlags) error {
 		return fmt.Errorf("--chunk = %d: must be ≥ 1, or 0 for the automatic chunk", fl.chunk)
 	case fl.sensErrorTest && fl.sens == "":
 		return fmt.Errorf("--sens-error-test needs --sens")
+	case fl.device < 0:
+		return fmt.Errorf("--device = %d: must be ≥ 0 (the index of a GPU)", fl.device)
+	}
+	if _, err := gradsolve.ParsePrecision(fl.precision); err != nil {
+		return fmt.Errorf("--precision %q: want float64 or float32", fl.precision)
 	}
 	return nil
+}
+
+// prec is --precision, checked by checkOptionFlags.
+func (fl *solveFlags) prec() gradsolve.Precision {
+	p, _ := gradsolve.ParsePrecision(fl.precision)
+	return p
 }
 
 // checkMethodFlags checks the flags that depend on the method, so that
@@ -350,7 +365,7 @@ func (j *job) checkEngine() error {
 // method, the engine and the route.
 func (j *job) planOptions() *gradsolve.Options {
 	o := &gradsolve.Options{Method: j.meth, Engine: j.engine, Workers: j.fl.workers, DenseSave: j.fl.dense, Mode: j.mode, GradientWrt: j.gradWrt,
-		Checkpoint: j.fl.grad.checkpoint, MaxSteps: j.fl.maxSteps}
+		Checkpoint: j.fl.grad.checkpoint, MaxSteps: j.fl.maxSteps, Device: j.fl.device, Precision: j.fl.prec()}
 	if j.cmd == "solve" && j.wrt != nil {
 		o.Sens = &gradsolve.Sensitivity{Wrt: j.wrt, ErrorTest: j.fl.sensErrorTest}
 	}
@@ -369,7 +384,7 @@ func (j *job) options(stderr io.Writer) (*gradsolve.Options, *progressBar) {
 	fl := j.fl
 	bar := newProgressBar(stderr, time.Second)
 	return &gradsolve.Options{Method: j.meth, Engine: j.engine, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
-		MaxSteps: fl.maxSteps, DenseSave: fl.dense, Progress: bar.update}, bar
+		MaxSteps: fl.maxSteps, DenseSave: fl.dense, Progress: bar.update, Device: fl.device, Precision: fl.prec()}, bar
 }
 
 func solveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -29,7 +29,7 @@ func bind(handle uintptr, lib string, syms []struct {
 func dlopen(lib string) (uintptr, error) {
 	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		msg := err.Error()
+		msg := strings.Clone(err.Error()) // purego's text may alias dlerror's buffer
 		// dlerror starts with the path already; say it once.
 		msg = strings.TrimPrefix(msg, lib+": ")
 		return 0, fmt.Errorf("%s: %s", lib, msg)
