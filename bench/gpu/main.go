@@ -1,0 +1,275 @@
+// Command gpu sweeps the throughput of the cuda engine over ensemble
+// sizes n = 2^lo … 2^hi (run by bench/gpu/run.sh), and of a CPU engine
+// on the same work for the ratio:
+//
+//	go run ./bench/gpu [-engine cuda] [-cpu-engine auto] [-lo 10] [-hi 24]
+//	    [-sens-hi 20] [-cpu-hi 20] [-deadline 6m] [-out DIR]
+//
+// The workloads (the problem files of examples/, each trajectory with
+// its own parameter):
+//
+//   - lorenz: forward, t ∈ [0, 1], ρ from 10 to 24, Tsit5 at rtol =
+//     atol = 1e-6;
+//   - halo-sens: the halo orbit with forward sensitivities to (vc, q),
+//     q from 0.6 to 1, DP8 at 1e-8 (up to 2^sens-hi);
+//   - robertson: Rodas5P at rtol 1e-6, atol 1e-10, k1 from 0.02 to 0.06;
+//   - robertson-adjoint: the gradient of a sum of squares of the final
+//     states by the reverse mode (the adjoint), Rodas5P.
+//
+// A workload the engine does not serve is skipped with the engine's
+// reason (printed, and a row with status "skipped"), so the sweep runs
+// what exists and names what does not: today the cuda engine runs the
+// first two. Each point is the fastest of the solves that fit in
+// -budget (one at least); the sweep stops starting points once
+// -deadline has passed. It writes gpu.csv and gpu.png (µs per
+// trajectory against n, log–log) into -out.
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/plots"
+	"github.com/gradsolve/gradsolve/router"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+// workload is one measured job.
+type workload struct {
+	name, file string
+	ens        func(n int) *gradsolve.Ensemble
+	opts       gradsolve.Options
+	gradient   bool // the reverse-mode gradient of a sum of squares, not a solve
+	sens       bool // bounded by -sens-hi
+}
+
+// params returns n rows of a parameter vector base with entry j swept
+// from lo to hi.
+func params(n int, base []float64, j int, lo, hi float64) []float64 {
+	p := make([]float64, 0, n*len(base))
+	for i := range n {
+		row := append([]float64(nil), base...)
+		row[j] = lo
+		if n > 1 {
+			row[j] = lo + (hi-lo)*float64(i)/float64(n-1)
+		}
+		p = append(p, row...)
+	}
+	return p
+}
+
+var workloads = []workload{
+	{name: "lorenz", file: "lorenz.ode",
+		ens: func(n int) *gradsolve.Ensemble {
+			return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 10, 8.0 / 3}, 0, 10, 24), T0: []float64{0}, T1: []float64{1}}
+		},
+		opts: gradsolve.Options{Method: method.Tsit5, RTol: 1e-6, ATol: 1e-6}},
+	{name: "halo-sens", file: "halo.ode", sens: true,
+		ens: func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{1, 0, 0.2}, 1, 0.6, 1)} },
+		opts: gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8,
+			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}}},
+	{name: "robertson", file: "robertson.ode",
+		ens:  func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)} },
+		opts: gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10}},
+	{name: "robertson-adjoint", file: "robertson.ode", gradient: true, sens: true,
+		ens:  func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)} },
+		opts: gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10, Mode: router.Reverse}},
+}
+
+// row is one point of the sweep.
+type row struct {
+	workload, engine, status string
+	n                        int
+	seconds                  float64
+}
+
+func main() {
+	engineF := flag.String("engine", "cuda", "the GPU engine measured (cuda; cuda-emu with GRADSOLVE_CUDA_EMULATE=1)")
+	cpuF := flag.String("cpu-engine", "auto", "the CPU engine of the ratio (auto: cpu-lanes, cpu-ros-lanes for Rosenbrock methods; none: no CPU runs)")
+	lo := flag.Int("lo", 10, "the smallest ensemble, 2^lo")
+	hi := flag.Int("hi", 24, "the largest ensemble, 2^hi")
+	sensHi := flag.Int("sens-hi", 20, "the largest ensemble of the sensitivity and gradient workloads, 2^sens-hi")
+	cpuHi := flag.Int("cpu-hi", 20, "the largest ensemble the CPU engine runs, 2^cpu-hi")
+	budget := flag.Duration("budget", time.Second, "time a point repeats its solve for (one solve at least)")
+	deadline := flag.Duration("deadline", 6*time.Minute, "no point starts after this much time")
+	examples := flag.String("examples", "examples", "the directory of the problem files")
+	out := flag.String("out", "", "directory for gpu.csv and gpu.png (none: stdout only)")
+	flag.Parse()
+	if *lo < 0 || *hi < *lo || *hi > 30 {
+		fatalf("-lo %d, -hi %d: want 0 ≤ lo ≤ hi ≤ 30", *lo, *hi)
+	}
+	start := time.Now()
+	var rows []row
+	fmt.Printf("%-18s %-10s %10s %12s %14s  %s\n", "workload", "engine", "n", "seconds", "µs/trajectory", "status")
+	for _, w := range workloads {
+		pr, err := load(filepath.Join(*examples, w.file))
+		if err != nil {
+			fatalf("%v", err)
+		}
+		engines := []string{*engineF}
+		if *cpuF != "none" {
+			engines = append(engines, *cpuF)
+		}
+		for _, eng := range engines {
+			top := *hi
+			if w.sens {
+				top = min(top, *sensHi)
+			}
+			if eng != *engineF {
+				top = min(top, *cpuHi)
+			}
+			// A first solve compiles the kernels (NVRTC, or the host's
+			// C++ compiler): not part of any point.
+			if r := measure(pr, w, eng, 1<<*lo, 0); r.seconds == 0 {
+				rows = append(rows, r)
+				fmt.Printf("%-18s %-10s %10d %12s %14s  %s\n", r.workload, r.engine, r.n, "-", "-", r.status)
+				continue
+			}
+			for k := *lo; k <= top; k++ {
+				if time.Since(start) > *deadline {
+					fmt.Printf("deadline %v passed: the sweep stops at %s on %s, n = 2^%d\n", *deadline, w.name, eng, k)
+					goto done
+				}
+				r := measure(pr, w, eng, 1<<k, *budget)
+				rows = append(rows, r)
+				if r.seconds > 0 {
+					fmt.Printf("%-18s %-10s %10d %12.4g %14.4g  %s\n", r.workload, r.engine, r.n, r.seconds, r.seconds/float64(r.n)*1e6, r.status)
+				} else {
+					fmt.Printf("%-18s %-10s %10d %12s %14s  %s\n", r.workload, r.engine, r.n, "-", "-", r.status)
+				}
+				if r.seconds == 0 {
+					break // skipped or failed: the larger sizes would be too
+				}
+			}
+		}
+	}
+done:
+	if *out != "" {
+		if err := write(*out, rows); err != nil {
+			fatalf("%v", err)
+		}
+		fmt.Printf("wrote %s and %s\n", filepath.Join(*out, "gpu.csv"), filepath.Join(*out, "gpu.png"))
+	}
+}
+
+// load compiles a problem file.
+func load(path string) (*gradsolve.Problem, error) {
+	m, err := parse.ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	set, err := tape.Build(m)
+	if err != nil {
+		return nil, err
+	}
+	return set.Problem(), nil
+}
+
+// measure runs workload w on engine eng ("auto": cpu-lanes, or
+// cpu-ros-lanes for a Rosenbrock method) at n trajectories: the fastest of the runs
+// that fit in budget. A refusal is a row with status "skipped: <why>".
+func measure(pr *gradsolve.Problem, w workload, eng string, n int, budget time.Duration) row {
+	r := row{workload: w.name, engine: eng, n: n}
+	o := w.opts
+	if eng == "auto" {
+		// The CPU lane engine of the method's family: the router would
+		// hand large ensembles to the GPU engine.
+		eng = "cpu-lanes"
+		if o.Method.Family() != method.ExplicitFamily {
+			eng = "cpu-ros-lanes"
+		}
+	}
+	o.Engine = eng
+	r.engine = eng
+	ens := w.ens(n)
+	ctx := context.Background()
+	best := math.Inf(1)
+	for t0 := time.Now(); best == math.Inf(1) || time.Since(t0) < budget; {
+		s := time.Now()
+		var err error
+		var ranOn string
+		if w.gradient {
+			var g *gradsolve.Gradient
+			_, g, _, err = gradsolve.LossGradient(ctx, pr, ens, &o, gradsolve.SumSquares())
+			if g != nil {
+				ranOn = g.Decision.Engine
+			}
+		} else {
+			var res *gradsolve.Result
+			if res, err = gradsolve.Solve(ctx, pr, ens, &o); err == nil {
+				ranOn = res.Engine
+				err = res.Errs()
+			}
+		}
+		el := time.Since(s).Seconds()
+		switch {
+		case errors.Is(err, gradsolve.ErrInput):
+			r.status = "skipped: " + err.Error()
+			return r
+		case err != nil:
+			r.status = "failed: " + err.Error()
+			return r
+		}
+		r.engine = ranOn
+		best = math.Min(best, el)
+	}
+	r.seconds, r.status = best, "ok"
+	return r
+}
+
+// write writes the rows as gpu.csv and the measured ones as gpu.png.
+func write(dir string, rows []row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "gpu.csv"))
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	_ = cw.Write([]string{"workload", "engine", "n", "seconds", "us_per_trajectory", "status"})
+	var order []string
+	series := map[string]*plots.Series{}
+	for _, r := range rows {
+		us := ""
+		if r.seconds > 0 {
+			us = strconv.FormatFloat(r.seconds/float64(r.n)*1e6, 'g', 6, 64)
+			k := r.workload + " on " + r.engine
+			if series[k] == nil {
+				order = append(order, k)
+				series[k] = &plots.Series{Name: k}
+			}
+			series[k].X = append(series[k].X, float64(r.n))
+			series[k].Y = append(series[k].Y, r.seconds/float64(r.n)*1e6)
+		}
+		_ = cw.Write([]string{r.workload, r.engine, strconv.Itoa(r.n), strconv.FormatFloat(r.seconds, 'g', 6, 64), us, r.status})
+	}
+	cw.Flush()
+	if err := errors.Join(cw.Error(), f.Close()); err != nil {
+		return err
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	var ss []plots.Series
+	for _, k := range order {
+		ss = append(ss, *series[k])
+	}
+	return plots.Lines(filepath.Join(dir, "gpu.png"), "throughput of the cuda engine and a CPU engine", "n (trajectories)", "µs per trajectory", ss, &plots.Options{LogX: true, LogY: true})
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "gpu: "+format+"\n", args...)
+	os.Exit(1)
+}

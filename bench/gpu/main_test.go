@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunScript checks bench/gpu/run.sh: shellcheck where it is
+// installed (else bash -n, its syntax alone) and, with
+// GRADSOLVE_BENCH_DRY=1, its dry mode end to end on the emulated
+// device (it builds three binaries: a minute or two here).
+func TestRunScript(t *testing.T) {
+	if sc, err := exec.LookPath("shellcheck"); err == nil {
+		if out, err := exec.Command(sc, "run.sh").CombinedOutput(); err != nil {
+			t.Errorf("shellcheck run.sh: %v\n%s", err, out)
+		}
+	} else if out, err := exec.Command("bash", "-n", "run.sh").CombinedOutput(); err != nil {
+		t.Errorf("bash -n run.sh: %v\n%s", err, out)
+	} else {
+		t.Log("no shellcheck: checked run.sh's syntax only (bash -n)")
+	}
+	if os.Getenv("GRADSOLVE_BENCH_DRY") != "1" {
+		t.Skip("set GRADSOLVE_BENCH_DRY=1 for the dry run of run.sh (builds the binaries)")
+	}
+	out := t.TempDir()
+	cmd := exec.Command("bash", "run.sh", "dry")
+	cmd.Env = append(os.Environ(), "OUT="+out)
+	text, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(text), "dry run complete") {
+		t.Fatalf("run.sh dry: %v\n%s", err, text)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "gpu.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lorenz,cuda-emu,64,", "halo-sens,cuda-emu,64,", "robertson,cuda-emu,64,0,,skipped: ", "lorenz,cpu-lanes,64,"} {
+		if !strings.Contains(string(csv), want) {
+			t.Errorf("gpu.csv lacks %q:\n%s", want, csv)
+		}
+	}
+}
