@@ -76,14 +76,20 @@ var workloads = []workload{
 		},
 		opts: gradsolve.Options{Method: method.Tsit5, RTol: 1e-6, ATol: 1e-6}},
 	{name: "halo-sens", file: "halo.ode", sens: true,
-		ens: func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{1, 0, 0.2}, 1, 0.6, 1)} },
+		ens: func(n int) *gradsolve.Ensemble {
+			return &gradsolve.Ensemble{N: n, P: params(n, []float64{1, 0, 0.2}, 1, 0.6, 1)}
+		},
 		opts: gradsolve.Options{Method: method.DP8, RTol: 1e-8, ATol: 1e-8,
 			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(1)}}}},
 	{name: "robertson", file: "robertson.ode",
-		ens:  func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)} },
+		ens: func(n int) *gradsolve.Ensemble {
+			return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)}
+		},
 		opts: gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10}},
 	{name: "robertson-adjoint", file: "robertson.ode", gradient: true, sens: true,
-		ens:  func(n int) *gradsolve.Ensemble { return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)} },
+		ens: func(n int) *gradsolve.Ensemble {
+			return &gradsolve.Ensemble{N: n, P: params(n, []float64{0, 3e7, 1e4}, 0, 0.02, 0.06)}
+		},
 		opts: gradsolve.Options{Method: method.Rodas5P, RTol: 1e-6, ATol: 1e-10, Mode: router.Reverse}},
 }
 
