@@ -775,7 +775,7 @@ func loadGroups(path string, n int) ([]int, int, error) {
 func (fj *fitJob) solveOptions() *gradsolve.Options {
 	fl := fj.fl
 	return &gradsolve.Options{Method: fj.meth, Engine: fj.engine, RTol: fl.rtol, ATol: fl.atol, Workers: fl.workers,
-		MaxSteps: fl.maxSteps, DenseSave: fl.dense}
+		MaxSteps: fl.maxSteps, DenseSave: fl.dense, Device: fl.device, Precision: fl.prec()}
 }
 
 // engineChoice is the method and engine of the route the fit took, as
