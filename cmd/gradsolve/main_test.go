@@ -119,8 +119,10 @@ func TestStiffRouting(t *testing.T) {
 // reason are reported.
 //
 // The router's reason for an explicit method names the engines it
-// passed over (cpu-lanes, for two trajectories, or where it cannot run
-// here), so the reasons below are prefixes; with eight trajectories of
+// passed over — first cuda (unavailable without a GPU; below its
+// smallest ensemble with one), then cpu-lanes (for two trajectories, or
+// where it cannot run here) — so the reasons below are prefixes; with
+// eight trajectories of
 // a problem compiled from formulas, the router picks cpu-lanes where it
 // can run.
 func TestEngineFlag(t *testing.T) {
