@@ -70,12 +70,16 @@ func (c *CUDA) Open(n int) (Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &cudaDevice{dev: dev}
+	d := &cudaDevice{dev: dev, mods: map[*cuda.Module]*cudaModule{}}
 	c.devs[n] = d
 	return d, nil
 }
 
-type cudaDevice struct{ dev *cuda.Device }
+type cudaDevice struct {
+	dev  *cuda.Device
+	mu   sync.Mutex
+	mods map[*cuda.Module]*cudaModule // one per loaded module (cuda caches them per source hash)
+}
 
 // Memory returns half the device's free memory: the two streams'
 // buffers of a batch share it.
@@ -90,14 +94,22 @@ func (d *cudaDevice) Load(src *emitcuda.Source) (Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cudaModule{dev: d.dev, mod: mod, fns: map[string]*cuda.Function{}}, nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.mods[mod]; ok {
+		return m, nil
+	}
+	m := &cudaModule{dev: d.dev, mod: mod, fns: map[string]*cuda.Function{}}
+	d.mods[mod] = m
+	return m, nil
 }
 
 type cudaModule struct {
-	dev *cuda.Device
-	mod *cuda.Module
-	mu  sync.Mutex
-	fns map[string]*cuda.Function
+	dev  *cuda.Device
+	mod  *cuda.Module
+	mu   sync.Mutex
+	fns  map[string]*cuda.Function
+	idle []*lane // buffers and streams of earlier runs, for reuse
 }
 
 func (m *cudaModule) function(name string) (*cuda.Function, error) {
@@ -136,12 +148,94 @@ const Block = 128
 // contiguous region each (every value is 8 bytes), and the chunk in
 // flight on it.
 type lane struct {
-	st              *cuda.Stream
-	pinIn, pinOut   *cuda.HostMem
-	devIn, devOut   cuda.Ptr
-	pending         bool
-	lo, hi          int // the chunk in flight
-	inWords, outLen int
+	st            *cuda.Stream
+	pinIn, pinOut *cuda.HostMem
+	devIn, devOut cuda.Ptr
+	inCap, outCap int // bytes of the input and output buffers
+	pending       bool
+	lo, hi        int // the chunk in flight
+}
+
+// acquire returns a lane with buffers of at least in and out bytes: an
+// idle one of the module's (the buffers of an earlier run, so that a
+// solve of many batches allocates its page-locked and device memory
+// once), else a new one.
+func (m *cudaModule) acquire(in, out int) (*lane, error) {
+	m.mu.Lock()
+	for i, l := range m.idle {
+		if l.inCap >= in && l.outCap >= out {
+			m.idle = append(m.idle[:i], m.idle[i+1:]...)
+			m.mu.Unlock()
+			l.pending = false
+			return l, nil
+		}
+	}
+	m.mu.Unlock()
+	l := &lane{inCap: in, outCap: out}
+	var err error
+	if l.st, err = m.dev.NewStream(); err == nil {
+		if l.pinIn, err = m.dev.AllocHost(in); err == nil {
+			if l.pinOut, err = m.dev.AllocHost(out); err == nil {
+				if l.devIn, err = m.dev.Alloc(in); err == nil {
+					l.devOut, err = m.dev.Alloc(out)
+				}
+			}
+		}
+	}
+	if err != nil {
+		m.free(l)
+		return nil, err
+	}
+	return l, nil
+}
+
+// maxIdle is the most idle lanes a module keeps: one run's two.
+const maxIdle = 2
+
+// release waits for the lane's stream and keeps the lane for a later
+// run where the run succeeded (in place of a smaller idle lane when
+// maxIdle are kept already), or frees it.
+func (m *cudaModule) release(l *lane, reuse bool) {
+	if l.st != nil && l.st.Synchronize() != nil {
+		reuse = false
+	}
+	m.mu.Lock()
+	if reuse && len(m.idle) < maxIdle {
+		m.idle = append(m.idle, l)
+		m.mu.Unlock()
+		return
+	}
+	if reuse {
+		// Keep the larger buffers: they serve the smaller runs too.
+		small := 0
+		for i, o := range m.idle {
+			if o.inCap+o.outCap < m.idle[small].inCap+m.idle[small].outCap {
+				small = i
+			}
+		}
+		if o := m.idle[small]; o.inCap+o.outCap < l.inCap+l.outCap {
+			m.idle[small], l = l, o
+		}
+	}
+	m.mu.Unlock()
+	m.free(l)
+}
+
+// free frees a lane's stream and buffers.
+func (m *cudaModule) free(l *lane) {
+	if l.st != nil {
+		l.st.Destroy()
+	}
+	for _, h := range []*cuda.HostMem{l.pinIn, l.pinOut} {
+		if h != nil {
+			h.Free()
+		}
+	}
+	for _, p := range []cuda.Ptr{l.devIn, l.devOut} {
+		if p != 0 {
+			m.dev.Free(p)
+		}
+	}
 }
 
 // Run runs the chunks of b alternately on two streams: while one
@@ -172,22 +266,8 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 	var lanes [2]*lane
 	defer func() {
 		for _, l := range lanes {
-			if l == nil {
-				continue
-			}
-			if l.st != nil {
-				l.st.Synchronize()
-				l.st.Destroy()
-			}
-			for _, h := range []*cuda.HostMem{l.pinIn, l.pinOut} {
-				if h != nil {
-					h.Free()
-				}
-			}
-			for _, p := range []cuda.Ptr{l.devIn, l.devOut} {
-				if p != 0 {
-					dev.Free(p)
-				}
+			if l != nil {
+				m.release(l, err == nil)
 			}
 		}
 	}()
@@ -196,21 +276,7 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 		nl = 2
 	}
 	for i := range nl {
-		l := &lane{}
-		lanes[i] = l
-		if l.st, err = dev.NewStream(); err != nil {
-			return 0, err
-		}
-		if l.pinIn, err = dev.AllocHost(8 * chunk * inPer); err != nil {
-			return 0, err
-		}
-		if l.pinOut, err = dev.AllocHost(8 * chunk * outPer); err != nil {
-			return 0, err
-		}
-		if l.devIn, err = dev.Alloc(8 * chunk * inPer); err != nil {
-			return 0, err
-		}
-		if l.devOut, err = dev.Alloc(8 * chunk * outPer); err != nil {
+		if lanes[i], err = m.acquire(8*chunk*inPer, 8*chunk*outPer); err != nil {
 			return 0, err
 		}
 	}

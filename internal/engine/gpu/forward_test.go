@@ -185,6 +185,18 @@ func TestRunPlumbing(t *testing.T) {
 	if want := 256 + 0.5 + 1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + b.P[5]; b.H[5] != want {
 		t.Errorf("h[5] = %v; want %v", b.H[5], want)
 	}
+	// The run's two lanes (stream and buffers) are kept for the next
+	// run, which reuses them: a solve of many batches allocates once.
+	if len(m.idle) != 2 {
+		t.Fatalf("%d idle lanes after a run of two streams, want 2", len(m.idle))
+	}
+	kept := map[*lane]bool{m.idle[0]: true, m.idle[1]: true}
+	if _, err := m.Run(k, s, plumbingBatch(n), 40, &stop); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.idle) != 2 || !kept[m.idle[0]] || !kept[m.idle[1]] {
+		t.Errorf("a second run of smaller chunks did not reuse the lanes: %v, kept %v", m.idle, kept)
+	}
 	// Stopped before the start: nothing is launched.
 	stop.Store(true)
 	if done, err := m.Run(k, s, plumbingBatch(n), 50, &stop); done != 0 || err != nil {
