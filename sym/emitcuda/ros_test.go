@@ -1,0 +1,339 @@
+package emitcuda_test
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/cudaemu"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+//go:embed testdata/ros_runner.cpp
+var rosRunnerSource string
+
+// rosCase is a problem of the Rosenbrock tests.
+type rosCase struct {
+	name, file string
+	span       float64 // scales the default span
+	maxSteps   int     // the first option set's budget (trajectory 5, 40 spans, exceeds it)
+	params     []float64
+	special    func(i int, y0 []float64)
+	wrt        []gradsolve.Wrt // the sensitivity kernels' columns
+	// statuses are those the ensemble must produce with the defaults
+	// (beyond successes).
+	statuses []ode.Status
+}
+
+var rosCases = []rosCase{
+	{name: "robertson", file: "robertson.ode", span: 1e-3, maxSteps: 300,
+		wrt:      []gradsolve.Wrt{{Index: 0}, {Index: 2}, {Y0: true, Index: 1}},
+		statuses: []ode.Status{ode.StepUnderflow, ode.MaxStepsReached}},
+	// van der Pol, stiff: μ = 1000 (Hairer & Wanner II, §IV.1, in the
+	// example's scaling).
+	{name: "vdp1e3", file: "vanderpol.ode", span: 0.1, maxSteps: 800, params: []float64{1000},
+		wrt:      []gradsolve.Wrt{{Index: 0}, {Y0: true, Index: 0}},
+		statuses: []ode.Status{ode.StepUnderflow, ode.MaxStepsReached}},
+	{name: "rosforced", file: "testdata/rosforced.ode", span: 0.2, maxSteps: 500,
+		special: func(i int, y0 []float64) {
+			if i == 9 { // df/du is 0/0: every W is singular, the step shrinks to the floor (NonFinite)
+				y0[0] = 0
+			}
+		},
+		wrt:      []gradsolve.Wrt{{Index: 0}, {Index: 1}, {Y0: true, Index: 1}},
+		statuses: []ode.Status{ode.StepUnderflow, ode.MaxStepsReached, ode.NonFinite}},
+}
+
+// rosShort are the cases run under -short.
+var rosShort = map[string]bool{"rosforced": true}
+
+// rosMethods are the methods of the tests: the two of package method.
+var rosMethods = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
+
+// rosProgram is a case's compiled source, shared by the tests.
+type rosProgram struct {
+	set  *tape.Set
+	prob *ode.Problem
+	src  *emitcuda.Source
+	exe  string
+}
+
+var rosPrograms sync.Map // case name → *rosBuild
+
+type rosBuild struct {
+	once sync.Once
+	p    *rosProgram
+	err  error
+}
+
+// rosCompile generates and compiles the source of case c (its forward
+// and sensitivity kernels of both methods) once per test run.
+func rosCompile(t *testing.T, c rosCase) *rosProgram {
+	t.Helper()
+	cxx := compiler(t)
+	v, _ := rosPrograms.LoadOrStore(c.name, &rosBuild{})
+	b := v.(*rosBuild)
+	b.once.Do(func() {
+		set := readModel(t, casePath(t, c.file))
+		cols := make([]int, len(c.wrt))
+		for i, w := range c.wrt {
+			cols[i] = w.Index
+			if w.Y0 {
+				cols[i] = -1
+			}
+		}
+		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: rosMethods,
+			Sens: []emitcuda.Sens{{Cols: cols}}})
+		if err != nil {
+			b.err = err
+			return
+		}
+		var s strings.Builder
+		s.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
+		s.Write(src.Code)
+		var names, dims []string
+		for _, k := range src.RosKernels {
+			names = append(names, k.Name)
+			dims = append(dims, fmt.Sprint(k.Dim))
+		}
+		fmt.Fprintf(&s, "\nstatic void (*const gs_ros_kernels[])(gs_ros_job) = {%s};\n", strings.Join(names, ", "))
+		fmt.Fprintf(&s, "static const long long gs_ros_kernel_dims[] = {%s};\n\n", strings.Join(dims, ", "))
+		s.WriteString(rosRunnerSource)
+		start := time.Now()
+		exe, err := cudaemu.Build(context.Background(), cxx, cacheDir, []byte(s.String()))
+		t.Logf("compiled %s (Rosenbrock) in %v", c.name, time.Since(start))
+		if err != nil {
+			b.err = err
+			return
+		}
+		prob := set.Problem()
+		if c.params != nil {
+			pr := *prob
+			pr.P = c.params
+			prob = &pr
+		}
+		b.p = &rosProgram{set: set, prob: prob, src: src, exe: exe}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	if b.p == nil {
+		t.Fatalf("%s: the build failed in another test", c.name)
+	}
+	return b.p
+}
+
+// rosJob is one launch of a Rosenbrock kernel.
+type rosJob struct {
+	job
+	dense bool
+}
+
+// rosResult is what a launch computed.
+type rosResult struct {
+	result
+	jacEvals, lus []int64
+}
+
+// solve runs j on Rosenbrock kernel j.kernel.
+func (p *rosProgram) solve(t *testing.T, j *rosJob) *rosResult {
+	t.Helper()
+	k := p.src.RosKernels[j.kernel]
+	n := len(j.t0)
+	nsave := len(j.save)
+	stride := 0
+	if j.perTrajectorySave {
+		nsave /= n
+		stride = nsave
+	}
+	dense := 0
+	if j.dense {
+		dense = 1
+	}
+	var e cudaemu.Encoder
+	for _, v := range []int{j.kernel, k.Dim, k.NormDim, n, nsave, stride, j.maxSteps, dense} {
+		e.Int(int64(v))
+	}
+	c := j.ctl
+	e.Floats([]float64{j.hmax, j.h0, c.Beta1, c.Beta2, c.Safety, c.QMin, c.QMax, c.QOldInit})
+	e.Int(int64(j.grid))
+	e.Int(int64(j.block))
+	for _, v := range [][]float64{j.rtol, j.atol, j.t0, j.t1, j.y0, j.p, j.save} {
+		e.Floats(v)
+	}
+	out, err := cudaemu.Run(context.Background(), p.exe, e.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cudaemu.NewDecoder(out)
+	r := &rosResult{result: result{y: d.Floats(n * k.Dim), t: d.Floats(n), h: d.Floats(n), saved: d.Floats(n * nsave * k.Dim),
+		status: d.Ints(n), accepted: d.Ints(n), rejected: d.Ints(n), fevals: d.Ints(n)}, jacEvals: d.Ints(n), lus: d.Ints(n)}
+	if d.Err != nil || d.Rest() != 0 {
+		t.Fatalf("%s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
+	}
+	return r
+}
+
+// rosOptionSets are the option sets of the Rosenbrock tests: the
+// defaults (a small budget), per-component tolerances with HMax and H0,
+// and the defaults with save times from the continuous extension.
+var rosOptionSets = []optionSet{
+	optionSets[0],
+	optionSets[1],
+	{"dense", func(c forwardCase, dim int, span float64) gradsolve.Options {
+		return gradsolve.Options{MaxSteps: c.maxSteps, DenseSave: true}
+	}},
+}
+
+// rosCPUSolve solves ens on cpu-ros with method m and options o.
+func rosCPUSolve(t *testing.T, prob *ode.Problem, ens *ensemble, m *method.Rosenbrock, o gradsolve.Options) *gradsolve.Result {
+	t.Helper()
+	o.Method, o.Engine = m, "cpu-ros"
+	e := &gradsolve.Ensemble{N: len(ens.t0), Y0: ens.y0, P: ens.p, T0: ens.t0, T1: ens.t1, Save: ens.save, SavePerTrajectory: ens.k > 0 && len(ens.save) == ens.k*len(ens.t0)}
+	res, err := gradsolve.Solve(context.Background(), prob, e, &o)
+	if err != nil && res == nil {
+		t.Fatal(err)
+	}
+	if res.Engine != "cpu-ros" {
+		t.Fatalf("solved on %s, want cpu-ros", res.Engine)
+	}
+	return res
+}
+
+// rosKernelJob is the launch of Rosenbrock kernel ki that solves ens
+// from the (augmented) initial states y0 as cpu-ros did with the
+// resolved options o.
+func rosKernelJob(ki int, k emitcuda.RosKernel, o *gradsolve.Options, ens *ensemble, y0 []float64) *rosJob {
+	hmax := o.HMax
+	if hmax == 0 {
+		hmax = math.Inf(1)
+	}
+	return &rosJob{job: job{kernel: ki, t0: ens.t0, t1: ens.t1, y0: y0, p: ens.p, save: ens.save, perTrajectorySave: true,
+		maxSteps: o.MaxSteps, hmax: hmax, h0: o.H0, ctl: *o.Controller,
+		rtol: o.RTolVec, atol: o.ATolVec, grid: 3, block: 16}, dense: o.DenseSave}
+}
+
+// compareRos compares as compareResults does, and the Jacobian and LU
+// counters.
+func compareRos(t *testing.T, what string, res *gradsolve.Result, got *rosResult, ens *ensemble, na int) {
+	t.Helper()
+	compareResults(t, what, expected(res), &got.result, ens, na)
+	bad := 0
+	for i, st := range res.Stats {
+		if got.jacEvals[i] != int64(st.JacEvals) || got.lus[i] != int64(st.LUs) {
+			if bad++; bad <= 3 {
+				t.Errorf("%s: trajectory %d: JacEvals/LUs %d/%d, want %d/%d", what, i, got.jacEvals[i], got.lus[i], st.JacEvals, st.LUs)
+			}
+		}
+	}
+}
+
+// augmented returns the sensitivity kernels' initial states: y0, then
+// each column's start (e_i for y0[i], zero for a parameter: the
+// problems' initial values do not depend on them).
+func augmented(ens *ensemble, dim int, wrt []gradsolve.Wrt) []float64 {
+	n := len(ens.t0)
+	na := dim * (1 + len(wrt))
+	y0 := make([]float64, n*na)
+	for i := range n {
+		row := y0[i*na : (i+1)*na]
+		copy(row, ens.y0[i*dim:(i+1)*dim])
+		for q, w := range wrt {
+			if w.Y0 {
+				row[dim*(1+q)+w.Index] = 1
+			}
+		}
+	}
+	return y0
+}
+
+// TestRosenbrockBitwise solves each case's ensemble (64 trajectories
+// with their own parameters, initial states, spans — every fourth
+// backwards — and save times at t0, t1 and inside steps) with both
+// methods and three option sets on cpu-ros and with the Rosenbrock
+// kernels in emulation, forward and with sensitivities, and compares
+// final states, saved states, statuses, times reached and the five
+// counters bit for bit.
+func TestRosenbrockBitwise(t *testing.T) {
+	for _, c := range rosCases {
+		if testing.Short() && !rosShort[c.name] {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rp := rosCompile(t, c)
+			prob, dim := rp.prob, rp.prob.Dim
+			fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps, special: c.special}
+			ens := makeEnsemble(prob, fc, uint64(len(c.name)))
+			span := c.span * (prob.T1 - prob.T0)
+			y0s := augmented(ens, dim, c.wrt)
+			for _, os := range rosOptionSets {
+				statuses := map[ode.Status]int{}
+				for ki, kern := range rp.src.RosKernels {
+					opts := os.opts(fc, dim, span)
+					y0 := ens.y0
+					if kern.Sens >= 0 {
+						opts.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
+						y0 = y0s
+					}
+					res := rosCPUSolve(t, prob, ens, kern.Method, opts)
+					for _, s := range res.Status {
+						statuses[s]++
+					}
+					for i, st := range res.Stats {
+						if st.LUs > 0 && st.JacEvals == 0 {
+							t.Fatalf("trajectory %d: %d LUs without a Jacobian", i, st.LUs)
+						}
+					}
+					got := rp.solve(t, rosKernelJob(ki, kern, &res.Options, ens, y0))
+					compareRos(t, fmt.Sprintf("%s %s %s", c.name, kern.Name, os.name), res, got, ens, kern.Dim)
+				}
+				if statuses[ode.Success] == 0 {
+					t.Errorf("%s: statuses %v: want successes", os.name, statuses)
+				}
+				if os.name != "defaults" {
+					continue
+				}
+				for _, s := range c.statuses {
+					if statuses[s] == 0 {
+						t.Errorf("%s: statuses %v: want %v among them", os.name, statuses, s)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRosenbrockSingular checks what rosforced's trajectory 9 is for:
+// its Jacobian is not finite at the start, so every W it forms fails to
+// factorise; cpu-ros rejects each attempt, shrinks the step to the floor
+// and ends with NonFinite, one Jacobian and an LU per attempt — and the
+// kernel does the same, bit for bit (TestRosenbrockBitwise compares the
+// whole ensemble; this pins the case down).
+func TestRosenbrockSingular(t *testing.T) {
+	c := rosCases[2]
+	rp := rosCompile(t, c)
+	prob := rp.prob
+	fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps, special: c.special}
+	ens := makeEnsemble(prob, fc, 1)
+	res := rosCPUSolve(t, prob, ens, method.Rodas5P, gradsolve.Options{MaxSteps: 1000})
+	st := res.Stats[9]
+	if res.Status[9] != ode.NonFinite || st.Accepted != 0 || st.JacEvals != 1 || st.LUs != st.Rejected || st.LUs < 10 {
+		t.Fatalf("cpu-ros: trajectory 9: status %v, stats %+v: want NonFinite, no step accepted, one Jacobian, an LU per rejection", res.Status[9], st)
+	}
+	ki := 1 // gs_ros_rodas5p
+	if k := rp.src.RosKernels[ki]; k.Method != method.Rodas5P || k.Sens >= 0 {
+		t.Fatalf("kernel %d is %s", ki, k.Name)
+	}
+	got := rp.solve(t, rosKernelJob(ki, rp.src.RosKernels[ki], &res.Options, ens, ens.y0))
+	compareRos(t, "rosforced gs_ros_rodas5p", res, got, ens, prob.Dim)
+}

@@ -1,0 +1,71 @@
+// ros_runner.cpp: the host side of the emulation tests of the Rosenbrock
+// kernels (ros_test.go). The test writes one translation unit:
+// cuda_emu.h and emu_io.h, the generated source, the table
+// gs_ros_kernels of its Rosenbrock kernels, then this file. It reads
+// one launch from stdin and writes the results to stdout in emu_io.h's
+// wire format:
+//
+//   kernel, dim, nd, n, nsave, save_stride, max_steps, dense_save, hmax,
+//   h0, beta1, beta2, safety, qmin, qmax, qoldinit, grid, block,
+//   rtol[nd], atol[nd], t0[n], t1[n], y0[n*dim], p[n*GS_NP],
+//   save[nsave or n*nsave]; writes y, t, h, saved, status, accepted,
+//   rejected, fevals, jac_evals, lus.
+
+int main() {
+  long long kernel = gs_read_i64(), dim = gs_read_i64(), nd = gs_read_i64();
+  long long nk = sizeof gs_ros_kernels / sizeof gs_ros_kernels[0];
+  if (kernel < 0 || kernel >= nk || dim != gs_ros_kernel_dims[kernel] || nd != GS_DIM) {
+    std::fprintf(stderr, "runner: kernel %lld with dim %lld, nd %lld: no such kernel\n", kernel, dim, nd);
+    return 2;
+  }
+  gs_ros_job job;
+  job.n = gs_read_i64();
+  job.nsave = gs_read_i64();
+  job.save_stride = gs_read_i64();
+  job.max_steps = gs_read_i64();
+  job.dense_save = gs_read_i64();
+  job.hmax = gs_read_f64();
+  job.h0 = gs_read_f64();
+  job.beta1 = gs_read_f64();
+  job.beta2 = gs_read_f64();
+  job.safety = gs_read_f64();
+  job.qmin = gs_read_f64();
+  job.qmax = gs_read_f64();
+  job.qoldinit = gs_read_f64();
+  long long grid = gs_read_i64(), block = gs_read_i64();
+  long long n = job.n, ns = job.nsave;
+  std::vector<double> rtol = gs_read_f64s(nd), atol = gs_read_f64s(nd);
+  std::vector<double> t0 = gs_read_f64s(n), t1 = gs_read_f64s(n), y0 = gs_read_f64s(n * dim);
+  std::vector<double> p = gs_read_f64s(n * GS_NP), save = gs_read_f64s(job.save_stride == 0 ? ns : n * ns);
+  std::vector<double> y(n * dim), t(n), h(n), saved(n * ns * dim);
+  std::vector<long long> status(n, -1), acc(n), rej(n), fev(n), jev(n), lus(n);
+  job.rtol = rtol.data();
+  job.atol = atol.data();
+  job.t0 = t0.data();
+  job.t1 = t1.data();
+  job.y0 = y0.data();
+  job.p = p.data();
+  job.save = save.data();
+  job.y = y.data();
+  job.t = t.data();
+  job.h = h.data();
+  job.saved = saved.data();
+  job.status = status.data();
+  job.accepted = acc.data();
+  job.rejected = rej.data();
+  job.fevals = fev.data();
+  job.jac_evals = jev.data();
+  job.lus = lus.data();
+  gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_kernels[kernel], job);
+  gs_write_f64s(y.data(), y.size());
+  gs_write_f64s(t.data(), n);
+  gs_write_f64s(h.data(), n);
+  gs_write_f64s(saved.data(), saved.size());
+  gs_write_i64s(status.data(), n);
+  gs_write_i64s(acc.data(), n);
+  gs_write_i64s(rej.data(), n);
+  gs_write_i64s(fev.data(), n);
+  gs_write_i64s(jev.data(), n);
+  gs_write_i64s(lus.data(), n);
+  return 0;
+}
