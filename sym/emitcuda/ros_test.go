@@ -12,6 +12,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/cudaemu"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
@@ -336,4 +337,45 @@ func TestRosenbrockSingular(t *testing.T) {
 	}
 	got := rp.solve(t, rosKernelJob(ki, rp.src.RosKernels[ki], &res.Options, ens, ens.y0))
 	compareRos(t, "rosforced gs_ros_rodas5p", res, got, ens, prob.Dim)
+}
+
+// TestRosenbrockDetectsChange checks that the comparisons of
+// TestRosenbrockBitwise see small changes in what a kernel is given:
+// the controller's safety factor one ulp above its value changes most
+// final states, and dense_save flipped changes the saved states inside
+// steps (the continuous extension and a re-step agree only to the
+// method's accuracy).
+func TestRosenbrockDetectsChange(t *testing.T) {
+	c := rosCases[0]
+	rp := rosCompile(t, c)
+	prob, dim := rp.prob, rp.prob.Dim
+	fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps}
+	ens := makeEnsemble(prob, fc, 1)
+	ki := 1 // gs_ros_rodas5p
+	res := rosCPUSolve(t, prob, ens, method.Rodas5P, gradsolve.Options{MaxSteps: c.maxSteps})
+	j := rosKernelJob(ki, rp.src.RosKernels[ki], &res.Options, ens, ens.y0)
+	j.ctl.Safety = math.Nextafter(j.ctl.Safety, 1)
+	r := rp.solve(t, j)
+	differ := 0
+	for i := range ensembleSize {
+		if !testutil.EqualBits(r.y[i*dim:(i+1)*dim], res.Row(i)) {
+			differ++
+		}
+	}
+	if differ < ensembleSize/2 {
+		t.Errorf("safety one ulp off changed %d of %d final states; want most", differ, ensembleSize)
+	}
+	j = rosKernelJob(ki, rp.src.RosKernels[ki], &res.Options, ens, ens.y0)
+	j.dense = true
+	r = rp.solve(t, j)
+	want := expected(res)
+	differ = 0
+	for i := range ensembleSize {
+		if res.Status[i] == ode.Success && !testutil.EqualBits(r.saved[i*3*dim:(i+1)*3*dim], want.saved[i*3*dim:(i+1)*3*dim]) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("dense_save set: no saved state changed; the re-step and the continuous extension cannot agree to the bit everywhere")
+	}
 }
