@@ -1,6 +1,7 @@
 package emitcuda_test
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -377,5 +378,95 @@ func TestRosenbrockDetectsChange(t *testing.T) {
 	}
 	if differ == 0 {
 		t.Error("dense_save set: no saved state changed; the re-step and the continuous extension cannot agree to the bit everywhere")
+	}
+}
+
+// TestGenerateRosenbrock checks Options.Rosenbrock's errors, named in
+// its terms, and the Rosenbrock source as TestGenerateSource checks the
+// explicit one: deterministic, no header or host library, no inexact
+// library function, every product of values rounded; and its kernels
+// as RosKernels describes them.
+func TestGenerateRosenbrock(t *testing.T) {
+	set := readModel(t, "testdata/rosforced.ode")
+	bad := *method.Rodas5P
+	bad.M = bad.M[:3]
+	renamed := *method.Rosenbrock23
+	renamed.Name = "rodas-5p"
+	for _, c := range []struct {
+		name string
+		opts emitcuda.Options
+		want string
+	}{
+		{"nil method", emitcuda.Options{Rosenbrock: []*method.Rosenbrock{method.Rodas5P, nil}}, "Options.Rosenbrock[1] is nil"},
+		{"invalid method", emitcuda.Options{Rosenbrock: []*method.Rosenbrock{&bad}}, "Options.Rosenbrock[0]"},
+		{"same kernel name", emitcuda.Options{Rosenbrock: []*method.Rosenbrock{method.Rodas5P, &renamed}}, "kernel name gs_ros_rodas5p"},
+		{"error test", emitcuda.Options{Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, Sens: []emitcuda.Sens{{Cols: []int{0}, ErrorTest: true}}},
+			"Options.Sens[0].ErrorTest with Options.Rosenbrock"},
+	} {
+		_, err := emitcuda.Generate(set, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+
+	opts := emitcuda.Options{Rosenbrock: rosMethods, Sens: []emitcuda.Sens{{Cols: []int{2, -1}}}}
+	a, err := emitcuda.Generate(set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := emitcuda.Generate(set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Code, b.Code) {
+		t.Error("two Generates of one model give different sources")
+	}
+	index := map[string]bool{"i": true, "c": true, "r": true, "N": true, "N_": true, "S": true, "NP": true, "nsave": true, "isave": true, "blockIdx.x": true, "blockDim.x": true}
+	code := string(a.Code)
+	for _, line := range strings.Split(code, "\n") {
+		l := strings.TrimSpace(line)
+		if i := strings.Index(l, "//"); i >= 0 {
+			l = l[:i]
+		}
+		if strings.Contains(l, "#include") || strings.Contains(l, "std::") {
+			t.Errorf("the source includes a header or uses the host library: %s", line)
+		}
+		if m := libraryCall.FindStringSubmatch(l); m != nil {
+			t.Errorf("the source calls %s: %s", m[1], line)
+		}
+		for _, m := range bareProduct.FindAllStringSubmatch(l, -1) {
+			if !index[m[1]] {
+				t.Errorf("a bare product %q: %s", m[0], line)
+			}
+		}
+	}
+	if len(a.Kernels) != 8 || len(a.RosKernels) != 4 {
+		t.Fatalf("%d explicit and %d Rosenbrock kernels, want 8 and 4", len(a.Kernels), len(a.RosKernels))
+	}
+	for _, k := range a.RosKernels {
+		if !strings.Contains(code, "extern \"C\" __global__ void "+k.Name+"(gs_ros_job job)") {
+			t.Errorf("kernel %s is not in the source", k.Name)
+		}
+	}
+	want := []emitcuda.RosKernel{
+		{Name: "gs_ros_rosenbrock23", Method: method.Rosenbrock23, Sens: -1, Dim: 2, NormDim: 2, Dense: true},
+		{Name: "gs_ros_rodas5p", Method: method.Rodas5P, Sens: -1, Dim: 2, NormDim: 2, Dense: true},
+		{Name: "gs_ros_rosenbrock23_sens0", Method: method.Rosenbrock23, Sens: 0, SensCols: []int{2, -1}, Dim: 6, NormDim: 2, Dense: true},
+		{Name: "gs_ros_rodas5p_sens0", Method: method.Rodas5P, Sens: 0, SensCols: []int{2, -1}, Dim: 6, NormDim: 2, Dense: true},
+	}
+	for i, k := range a.RosKernels {
+		w := want[i]
+		if k.Name != w.Name || k.Method != w.Method || k.Sens != w.Sens || fmt.Sprint(k.SensCols) != fmt.Sprint(w.SensCols) ||
+			k.Dim != w.Dim || k.NormDim != w.NormDim || k.Dense != w.Dense {
+			t.Errorf("RosKernels[%d] = %+v, want %+v", i, k, w)
+		}
+	}
+	// Without Options.Rosenbrock the source is the explicit one alone.
+	plain, err := emitcuda.Generate(set, emitcuda.Options{Sens: opts.Sens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.RosKernels) != 0 || strings.Contains(string(plain.Code), "gs_ros_") || strings.Contains(string(plain.Code), "gs_jac_y") {
+		t.Error("a source without Options.Rosenbrock has Rosenbrock code")
 	}
 }
