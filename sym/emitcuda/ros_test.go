@@ -34,6 +34,8 @@ type rosCase struct {
 	// statuses are those the ensemble must produce with the defaults
 	// (beyond successes).
 	statuses []ode.Status
+	// methods are the case's methods: nil, rosMethods.
+	methods []*method.Rosenbrock
 }
 
 var rosCases = []rosCase{
@@ -52,7 +54,18 @@ var rosCases = []rosCase{
 			}
 		},
 		wrt:      []gradsolve.Wrt{{Index: 0}, {Index: 1}, {Y0: true, Index: 1}},
-		statuses: []ode.Status{ode.StepUnderflow, ode.MaxStepsReached, ode.NonFinite}},
+		statuses: []ode.Status{ode.StepUnderflow, ode.MaxStepsReached, ode.NonFinite},
+		methods:  append(append([]*method.Rosenbrock(nil), rosMethods...), plainRos23())},
+}
+
+// plainRos23 is a Rosenbrock method of its own: Rosenbrock23's
+// coefficients under another name and without a continuous extension.
+// cpu-ros has no generated stage kernel for it and runs its generic
+// stage loop; the kernel's method struct has no dense_weights.
+func plainRos23() *method.Rosenbrock {
+	m := *method.Rosenbrock23
+	m.Name, m.Dense = "Ros23 plain", nil
+	return &m
 }
 
 // rosShort are the cases run under -short.
@@ -93,7 +106,11 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 				cols[i] = -1
 			}
 		}
-		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: rosMethods,
+		methods := c.methods
+		if methods == nil {
+			methods = rosMethods
+		}
+		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods,
 			Sens: []emitcuda.Sens{{Cols: cols}}})
 		if err != nil {
 			b.err = err
@@ -282,6 +299,9 @@ func TestRosenbrockBitwise(t *testing.T) {
 				statuses := map[ode.Status]int{}
 				for ki, kern := range rp.src.RosKernels {
 					opts := os.opts(fc, dim, span)
+					if opts.DenseSave && !kern.Dense {
+						continue // cpu-ros refuses DenseSave without a continuous extension
+					}
 					y0 := ens.y0
 					if kern.Sens >= 0 {
 						opts.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
@@ -468,5 +488,45 @@ func TestGenerateRosenbrock(t *testing.T) {
 	}
 	if len(plain.RosKernels) != 0 || strings.Contains(string(plain.Code), "gs_ros_") || strings.Contains(string(plain.Code), "gs_jac_y") {
 		t.Error("a source without Options.Rosenbrock has Rosenbrock code")
+	}
+}
+
+// TestRosenbrockSaveLists covers the two other layouts of save times on
+// rosforced: none at all, and one list shared by every trajectory
+// (save_stride 0), with every kernel (both methods and plainRos23,
+// forward and with sensitivities) and the continuous extension where
+// there is one, bitwise as in TestRosenbrockBitwise. The spans all start
+// at 0 and run forwards so that the shared list lies inside each.
+func TestRosenbrockSaveLists(t *testing.T) {
+	c := rosCases[2]
+	rp := rosCompile(t, c)
+	prob, dim := rp.prob, rp.prob.Dim
+	fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps}
+	ens := makeEnsemble(prob, fc, 3)
+	for i := range ensembleSize {
+		ens.t0[i], ens.t1[i] = 0, 0.5+float64(i)/ensembleSize
+	}
+	y0s := augmented(ens, dim, c.wrt)
+	for _, save := range [][]float64{nil, {0, 0.1, 0.25, 0.5}} {
+		e := *ens
+		e.save, e.k = save, len(save)
+		for _, dense := range []bool{false, true} {
+			for ki, kern := range rp.src.RosKernels {
+				if dense && !kern.Dense {
+					continue
+				}
+				o := gradsolve.Options{MaxSteps: 20 * c.maxSteps, DenseSave: dense}
+				y0 := e.y0
+				if kern.Sens >= 0 {
+					o.Sens = &gradsolve.Sensitivity{Wrt: c.wrt}
+					y0 = y0s
+				}
+				res := rosCPUSolve(t, prob, &e, kern.Method, o)
+				j := rosKernelJob(ki, kern, &res.Options, &e, y0)
+				j.perTrajectorySave = false
+				got := rp.solve(t, j)
+				compareRos(t, fmt.Sprintf("%s with %d shared save times, dense %t", kern.Name, len(save), dense), res, got, &e, kern.Dim)
+			}
+		}
 	}
 }
