@@ -367,7 +367,7 @@ func TestRosenbrockSingular(t *testing.T) {
 // steps (the continuous extension and a re-step agree only to the
 // method's accuracy).
 func TestRosenbrockDetectsChange(t *testing.T) {
-	c := rosCases[0]
+	c := rosCases[2]
 	rp := rosCompile(t, c)
 	prob, dim := rp.prob, rp.prob.Dim
 	fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps}
