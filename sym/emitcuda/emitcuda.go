@@ -39,6 +39,9 @@ type Options struct {
 	// false. Nil or empty: none, and no derivative program is built.
 	// Each must pass Validate; their kernel names must differ.
 	Rosenbrock []*method.Rosenbrock
+	// RosRecord also writes a record kernel gs_ros_<method>_record of
+	// each Rosenbrock method (RosKernel.Record), after the others.
+	RosRecord bool
 }
 
 // Sens describes the forward-sensitivity kernels of one set of columns:
@@ -94,7 +97,8 @@ type Source struct {
 	Kernels []Kernel
 	// RosKernels lists the Rosenbrock kernels (gs_ros_job) likewise:
 	// the forward kernels in the order of Options.Rosenbrock, then for
-	// each entry of Options.Sens its kernel of each method.
+	// each entry of Options.Sens its kernel of each method, then with
+	// Options.RosRecord the record kernel of each method.
 	RosKernels []RosKernel
 }
 

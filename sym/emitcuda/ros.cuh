@@ -44,6 +44,21 @@ struct gs_ros_job {
   gs_i64* lus;         // n: LU factorisations
 };
 
+// gs_ros_mesh is where a record kernel (gs_ros_<method>_record) writes
+// each trajectory's mesh as cpu-ros records it (ivp.Mesh, every step
+// kept): the start (t0, y0), then the time, step size and state at the
+// end of each accepted step. Row i of each array is trajectory i's,
+// with room for cap steps; a trajectory with more accepted steps than
+// that ends at the first step that does not fit with status Cancelled
+// (as a refused ivp.Mesh.Grow), so cap >= max_steps never runs out.
+struct gs_ros_mesh {
+  gs_i64 cap;     // steps per trajectory
+  double* t;      // n x (cap + 1): t0, then the end of each accepted step
+  double* h;      // n x cap: the accepted step sizes (signed)
+  double* y;      // n x (cap + 1) x N: y0, then the state after each accepted step
+  gs_i64* steps;  // n: the accepted steps recorded
+};
+
 // gs_none_fn stands for a derivative program a kernel does not call.
 struct gs_none_fn {
   template <typename... A>
@@ -60,7 +75,8 @@ struct gs_no_cols {
 // LU factors and counters, and the stepper's steps as methods. N is the
 // model's Dim, NS the number of sensitivity columns (the state has
 // NA = N(1 + NS) values: y, then one block of N per column).
-template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N_, int NS_, int NP>
+template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N_, int NS_, int NP,
+          bool REC = false>
 struct gs_ros_traj {
   enum { N = N_, NS = NS_, NA = N_ * (1 + NS_), NC = NS_ > 0 ? NS_ : 1, NPP = NP > 0 ? NP : 1 };
   const gs_ros_job& job;
@@ -84,9 +100,22 @@ struct gs_ros_traj {
   double accl[N], g[N], sin_[N];
   bool fresh;  // J and f_t belong to (t, y)
   gs_i64 accepted, rejected, fevals, jac_evals, lus;
+  const gs_ros_mesh* mesh;  // REC: where the mesh goes
+  gs_i64 nrec;              // REC: the steps recorded
 
-  __device__ gs_ros_traj(const gs_ros_job& j, gs_i64 idx)
-      : job(j), i(idx), fresh(false), accepted(0), rejected(0), fevals(0), jac_evals(0), lus(0) {}
+  __device__ gs_ros_traj(const gs_ros_job& j, gs_i64 idx, const gs_ros_mesh* ms = nullptr)
+      : job(j), i(idx), fresh(false), accepted(0), rejected(0), fevals(0), jac_evals(0), lus(0), mesh(ms), nrec(0) {}
+
+  // record writes mesh row k: the time t and the state y1 (and, for a
+  // step, its size h); ivp.Mesh's Reset (k = 0) and Push.
+  __device__ __forceinline__ void record(gs_i64 k, double t, double h, const double (&ys)[NA]) {
+    const gs_i64 c = mesh->cap;
+    mesh->t[i * (c + 1) + k] = t;
+    if (k > 0) mesh->h[i * c + k - 1] = h;
+    double* dst = mesh->y + (i * (c + 1) + k) * NA;
+    GS_UNROLL for (int d = 0; d < NA; ++d) dst[d] = ys[d];
+    mesh->steps[i] = k;
+  }
 
   // lu_factor is lu.factor: W in a factored in place with partial
   // pivoting (the row exchanges written with constant indices, so that
@@ -294,6 +323,7 @@ struct gs_ros_traj {
     GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = job.y0[i * NA + d];
     for (gs_i64 r = 0; r < nsave * NA; ++r) saved[r] = gs_go_nan();
     gs_i64 isave = 0;
+    if (REC) record(0, t0, 0, y);
     for (; isave < nsave && save[isave] == t0; ++isave) {
       GS_UNROLL for (int d = 0; d < NA; ++d) saved[isave * NA + d] = y[d];
     }
@@ -368,10 +398,21 @@ struct gs_ros_traj {
           save_at(dst, t, h, save[isave]);
         }
       }
+      // The mesh (ivp.Mesh.Push), which may be full: the solve then
+      // ends here with Cancelled.
+      bool recorded = true;
+      if (REC) {
+        if (nrec < mesh->cap) {
+          nrec++;
+          record(nrec, tn, h, y1);
+        } else {
+          recorded = false;
+        }
+      }
       GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = y1[d];
-      if (last) {
+      if (!recorded || last) {
         advance(t + h, false);
-        finish(GS_SUCCESS, tn, h);
+        finish(recorded ? GS_SUCCESS : GS_ROS_CANCELLED, tn, h);
         return;
       }
       t = tn;
@@ -386,5 +427,12 @@ struct gs_ros_traj {
 template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N, int NS, int NP>
 __device__ __forceinline__ void gs_ros_solve(const gs_ros_job& job, gs_i64 i) {
   gs_ros_traj<M, F, Jac, Dt, Jvp, JvpJac, JvpDt, Cols, N, NS, NP> tr(job, i);
+  tr.solve();
+}
+
+// gs_ros_record solves trajectory i of the job and writes its mesh.
+template <class M, class F, class Jac, class Dt, int N, int NP>
+__device__ __forceinline__ void gs_ros_record(const gs_ros_job& job, const gs_ros_mesh& mesh, gs_i64 i) {
+  gs_ros_traj<M, F, Jac, Dt, gs_none_fn, gs_none_fn, gs_none_fn, gs_no_cols, N, 0, NP, true> tr(job, i, &mesh);
   tr.solve();
 }

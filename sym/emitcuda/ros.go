@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
@@ -38,6 +39,10 @@ type RosKernel struct {
 	// that gs_ros_job's dense_save may be set (cpu-ros refuses DenseSave
 	// for a method without one; the kernel then re-steps).
 	Dense bool
+	// Record marks a record kernel, gs_ros_<method>_record(gs_ros_job,
+	// gs_ros_mesh) (Options.RosRecord): a forward solve that also writes
+	// each trajectory's mesh. Its Sens is −1.
+	Record bool
 }
 
 // rosPart is the Rosenbrock part of a Source being generated: the
@@ -102,6 +107,13 @@ func prepareRos(s *tape.Set, opts Options, dim int) (*rosPart, error) {
 				SensCols: append([]int(nil), sn.Cols...), Dim: dim * (1 + len(sn.Cols)), NormDim: dim, Dense: fk.Dense})
 		}
 	}
+	if opts.RosRecord {
+		for _, fk := range rp.kernels[:nm] {
+			rec := fk
+			rec.Name, rec.Record = fk.Name+"_record", true
+			rp.kernels = append(rp.kernels, rec)
+		}
+	}
 	want := 2
 	if len(opts.Sens) > 0 {
 		want = len(rosPrograms)
@@ -133,6 +145,7 @@ func (rp *rosPart) writePrograms(w *bytes.Buffer, model string) error {
 // writeKernels writes the driver, the method structs, the column sets
 // of the sensitivity kernels and the kernels.
 func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
+	fmt.Fprintf(w, "#define GS_ROS_CANCELLED %d  // ode.%v\n\n", ode.Cancelled, ode.Cancelled)
 	w.WriteString(rosDriver)
 	w.WriteString("\n// ---- the Rosenbrock methods: their coefficients as constants ----\n\n")
 	for i, tb := range opts.Rosenbrock {
@@ -162,6 +175,13 @@ func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
 			fns = fmt.Sprintf("gs_f_fn, gs_jac_y_fn, gs_dfdt_fn, gs_jvp_fn, gs_jvp_jac_y_fn, gs_jvp_dfdt_fn, gs_ros_cols%d", k.Sens)
 			what = fmt.Sprintf("with the sensitivity columns %v", k.SensCols)
 			ns = len(k.SensCols)
+		}
+		if k.Record {
+			fmt.Fprintf(w, "// %s solves the trajectories of job with %s and writes their meshes.\n", k.Name, k.Method.Name)
+			fmt.Fprintf(w, "extern \"C\" __global__ void %s(gs_ros_job job, gs_ros_mesh mesh) {\n", k.Name)
+			w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n")
+			fmt.Fprintf(w, "    gs_ros_record<%s, gs_f_fn, gs_jac_y_fn, gs_dfdt_fn, GS_DIM, GS_NP>(job, mesh, i);\n}\n\n", m)
+			continue
 		}
 		fmt.Fprintf(w, "// %s solves the trajectories of job with %s (%s).\n", k.Name, k.Method.Name, what)
 		fmt.Fprintf(w, "extern \"C\" __global__ void %s(gs_ros_job job) {\n", k.Name)

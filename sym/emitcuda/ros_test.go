@@ -14,8 +14,10 @@ import (
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/cudaemu"
 	"github.com/gradsolve/gradsolve/internal/testutil"
+	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
+	"github.com/gradsolve/gradsolve/ros"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -76,10 +78,11 @@ var rosMethods = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
 
 // rosProgram is a case's compiled source, shared by the tests.
 type rosProgram struct {
-	set  *tape.Set
-	prob *ode.Problem
-	src  *emitcuda.Source
-	exe  string
+	set   *tape.Set
+	prob  *ode.Problem
+	src   *emitcuda.Source
+	exe   string
+	index []int // each kernel's index in its table (gs_ros_kernels or gs_ros_record_kernels)
 }
 
 var rosPrograms sync.Map // case name → *rosBuild
@@ -111,7 +114,7 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 			methods = rosMethods
 		}
 		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods,
-			Sens: []emitcuda.Sens{{Cols: cols}}})
+			Sens: []emitcuda.Sens{{Cols: cols}}, RosRecord: true})
 		if err != nil {
 			b.err = err
 			return
@@ -119,13 +122,21 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 		var s strings.Builder
 		s.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
 		s.Write(src.Code)
-		var names, dims []string
-		for _, k := range src.RosKernels {
+		var names, dims, recs []string
+		index := make([]int, len(src.RosKernels))
+		for i, k := range src.RosKernels {
+			if k.Record {
+				index[i] = len(recs)
+				recs = append(recs, k.Name)
+				continue
+			}
+			index[i] = len(names)
 			names = append(names, k.Name)
 			dims = append(dims, fmt.Sprint(k.Dim))
 		}
 		fmt.Fprintf(&s, "\nstatic void (*const gs_ros_kernels[])(gs_ros_job) = {%s};\n", strings.Join(names, ", "))
-		fmt.Fprintf(&s, "static const long long gs_ros_kernel_dims[] = {%s};\n\n", strings.Join(dims, ", "))
+		fmt.Fprintf(&s, "static const long long gs_ros_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
+		fmt.Fprintf(&s, "static void (*const gs_ros_record_kernels[])(gs_ros_job, gs_ros_mesh) = {%s};\n\n", strings.Join(recs, ", "))
 		s.WriteString(rosRunnerSource)
 		start := time.Now()
 		exe, err := cudaemu.Build(context.Background(), cxx, cacheDir, []byte(s.String()))
@@ -140,7 +151,7 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 			pr.P = c.params
 			prob = &pr
 		}
-		b.p = &rosProgram{set: set, prob: prob, src: src, exe: exe}
+		b.p = &rosProgram{set: set, prob: prob, src: src, exe: exe, index: index}
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -155,12 +166,18 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 type rosJob struct {
 	job
 	dense bool
+	cap   int // a record kernel's room for steps per trajectory
 }
 
 // rosResult is what a launch computed.
 type rosResult struct {
 	result
 	jacEvals, lus []int64
+	// A record kernel's meshes: steps recorded, and the rows of t, h
+	// and y (gs_ros_mesh).
+	steps        []int64
+	meshT, meshH []float64
+	meshY        []float64
 }
 
 // solve runs j on Rosenbrock kernel j.kernel.
@@ -178,8 +195,12 @@ func (p *rosProgram) solve(t *testing.T, j *rosJob) *rosResult {
 	if j.dense {
 		dense = 1
 	}
+	capSteps := -1
+	if k.Record {
+		capSteps = j.cap
+	}
 	var e cudaemu.Encoder
-	for _, v := range []int{j.kernel, k.Dim, k.NormDim, n, nsave, stride, j.maxSteps, dense} {
+	for _, v := range []int{capSteps, p.index[j.kernel], k.Dim, k.NormDim, n, nsave, stride, j.maxSteps, dense} {
 		e.Int(int64(v))
 	}
 	c := j.ctl
@@ -196,6 +217,9 @@ func (p *rosProgram) solve(t *testing.T, j *rosJob) *rosResult {
 	d := cudaemu.NewDecoder(out)
 	r := &rosResult{result: result{y: d.Floats(n * k.Dim), t: d.Floats(n), h: d.Floats(n), saved: d.Floats(n * nsave * k.Dim),
 		status: d.Ints(n), accepted: d.Ints(n), rejected: d.Ints(n), fevals: d.Ints(n)}, jacEvals: d.Ints(n), lus: d.Ints(n)}
+	if k.Record {
+		r.steps, r.meshT, r.meshH, r.meshY = d.Ints(n), d.Floats(n*(j.cap+1)), d.Floats(n*j.cap), d.Floats(n*(j.cap+1)*k.Dim)
+	}
 	if d.Err != nil || d.Rest() != 0 {
 		t.Fatalf("%s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
 	}
@@ -238,7 +262,7 @@ func rosKernelJob(ki int, k emitcuda.RosKernel, o *gradsolve.Options, ens *ensem
 	}
 	return &rosJob{job: job{kernel: ki, t0: ens.t0, t1: ens.t1, y0: y0, p: ens.p, save: ens.save, perTrajectorySave: true,
 		maxSteps: o.MaxSteps, hmax: hmax, h0: o.H0, ctl: *o.Controller,
-		rtol: o.RTolVec, atol: o.ATolVec, grid: 3, block: 16}, dense: o.DenseSave}
+		rtol: o.RTolVec, atol: o.ATolVec, grid: 3, block: 16}, dense: o.DenseSave, cap: o.MaxSteps}
 }
 
 // compareRos compares as compareResults does, and the Jacobian and LU
@@ -528,5 +552,75 @@ func TestRosenbrockSaveLists(t *testing.T) {
 				compareRos(t, fmt.Sprintf("%s with %d shared save times, dense %t", kern.Name, len(save), dense), res, got, &e, kern.Dim)
 			}
 		}
+	}
+}
+
+// TestRosenbrockRecord checks the record kernels' meshes against those
+// package ros records (ros.Solver, the solver cpu-ros runs, with an
+// ivp.Mesh; TestRosenbrockBitwise compares their other results with
+// gradsolve.Solve): t0 and y0, then the time, step size and state of
+// every accepted step, bit for bit, with room for the whole budget and
+// with room for 5 steps only, where a trajectory with more ends with
+// Cancelled at the first step that does not fit — on the CPU a mesh of
+// exactly that capacity whose Grow refuses.
+func TestRosenbrockRecord(t *testing.T) {
+	for _, c := range rosCases {
+		if testing.Short() && !rosShort[c.name] {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			rp := rosCompile(t, c)
+			prob, dim := rp.prob, rp.prob.Dim
+			fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps, special: c.special}
+			ens := makeEnsemble(prob, fc, 5)
+			pg := rp.set.Programs()
+			for ki, kern := range rp.src.RosKernels {
+				if !kern.Record {
+					continue
+				}
+				for _, dense := range []bool{false, kern.Dense} {
+					res := rosCPUSolve(t, prob, ens, kern.Method, gradsolve.Options{MaxSteps: c.maxSteps, DenseSave: dense})
+					o := &res.Options
+					sv, err := ros.New(ros.Config{Tableau: kern.Method, F: pg.F, JacY: pg.JacY, DfDt: pg.DfDt, Dim: dim,
+						RTol: o.RTolVec, ATol: o.ATolVec, HMax: o.HMax, H0: o.H0, MaxSteps: o.MaxSteps, Controller: *o.Controller, DenseSave: dense})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, room := range []int{o.MaxSteps, 5} {
+						j := rosKernelJob(ki, kern, o, ens, ens.y0)
+						j.cap = room
+						got := rp.solve(t, j)
+						cancelled := 0
+						for i := range ensembleSize {
+							ms := &ivp.Mesh{T: make([]float64, 0, room+1), H: make([]float64, 0, room), Y: make([]float64, 0, (room+1)*dim),
+								Grow: func(uint64) bool { return false }}
+							out := &ivp.Output{Y: make([]float64, dim), Saved: make([]float64, 3*dim), Mesh: ms}
+							sv.Solve(&ivp.Trajectory{T0: ens.t0[i], T1: ens.t1[i], Y0: ens.y0[i*dim : (i+1)*dim], P: ens.p[i*len(prob.P) : (i+1)*len(prob.P)],
+								Save: ens.save[i*3 : (i+1)*3]}, out, nil)
+							what := fmt.Sprintf("%s dense %t room %d: trajectory %d", kern.Name, dense, room, i)
+							if out.Status == ode.Cancelled {
+								cancelled++
+							}
+							steps := ms.Steps()
+							if ode.Status(got.status[i]) != out.Status || !testutil.SameBits(got.t[i], out.T) ||
+								!testutil.EqualBits(got.y[i*dim:(i+1)*dim], out.Y) || got.steps[i] != int64(steps) {
+								t.Errorf("%s: status %v, t %v, steps %d; ros.Solver %v, %v, %d", what, ode.Status(got.status[i]), got.t[i], got.steps[i], out.Status, out.T, steps)
+								continue
+							}
+							gt := got.meshT[i*(room+1) : i*(room+1)+steps+1]
+							gh := got.meshH[i*room : i*room+steps]
+							gy := got.meshY[i*(room+1)*dim : (i*(room+1)+steps+1)*dim]
+							if !testutil.EqualBits(gt, ms.T) || !testutil.EqualBits(gh, ms.H) || !testutil.EqualBits(gy, ms.Y) {
+								t.Errorf("%s: the mesh differs: %s; %s; %s", what, testutil.DiffReport("t", gt, ms.T, 0),
+									testutil.DiffReport("h", gh, ms.H, 0), testutil.DiffReport("y", gy, ms.Y, 0))
+							}
+						}
+						if room == 5 && cancelled == 0 {
+							t.Errorf("%s room 5: no trajectory ran out of room", kern.Name)
+						}
+					}
+				}
+			}
+		})
 	}
 }

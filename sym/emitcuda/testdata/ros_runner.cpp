@@ -5,17 +5,23 @@
 // one launch from stdin and writes the results to stdout in emu_io.h's
 // wire format:
 //
-//   kernel, dim, nd, n, nsave, save_stride, max_steps, dense_save, hmax,
-//   h0, beta1, beta2, safety, qmin, qmax, qoldinit, grid, block,
+//   cap, kernel, dim, nd, n, nsave, save_stride, max_steps, dense_save,
+//   hmax, h0, beta1, beta2, safety, qmin, qmax, qoldinit, grid, block,
 //   rtol[nd], atol[nd], t0[n], t1[n], y0[n*dim], p[n*GS_NP],
 //   save[nsave or n*nsave]; writes y, t, h, saved, status, accepted,
-//   rejected, fevals, jac_evals, lus.
+//   rejected, fevals, jac_evals, lus. cap < 0: kernel indexes
+//   gs_ros_kernels; cap >= 0: a record kernel, kernel indexing
+//   gs_ros_record_kernels, with room for cap steps, which also writes
+//   the meshes' steps, t, h and y.
 
 int main() {
+  long long cap = gs_read_i64();
   long long kernel = gs_read_i64(), dim = gs_read_i64(), nd = gs_read_i64();
-  long long nk = sizeof gs_ros_kernels / sizeof gs_ros_kernels[0];
-  if (kernel < 0 || kernel >= nk || dim != gs_ros_kernel_dims[kernel] || nd != GS_DIM) {
-    std::fprintf(stderr, "runner: kernel %lld with dim %lld, nd %lld: no such kernel\n", kernel, dim, nd);
+  long long nk = cap < 0 ? (long long)(sizeof gs_ros_kernels / sizeof gs_ros_kernels[0])
+                         : (long long)(sizeof gs_ros_record_kernels / sizeof gs_ros_record_kernels[0]);
+  bool rec = cap >= 0;
+  if (kernel < 0 || kernel >= nk || nd != GS_DIM || dim != (rec ? GS_DIM : gs_ros_kernel_dims[kernel])) {
+    std::fprintf(stderr, "runner: kernel %lld (record %d) with dim %lld, nd %lld: no such kernel\n", kernel, (int)rec, dim, nd);
     return 2;
   }
   gs_ros_job job;
@@ -56,7 +62,23 @@ int main() {
   job.fevals = fev.data();
   job.jac_evals = jev.data();
   job.lus = lus.data();
-  gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_kernels[kernel], job);
+  gs_ros_mesh mesh;
+  std::vector<double> mt, mh, my;
+  std::vector<long long> msteps;
+  if (cap < 0) {
+    gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_kernels[kernel], job);
+  } else {
+    mt.assign(n * (cap + 1), 0);
+    mh.assign(n * cap, 0);
+    my.assign(n * (cap + 1) * dim, 0);
+    msteps.assign(n, -1);
+    mesh.cap = cap;
+    mesh.t = mt.data();
+    mesh.h = mh.data();
+    mesh.y = my.data();
+    mesh.steps = msteps.data();
+    gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_record_kernels[kernel], job, mesh);
+  }
   gs_write_f64s(y.data(), y.size());
   gs_write_f64s(t.data(), n);
   gs_write_f64s(h.data(), n);
@@ -67,5 +89,11 @@ int main() {
   gs_write_i64s(fev.data(), n);
   gs_write_i64s(jev.data(), n);
   gs_write_i64s(lus.data(), n);
+  if (cap >= 0) {
+    gs_write_i64s(msteps.data(), n);
+    gs_write_f64s(mt.data(), mt.size());
+    gs_write_f64s(mh.data(), mh.size());
+    gs_write_f64s(my.data(), my.size());
+  }
   return 0;
 }
