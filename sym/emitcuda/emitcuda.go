@@ -42,6 +42,10 @@ type Options struct {
 	// RosRecord also writes a record kernel gs_ros_<method>_record of
 	// each Rosenbrock method (RosKernel.Record), after the others.
 	RosRecord bool
+	// RosAdjoint also writes an adjoint kernel gs_ros_<method>_adjoint
+	// of each Rosenbrock method (RosKernel.Adjoint), after the others,
+	// and the cotangent programs it calls.
+	RosAdjoint bool
 }
 
 // Sens describes the forward-sensitivity kernels of one set of columns:
@@ -98,7 +102,8 @@ type Source struct {
 	// RosKernels lists the Rosenbrock kernels (gs_ros_job) likewise:
 	// the forward kernels in the order of Options.Rosenbrock, then for
 	// each entry of Options.Sens its kernel of each method, then with
-	// Options.RosRecord the record kernel of each method.
+	// Options.RosRecord the record kernel of each method, then with
+	// Options.RosAdjoint the adjoint kernel of each method.
 	RosKernels []RosKernel
 }
 

@@ -178,6 +178,29 @@ struct gs_ros_traj {
     }
   }
 
+  // lu_solve_t is lu.solveT: W^T x = b in place in b, with W's factors.
+  __device__ __forceinline__ void lu_solve_t(double (&b)[N]) {
+    GS_UNROLL for (int r = 0; r < N; ++r) {
+      double s = 0;
+      GS_UNROLL for (int j = 0; j < r; ++j) s += gs_mul(a[j * N + r], b[j]);
+      b[r] = gs_mul(b[r] - s, inv[r]);
+    }
+    GS_UNROLL for (int r = N - 1; r >= 0; --r) {
+      double s = 0;
+      GS_UNROLL for (int j = r + 1; j < N; ++j) s += gs_mul(a[j * N + r], b[j]);
+      b[r] -= s;
+    }
+    GS_UNROLL for (int c = N - 1; c >= 0; --c) {
+      GS_UNROLL for (int r = c + 1; r < N; ++r) {
+        if (r == piv[c]) {
+          double x = b[c];
+          b[c] = b[r];
+          b[r] = x;
+        }
+      }
+    }
+  }
+
   // matvec is ros's matVec: dst = A x, each row summed from 0 in order.
   __device__ __forceinline__ void matvec(double (&dst)[N], const double (&m)[N * N], const double (&x)[N]) {
     GS_UNROLL for (int r = 0; r < N; ++r) {
@@ -436,3 +459,165 @@ __device__ __forceinline__ void gs_ros_record(const gs_ros_job& job, const gs_ro
   gs_ros_traj<M, F, Jac, Dt, gs_none_fn, gs_none_fn, gs_none_fn, gs_no_cols, N, 0, NP, true> tr(job, i, &mesh);
   tr.solve();
 }
+
+// ---- the discrete adjoint of a recorded Rosenbrock solve ----
+
+// gs_ros_adj is an adjoint kernel's own arguments (beside the job, whose
+// n, nsave, save_stride, save, p and dense_save it reads, and the mesh a
+// record kernel wrote): the cotangents of the final and the saved
+// states, where the gradients go, and scratch.
+struct gs_ros_adj {
+  const double* cot_y;      // n x N: dL/dy(t1)
+  const double* cot_saved;  // n x K x N: dL/d(saved state); null where there are no save times
+  double* gy0;              // n x N: dL/dy0
+  double* gp;               // n x NP: dL/dp
+  gs_i64* owner;            // n x K: scratch (the step owning each save time)
+};
+
+// gs_ros_adjoint is one trajectory's reverse walk: ros's Replayer.Reverse
+// (package ivp's Walk.Reverse over a mesh that keeps every state, with
+// ros's ReverseStep and ReversePartial), statement by statement. Each
+// step's increments are recomputed from its recorded start (f, J, f_t,
+// the LU, the stages) and reversed; nothing but the accepted states is
+// stored.
+template <class M, class F, class Jac, class Dt, class Vjp, class JvpVjp, class DtVjp, int N_, int NP>
+struct gs_ros_adjoint {
+  enum { N = N_, NPP = NP > 0 ? NP : 1 };
+  gs_ros_traj<M, F, Jac, Dt, gs_none_fn, gs_none_fn, gs_none_fn, gs_no_cols, N_, 0, NP> tr;
+  const gs_ros_mesh& mesh;
+  const gs_ros_adj& adj;
+  Vjp vjp;
+  JvpVjp jvp_vjp;
+  DtVjp dfdt_vjp;
+  double kbar[M::S][N];
+  double rbar[N], v[N], yi[N], ynew[N], ybar[N], ynext[N];
+  double o[N + NP];  // a cotangent program's outputs: u^T d/dy, then u^T d/dp
+  double gp[NPP], zero[NPP];
+
+  __device__ gs_ros_adjoint(const gs_ros_job& j, const gs_ros_mesh& ms, const gs_ros_adj& a, gs_i64 idx)
+      : tr(j, idx), mesh(ms), adj(a) {}
+
+  // add_o adds the outputs of a cotangent program to ybar and gp.
+  __device__ __forceinline__ void add_o() {
+    GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += o[d];
+    GS_UNROLL for (int j = 0; j < NP; ++j) gp[j] += o[N + j];
+  }
+
+  // mat_t_vec is ros's matTVec into o[:N]: J^T x.
+  __device__ __forceinline__ void mat_t_vec(const double (&x)[N]) {
+    GS_UNROLL for (int d = 0; d < N; ++d) o[d] = 0;
+    GS_UNROLL for (int r = 0; r < N; ++r) {
+      const double xr = x[r];
+      GS_UNROLL for (int j = 0; j < N; ++j) o[j] += gs_mul(tr.jac[r * N + j], xr);
+    }
+  }
+
+  // start is the Replayer's start: the state, f, J and f_t at (t, y).
+  __device__ __forceinline__ void start(double t, const double* y) {
+    GS_UNROLL for (int d = 0; d < N; ++d) tr.y[d] = y[d];
+    tr.f(t, tr.y, tr.p, tr.f0);
+    tr.jac_y(t, tr.y, tr.p, tr.jac);
+    tr.dfdt(t, tr.y, tr.p, tr.ft);
+  }
+
+  // reverse_step is the Replayer's reverseStep after the attempt that
+  // computed the increments: ynewbar's cotangent through the step of
+  // size h from (t, tr.y), and through the dense saves q in
+  // (first, next] that are not at the step's end, added into ybar and gp.
+  __device__ __forceinline__ void reverse_step(double t, double h, const double* ynewbar, bool dense, gs_i64 next, gs_i64 first,
+                                               const double* save, const double* cots, double tn) {
+    M::reverse_init(*this, ynewbar);
+    GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += ynewbar[d];
+    if constexpr (M::DENSE) {
+      if (dense) {
+        for (gs_i64 q = next; q > first; --q) {
+          if (save[q] == tn) continue;
+          const double* cot = cots + q * N;
+          double b[M::S];
+          M::dense_weights((save[q] - t) / h, b);
+          GS_UNROLL for (int j = 0; j < M::S; ++j) {
+            GS_UNROLL for (int d = 0; d < N; ++d) kbar[j][d] += gs_mul(b[j], cot[d]);
+          }
+          GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += cot[d];
+        }
+      }
+    }
+    M::reverse_stages(*this, t, h);
+  }
+
+  __device__ __forceinline__ void run() {
+    const gs_ros_job& job = tr.job;
+    const gs_i64 i = tr.i;
+    GS_UNROLL for (int j = 0; j < NP; ++j) tr.p[j] = job.p[i * NP + j];
+    GS_UNROLL for (int j = 0; j < NPP; ++j) {
+      gp[j] = 0;
+      zero[j] = 0;
+    }
+    const gs_i64 nsave = job.nsave, c = mesh.cap, steps = mesh.steps[i];
+    const double* save = job.save + i * job.save_stride;
+    const double* cots = adj.cot_saved ? adj.cot_saved + i * nsave * N : nullptr;
+    const double* mt = mesh.t + i * (c + 1);
+    const double* mh = mesh.h + i * c;
+    const double* my = mesh.y + i * (c + 1) * N;
+    const bool dense = job.dense_save != 0;
+    gs_i64* owner = adj.owner + i * nsave;
+    GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] = adj.cot_y[i * N + d];
+
+    // ivp's Mesh.SaveOwners (a save time past the mesh's end is owned
+    // by no step).
+    {
+      gs_i64 q = 0;
+      double t = mt[0];
+      for (gs_i64 r = 0; r < nsave; ++r) owner[r] = -2;
+      for (; q < nsave && save[q] == t; ++q) owner[q] = -1;
+      for (gs_i64 k = 0; k < steps; ++k) {
+        const double tn = mt[k + 1];
+        double dir = 1.0;
+        if (tn < t) dir = -1;
+        for (; q < nsave && gs_mul(dir, save[q] - tn) <= 0; ++q) owner[q] = k;
+        t = tn;
+      }
+    }
+
+    // ivp's Walk.Reverse, each step as Walk.step.
+    gs_i64 next = nsave - 1;
+    for (gs_i64 k = steps - 1; k >= 0; --k) {
+      const double t = mt[k], h = mh[k], tn = mt[k + 1];
+      const double* yk = my + k * N;
+      gs_i64 first = next;
+      while (first >= 0 && owner[first] == k) first--;
+      if (cots) {
+        for (gs_i64 q = next; q > first; --q) {
+          if (save[q] == tn) {
+            GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += cots[q * N + d];
+          }
+        }
+      }
+      GS_UNROLL for (int d = 0; d < N; ++d) {
+        ynext[d] = ybar[d];
+        ybar[d] = 0;
+      }
+      // ReverseStep: the step recomputed, then reversed.
+      bool ok;
+      start(t, yk);
+      tr.attempt(t, h, ynew, false, &ok);
+      reverse_step(t, h, ynext, dense && cots, next, first, save, cots, tn);
+      // ReversePartial of each re-stepped save time, latest first.
+      if (!dense && cots) {
+        for (gs_i64 q = next; q > first; --q) {
+          if (save[q] == tn) continue;
+          tr.attempt(t, save[q] - t, ynew, false, &ok);
+          reverse_step(t, save[q] - t, cots + q * N, false, 0, 0, save, cots, tn);
+        }
+      }
+      next = first;
+    }
+    if (cots) {
+      for (gs_i64 q = next; q >= 0; --q) {
+        GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += cots[q * N + d];
+      }
+    }
+    GS_UNROLL for (int d = 0; d < N; ++d) adj.gy0[i * N + d] = ybar[d];
+    GS_UNROLL for (int j = 0; j < NP; ++j) adj.gp[i * NP + j] = gp[j];
+  }
+};

@@ -43,6 +43,10 @@ type RosKernel struct {
 	// gs_ros_mesh) (Options.RosRecord): a forward solve that also writes
 	// each trajectory's mesh. Its Sens is −1.
 	Record bool
+	// Adjoint marks an adjoint kernel, gs_ros_<method>_adjoint(gs_ros_job,
+	// gs_ros_mesh, gs_ros_adj) (Options.RosAdjoint): the discrete adjoint
+	// of a recorded solve, walking its mesh backwards. Its Sens is −1.
+	Adjoint bool
 }
 
 // rosPart is the Rosenbrock part of a Source being generated: the
@@ -57,18 +61,32 @@ type rosPart struct {
 // for every kernel, J·v + J_p·w and its derivatives in y and t for the
 // sensitivity kernels, as cpu-ros evaluates them (ode.Programs from the
 // tape: JacY, DfDt, JVP, JVPJacY, JVPDfDt).
+// The cotangent programs of the adjoint (ode.Programs' VJP, JVPVJP,
+// DfDtVJP, as ros.Replayer evaluates them) write u^T d/dy then u^T d/dp
+// into one array.
 var rosPrograms = []struct {
 	name, doc string
 	get       func(*tape.Set) (*tape.Program, error)
-	jvp       bool // inputs t, y, p, v, w (else t, y, p)
+	in        string // the input blocks beyond t, y, p: "vw", "u", "vwu"
 	out       string
+	use       int // rosBase, rosSens, rosAdjoint: which kernels call it
 }{
-	{"gs_jac_y", "the Jacobian df/dy, row-major", (*tape.Set).JacY, false, "jac"},
-	{"gs_dfdt", "the time derivative df/dt", (*tape.Set).DfDt, false, "out"},
-	{"gs_jvp", "the tangent J_y v + J_p w", (*tape.Set).JVP, true, "out"},
-	{"gs_jvp_jac_y", "d(J_y v + J_p w)/dy, row-major", (*tape.Set).JVPJacY, true, "jac"},
-	{"gs_jvp_dfdt", "d(J_y v + J_p w)/dt", (*tape.Set).JVPDfDt, true, "out"},
+	{"gs_jac_y", "the Jacobian df/dy, row-major", (*tape.Set).JacY, "", "jac", rosBase},
+	{"gs_dfdt", "the time derivative df/dt", (*tape.Set).DfDt, "", "out", rosBase},
+	{"gs_jvp", "the tangent J_y v + J_p w", (*tape.Set).JVP, "vw", "out", rosSens},
+	{"gs_jvp_jac_y", "d(J_y v + J_p w)/dy, row-major", (*tape.Set).JVPJacY, "vw", "jac", rosSens},
+	{"gs_jvp_dfdt", "d(J_y v + J_p w)/dt", (*tape.Set).JVPDfDt, "vw", "out", rosSens},
+	{"gs_ros_vjp", "the cotangent u^T J_y, then u^T J_p", (*tape.Set).VJP, "u", "out", rosAdjoint},
+	{"gs_jvp_vjp", "u^T d(J_y v + J_p w)/dy, then d/dp", (*tape.Set).JVPVJP, "vwu", "out", rosAdjoint},
+	{"gs_dfdt_vjp", "u^T d(df/dt)/dy, then d/dp", (*tape.Set).DfDtVJP, "u", "out", rosAdjoint},
 }
+
+// Which kernels call a program of rosPrograms.
+const (
+	rosBase = iota
+	rosSens
+	rosAdjoint
+)
 
 // prepareRos checks opts.Rosenbrock, names its kernels and builds the
 // programs they need.
@@ -114,18 +132,24 @@ func prepareRos(s *tape.Set, opts Options, dim int) (*rosPart, error) {
 			rp.kernels = append(rp.kernels, rec)
 		}
 	}
-	want := 2
-	if len(opts.Sens) > 0 {
-		want = len(rosPrograms)
+	if opts.RosAdjoint {
+		for _, fk := range rp.kernels[:nm] {
+			adj := fk
+			adj.Name, adj.Adjoint = fk.Name+"_adjoint", true
+			rp.kernels = append(rp.kernels, adj)
+		}
 	}
-	for _, rpg := range rosPrograms[:want] {
+	for _, rpg := range rosPrograms {
+		if rpg.use == rosSens && len(opts.Sens) == 0 || rpg.use == rosAdjoint && !opts.RosAdjoint {
+			continue
+		}
 		pg, err := rpg.get(s)
 		if err != nil {
 			return nil, fmt.Errorf("emitcuda: model %q: %s: %w", s.Model.Name, rpg.name, err)
 		}
 		in := [numBlocks]string{blockT: "t", blockY: "y", blockP: "p"}
-		if rpg.jvp {
-			in[blockV], in[blockW] = "v", "w"
+		for _, b := range rpg.in {
+			in[map[rune]int{'v': blockV, 'w': blockW, 'u': blockU}[b]] = string(b)
 		}
 		rp.progs = append(rp.progs, programFunc{name: rpg.name, doc: rpg.doc, pg: pg, inputs: in, out: rpg.out})
 	}
@@ -175,6 +199,14 @@ func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
 			fns = fmt.Sprintf("gs_f_fn, gs_jac_y_fn, gs_dfdt_fn, gs_jvp_fn, gs_jvp_jac_y_fn, gs_jvp_dfdt_fn, gs_ros_cols%d", k.Sens)
 			what = fmt.Sprintf("with the sensitivity columns %v", k.SensCols)
 			ns = len(k.SensCols)
+		}
+		if k.Adjoint {
+			fmt.Fprintf(w, "// %s runs the discrete adjoint of %s on the meshes of a record kernel.\n", k.Name, k.Method.Name)
+			fmt.Fprintf(w, "extern \"C\" __global__ void %s(gs_ros_job job, gs_ros_mesh mesh, gs_ros_adj adj) {\n", k.Name)
+			w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x) {\n")
+			fmt.Fprintf(w, "    gs_ros_adjoint<%s, gs_f_fn, gs_jac_y_fn, gs_dfdt_fn, gs_ros_vjp_fn, gs_jvp_vjp_fn, gs_dfdt_vjp_fn, GS_DIM, GS_NP> ad(job, mesh, adj, i);\n", m)
+			w.WriteString("    ad.run();\n  }\n}\n\n")
+			continue
 		}
 		if k.Record {
 			fmt.Fprintf(w, "// %s solves the trajectories of job with %s and writes their meshes.\n", k.Name, k.Method.Name)
@@ -294,6 +326,7 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 	sum("    ", "tr.ev[d]", "0.0", e, kj)
 	w.WriteString("  }\n")
 
+	writeRosReverse(w, tb, kj)
 	if dense {
 		w.WriteString("\n  // dense_weights writes the continuous extension's weights\n")
 		w.WriteString("  // b_i(theta) = theta m_i + theta (1 - theta) (H1_i + theta (H2_i + theta H3_i)).\n")
@@ -307,4 +340,66 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 	}
 	w.WriteString("};\n\n")
 	return nil
+}
+
+// writeRosReverse writes the method's reverse step as ros's
+// (*Replayer).reverseStep computes it: reverse_init sets K̄_i = m_i·ȳ_new,
+// reverse_stages walks the stages backwards (R̄_i = W⁻ᵀ·K̄_i, the
+// cotangent through f at the stage input, through J·ΣΓK, through J's
+// own dependence on (y, p) and through h²·d_i·f_t), adding into tr.ybar
+// and tr.gp, with every sum in reverseStep's order.
+func writeRosReverse(w *bytes.Buffer, tb *method.Rosenbrock, kj func(int) string) {
+	s := tb.Stages()
+	w.WriteString("\n  // reverse_init sets the increments' cotangents from that of y_new.\n")
+	w.WriteString("  template <class A>\n  __device__ static __forceinline__ void reverse_init(A& ad, const double* ynewbar) {\n")
+	for i := range s {
+		fmt.Fprintf(w, "    GS_UNROLL for (int d = 0; d < A::N; ++d) ad.kbar[%d][d] = gs_mul(%s, ynewbar[d]);\n", i, lit(tb.M[i]))
+	}
+	w.WriteString("  }\n\n")
+	w.WriteString("  // reverse_stages reverses the stages of the step of size h from (t, y = ad.tr.y), whose\n")
+	w.WriteString("  // increments are ad.tr.k and W's factors ad.tr's, adding into ad.ybar and ad.gp.\n")
+	w.WriteString("  template <class A>\n  __device__ static __forceinline__ void reverse_stages(A& ad, double t, double h) {\n")
+	w.WriteString("    auto& tr = ad.tr;\n")
+	for i := s - 1; i >= 0; i-- {
+		alpha, gam := nonzero(tb.Alpha[i]), nonzero(tb.GammaOff[i])
+		fmt.Fprintf(w, "    // stage %d\n    {\n", i+1)
+		fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.rbar[d] = ad.kbar[%d][d];\n", i)
+		w.WriteString("      tr.lu_solve_t(ad.rbar);\n")
+		w.WriteString("      GS_UNROLL for (int d = 0; d < A::N; ++d) {\n        double a = tr.y[d];\n")
+		for _, c := range alpha {
+			fmt.Fprintf(w, "        a = a + gs_mul(%s, %s[d]);\n", lit(c.a), kj(c.j))
+		}
+		w.WriteString("        ad.yi[d] = a;\n      }\n")
+		w.WriteString("      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.v[d] = gs_mul(h, ad.rbar[d]);\n")
+		fmt.Fprintf(w, "      ad.vjp(t + gs_mul(%s, h), ad.yi, tr.p, ad.v, ad.o);\n", lit(tb.C[i]))
+		w.WriteString("      ad.add_o();\n")
+		for _, c := range alpha {
+			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.kbar[%d][d] += gs_mul(%s, ad.o[d]);\n", c.j, lit(c.a))
+		}
+		if len(gam) > 0 {
+			w.WriteString("      ad.mat_t_vec(ad.rbar);\n")
+			for _, c := range gam {
+				fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.kbar[%d][d] += gs_mul(gs_mul(h, %s), ad.o[d]);\n", c.j, lit(c.a))
+			}
+			w.WriteString("      GS_UNROLL for (int d = 0; d < A::N; ++d) {\n")
+			fmt.Fprintf(w, "        double a = gs_mul(%s, %s[d]);\n", lit(gam[0].a), kj(gam[0].j))
+			for _, c := range gam[1:] {
+				fmt.Fprintf(w, "        a = a + gs_mul(%s, %s[d]);\n", lit(c.a), kj(c.j))
+			}
+			w.WriteString("        ad.v[d] = a;\n      }\n")
+		} else {
+			w.WriteString("      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.v[d] = 0;\n")
+		}
+		fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.v[d] = gs_mul(h, ad.v[d] + gs_mul(%s, tr.k[%d][d]));\n", lit(tb.Gamma), i)
+		w.WriteString("      ad.jvp_vjp(t, tr.y, tr.p, ad.v, ad.zero, ad.rbar, ad.o);\n")
+		w.WriteString("      ad.add_o();\n")
+		if tb.D[i] != 0 {
+			fmt.Fprintf(w, "      const double cd = gs_mul(gs_mul(h, h), %s);\n", lit(tb.D[i]))
+			w.WriteString("      GS_UNROLL for (int d = 0; d < A::N; ++d) ad.v[d] = gs_mul(cd, ad.rbar[d]);\n")
+			w.WriteString("      ad.dfdt_vjp(t, tr.y, tr.p, ad.v, ad.o);\n")
+			w.WriteString("      ad.add_o();\n")
+		}
+		w.WriteString("    }\n")
+	}
+	w.WriteString("  }\n")
 }

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -114,7 +115,7 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 			methods = rosMethods
 		}
 		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods,
-			Sens: []emitcuda.Sens{{Cols: cols}}, RosRecord: true})
+			Sens: []emitcuda.Sens{{Cols: cols}}, RosRecord: true, RosAdjoint: true})
 		if err != nil {
 			b.err = err
 			return
@@ -122,9 +123,14 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 		var s strings.Builder
 		s.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
 		s.Write(src.Code)
-		var names, dims, recs []string
+		var names, dims, recs, adjs []string
 		index := make([]int, len(src.RosKernels))
 		for i, k := range src.RosKernels {
+			if k.Adjoint {
+				index[i] = len(adjs)
+				adjs = append(adjs, k.Name)
+				continue
+			}
 			if k.Record {
 				index[i] = len(recs)
 				recs = append(recs, k.Name)
@@ -136,7 +142,8 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 		}
 		fmt.Fprintf(&s, "\nstatic void (*const gs_ros_kernels[])(gs_ros_job) = {%s};\n", strings.Join(names, ", "))
 		fmt.Fprintf(&s, "static const long long gs_ros_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
-		fmt.Fprintf(&s, "static void (*const gs_ros_record_kernels[])(gs_ros_job, gs_ros_mesh) = {%s};\n\n", strings.Join(recs, ", "))
+		fmt.Fprintf(&s, "static void (*const gs_ros_record_kernels[])(gs_ros_job, gs_ros_mesh) = {%s};\n", strings.Join(recs, ", "))
+		fmt.Fprintf(&s, "static void (*const gs_ros_adjoint_kernels[])(gs_ros_job, gs_ros_mesh, gs_ros_adj) = {%s};\n\n", strings.Join(adjs, ", "))
 		s.WriteString(rosRunnerSource)
 		start := time.Now()
 		exe, err := cudaemu.Build(context.Background(), cxx, cacheDir, []byte(s.String()))
@@ -322,6 +329,9 @@ func TestRosenbrockBitwise(t *testing.T) {
 			for _, os := range rosOptionSets {
 				statuses := map[ode.Status]int{}
 				for ki, kern := range rp.src.RosKernels {
+					if kern.Adjoint {
+						continue // TestRosenbrockAdjoint
+					}
 					opts := os.opts(fc, dim, span)
 					if opts.DenseSave && !kern.Dense {
 						continue // cpu-ros refuses DenseSave without a continuous extension
@@ -465,7 +475,7 @@ func TestGenerateRosenbrock(t *testing.T) {
 	if !bytes.Equal(a.Code, b.Code) {
 		t.Error("two Generates of one model give different sources")
 	}
-	index := map[string]bool{"i": true, "c": true, "r": true, "N": true, "N_": true, "S": true, "NP": true, "nsave": true, "isave": true, "blockIdx.x": true, "blockDim.x": true}
+	index := map[string]bool{"i": true, "c": true, "r": true, "N": true, "N_": true, "S": true, "NP": true, "j": true, "q": true, "k": true, "nsave": true, "isave": true, "blockIdx.x": true, "blockDim.x": true}
 	code := string(a.Code)
 	for _, line := range strings.Split(code, "\n") {
 		l := strings.TrimSpace(line)
@@ -536,7 +546,7 @@ func TestRosenbrockSaveLists(t *testing.T) {
 		e.save, e.k = save, len(save)
 		for _, dense := range []bool{false, true} {
 			for ki, kern := range rp.src.RosKernels {
-				if dense && !kern.Dense {
+				if kern.Adjoint || dense && !kern.Dense {
 					continue
 				}
 				o := gradsolve.Options{MaxSteps: 20 * c.maxSteps, DenseSave: dense}
@@ -578,7 +588,7 @@ func TestRosenbrockRecord(t *testing.T) {
 				if !kern.Record {
 					continue
 				}
-				for _, dense := range []bool{false, kern.Dense} {
+				for _, dense := range []bool{false, true}[:1+b2i(kern.Dense)] {
 					res := rosCPUSolve(t, prob, ens, kern.Method, gradsolve.Options{MaxSteps: c.maxSteps, DenseSave: dense})
 					o := &res.Options
 					sv, err := ros.New(ros.Config{Tableau: kern.Method, F: pg.F, JacY: pg.JacY, DfDt: pg.DfDt, Dim: dim,
@@ -623,4 +633,138 @@ func TestRosenbrockRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// adjoint runs adjoint kernel ki on the meshes of rec (a record
+// kernel's launch with room for room steps per trajectory) with the
+// cotangents cotY and cotSaved, and returns dL/dy0 and dL/dp.
+func (p *rosProgram) adjoint(t *testing.T, ki int, ens *ensemble, rec *rosResult, room int, dense bool, cotY, cotSaved []float64) (gy0, gp []float64) {
+	t.Helper()
+	n, dim, np := len(ens.t0), p.prob.Dim, len(p.prob.P)
+	var e cudaemu.Encoder
+	d := 0
+	if dense {
+		d = 1
+	}
+	for _, v := range []int{-2, p.index[ki], n, ens.k, ens.k, d, room, 3, 16} {
+		e.Int(int64(v))
+	}
+	e.Floats(ens.p)
+	e.Floats(ens.save)
+	for _, s := range rec.steps {
+		e.Int(s)
+	}
+	e.Floats(rec.meshT)
+	e.Floats(rec.meshH)
+	e.Floats(rec.meshY)
+	e.Floats(cotY)
+	e.Int(1)
+	e.Floats(cotSaved)
+	out, err := cudaemu.Run(context.Background(), p.exe, e.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := cudaemu.NewDecoder(out)
+	gy0, gp = dec.Floats(n*dim), dec.Floats(n*np)
+	if dec.Err != nil || dec.Rest() != 0 {
+		t.Fatalf("adjoint output: %v, %d bytes left over", dec.Err, dec.Rest())
+	}
+	return gy0, gp
+}
+
+// TestRosenbrockAdjoint checks the adjoint kernels against ros.Replayer's
+// Reverse (what cpu-ros runs for a recording's gradient): each
+// trajectory's mesh recorded by the record kernel (equal to ros.Solver's,
+// TestRosenbrockRecord), the cotangents of the final and saved states
+// random, and dL/dy0 and dL/dp bitwise equal, with save times re-stepped
+// (their reverse partial steps) and from the continuous extension, for
+// every method of each case. Only successful trajectories are compared:
+// the gradient of a failed solve is not defined.
+func TestRosenbrockAdjoint(t *testing.T) {
+	for _, c := range rosCases {
+		if testing.Short() && !rosShort[c.name] {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			rp := rosCompile(t, c)
+			prob, dim, np := rp.prob, rp.prob.Dim, len(rp.prob.P)
+			fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps, special: c.special}
+			ens := makeEnsemble(prob, fc, 11)
+			rng := rand.New(rand.NewPCG(5, 6))
+			cotY, cotSaved := make([]float64, ensembleSize*dim), make([]float64, ensembleSize*ens.k*dim)
+			for i := range cotY {
+				cotY[i] = rng.NormFloat64()
+			}
+			for i := range cotSaved {
+				cotSaved[i] = rng.NormFloat64()
+			}
+			pg := rp.set.Programs()
+			var recs []int
+			for ki, k := range rp.src.RosKernels {
+				if k.Record {
+					recs = append(recs, ki)
+				}
+			}
+			for ai, kern := range rp.src.RosKernels {
+				if !kern.Adjoint {
+					continue
+				}
+				ki := -1
+				for _, r := range recs {
+					if rp.src.RosKernels[r].Method == kern.Method {
+						ki = r
+					}
+				}
+				for _, dense := range []bool{false, true}[:1+b2i(kern.Dense)] {
+					// A budget that lets most trajectories succeed.
+					res := rosCPUSolve(t, prob, ens, kern.Method, gradsolve.Options{MaxSteps: 10 * c.maxSteps, DenseSave: dense})
+					o := &res.Options
+					cfg := ros.Config{Tableau: kern.Method, F: pg.F, JacY: pg.JacY, DfDt: pg.DfDt, Dim: dim,
+						RTol: o.RTolVec, ATol: o.ATolVec, HMax: o.HMax, H0: o.H0, MaxSteps: o.MaxSteps, Controller: *o.Controller, DenseSave: dense}
+					sv, err := ros.New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rpl, err := ros.NewReplayer(cfg, np, pg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					room := o.MaxSteps
+					j := rosKernelJob(ki, rp.src.RosKernels[ki], o, ens, ens.y0)
+					j.cap, j.dense = room, dense
+					rec := rp.solve(t, j)
+					gy0, gp := rp.adjoint(t, ai, ens, rec, room, dense, cotY, cotSaved)
+					compared, bad := 0, 0
+					for i := range ensembleSize {
+						ms := &ivp.Mesh{}
+						out := &ivp.Output{Y: make([]float64, dim), Saved: make([]float64, 3*dim), Mesh: ms}
+						p, save := ens.p[i*np:(i+1)*np], ens.save[i*3:(i+1)*3]
+						sv.Solve(&ivp.Trajectory{T0: ens.t0[i], T1: ens.t1[i], Y0: ens.y0[i*dim : (i+1)*dim], P: p, Save: save}, out, nil)
+						if out.Status != ode.Success {
+							continue
+						}
+						wy, wp := make([]float64, dim), make([]float64, np)
+						rpl.Reverse(ms, p, save, cotY[i*dim:(i+1)*dim], cotSaved[i*3*dim:(i+1)*3*dim], wy, wp)
+						compared++
+						if gy, gpi := gy0[i*dim:(i+1)*dim], gp[i*np:(i+1)*np]; !testutil.EqualBits(gy, wy) || !testutil.EqualBits(gpi, wp) {
+							if bad++; bad <= 3 {
+								t.Errorf("%s dense %t: trajectory %d: %s; %s", kern.Name, dense, i, testutil.DiffReport("dL/dy0", gy, wy, 0), testutil.DiffReport("dL/dp", gpi, wp, 0))
+							}
+						}
+					}
+					if compared < ensembleSize/4 {
+						t.Errorf("%s dense %t: only %d successful trajectories to compare", kern.Name, dense, compared)
+					}
+				}
+			}
+		})
+	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

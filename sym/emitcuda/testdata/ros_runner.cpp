@@ -13,9 +13,50 @@
 //   gs_ros_kernels; cap >= 0: a record kernel, kernel indexing
 //   gs_ros_record_kernels, with room for cap steps, which also writes
 //   the meshes' steps, t, h and y.
+//
+// With a first value of -2 it runs an adjoint kernel instead: kernel
+// (its index in gs_ros_adjoint_kernels), n, nsave, save_stride,
+// dense_save, cap, grid, block, p[n*GS_NP], save[nsave or n*nsave],
+// the mesh (steps[n], t[n*(cap+1)], h[n*cap], y[n*(cap+1)*GS_DIM]),
+// cot_y[n*GS_DIM], has_cot_saved, cot_saved[n*nsave*GS_DIM] if set;
+// writes gy0[n*GS_DIM], gp[n*GS_NP].
+
+static int adjoint() {
+  long long kernel = gs_read_i64();
+  long long nk = sizeof gs_ros_adjoint_kernels / sizeof gs_ros_adjoint_kernels[0];
+  if (kernel < 0 || kernel >= nk || gs_ros_adjoint_kernels[kernel] == nullptr) {
+    std::fprintf(stderr, "runner: no adjoint kernel %lld\n", kernel);
+    return 2;
+  }
+  gs_ros_job job = {};
+  job.n = gs_read_i64();
+  job.nsave = gs_read_i64();
+  job.save_stride = gs_read_i64();
+  job.dense_save = gs_read_i64();
+  long long cap = gs_read_i64(), grid = gs_read_i64(), block = gs_read_i64();
+  long long n = job.n, ns = job.nsave;
+  std::vector<double> p = gs_read_f64s(n * GS_NP), save = gs_read_f64s(job.save_stride == 0 ? ns : n * ns);
+  std::vector<long long> steps(n);
+  for (long long i = 0; i < n; ++i) steps[i] = gs_read_i64();
+  std::vector<double> mt = gs_read_f64s(n * (cap + 1)), mh = gs_read_f64s(n * cap), my = gs_read_f64s(n * (cap + 1) * GS_DIM);
+  std::vector<double> coty = gs_read_f64s(n * GS_DIM);
+  long long has = gs_read_i64();
+  std::vector<double> cots = gs_read_f64s(has ? n * ns * GS_DIM : 0);
+  std::vector<double> gy0(n * GS_DIM), gp(n * GS_NP);
+  std::vector<long long> owner(n * ns);
+  job.p = p.data();
+  job.save = save.data();
+  gs_ros_mesh mesh = {cap, mt.data(), mh.data(), my.data(), steps.data()};
+  gs_ros_adj adj = {coty.data(), has ? cots.data() : nullptr, gy0.data(), gp.data(), owner.data()};
+  gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_adjoint_kernels[kernel], job, mesh, adj);
+  gs_write_f64s(gy0.data(), gy0.size());
+  gs_write_f64s(gp.data(), gp.size());
+  return 0;
+}
 
 int main() {
   long long cap = gs_read_i64();
+  if (cap == -2) return adjoint();
   long long kernel = gs_read_i64(), dim = gs_read_i64(), nd = gs_read_i64();
   long long nk = cap < 0 ? (long long)(sizeof gs_ros_kernels / sizeof gs_ros_kernels[0])
                          : (long long)(sizeof gs_ros_record_kernels / sizeof gs_ros_record_kernels[0]);
