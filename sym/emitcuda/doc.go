@@ -31,7 +31,10 @@
 //     ∂f/∂t and (for sensitivities) the second-derivative programs
 //     emitted from the tape, the LU with partial pivoting of ros/lu.go
 //     per thread, singular W rejected, save times re-stepped or from
-//     the continuous extension, Jacobian and LU counts.
+//     the continuous extension, Jacobian and LU counts; with
+//     Options.RosRecord and RosAdjoint also record kernels (the mesh
+//     as ivp.Mesh keeps it) and adjoint kernels (ros.Replayer.Reverse
+//     on a recorded mesh, with the emitted cotangent programs).
 //
 // In double precision a kernel's results are therefore gradsolve.Solve's
 // on cpu-erk bit for bit: final and saved states, sensitivities,
