@@ -26,6 +26,15 @@
 //   - the tableau's coefficients are constants in the method's struct
 //     (erk.go), its stage sums written out over the nonzero
 //     coefficients in erk's order.
+//   - with Options.Rosenbrock, the Rosenbrock kernels (ros.cuh, ros.go)
+//     are cpu-ros's: the same loop with ros's stepper, the dense J_y,
+//     ∂f/∂t and (for sensitivities) the second-derivative programs
+//     emitted from the tape, the LU with partial pivoting of ros/lu.go
+//     per thread, singular W rejected, save times re-stepped or from
+//     the continuous extension, Jacobian and LU counts; with
+//     Options.RosRecord and RosAdjoint also record kernels (the mesh
+//     as ivp.Mesh keeps it) and adjoint kernels (ros.Replayer.Reverse
+//     on a recorded mesh, with the emitted cotangent programs).
 //
 // In double precision a kernel's results are therefore gradsolve.Solve's
 // on cpu-erk bit for bit: final and saved states, sensitivities,
