@@ -374,8 +374,12 @@ func (sv *Solver) genericStages(t, h float64, p []float64, k, fs [][]float64, l 
 func (sv *Solver) denseWeights(theta float64) []float64 {
 	tb := sv.tb
 	for i := range sv.s {
-		h := tb.Dense[0][i] + theta*(tb.Dense[1][i]+theta*tb.Dense[2][i])
-		sv.bTheta[i] = theta*tb.M[i] + theta*(1-theta)*h
+		// Every product is rounded on its own (float64(…)): Go may
+		// otherwise fuse a product and a sum into one multiply–add on
+		// targets that have it (arm64, amd64 v3), and the bits would
+		// then differ between machines and from the CUDA kernels.
+		h := tb.Dense[0][i] + float64(theta*(tb.Dense[1][i]+float64(theta*tb.Dense[2][i])))
+		sv.bTheta[i] = float64(theta*tb.M[i]) + float64(float64(theta*(1-theta))*h)
 	}
 	return sv.bTheta
 }
