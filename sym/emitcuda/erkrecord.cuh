@@ -149,13 +149,13 @@ __device__ __forceinline__ void gs_erk_adjoint(const gs_erk_adjoint_job& job, gs
       ybar[d] = 0;
     }
     M::stage_inputs(f, t, h, p, y, ys, kk);
-    M::reverse(vjp, t, h, p, ys, ynext, ybar, gp, kbar, g);
+    M::template reverse<Vjp, N, NP>(vjp, t, h, p, ys, ynext, ybar, gp, kbar, g);
     if (cs) {
       for (gs_i64 q = next; q > first; --q) {
         if (save[q] != tn) {
           const double hs = save[q] - t;
           M::stage_inputs(f, t, hs, p, y, ys, kk);
-          M::reverse(vjp, t, hs, p, ys, cs + q * N, ybar, gp, kbar, g);
+          M::template reverse<Vjp, N, NP>(vjp, t, hs, p, ys, cs + q * N, ybar, gp, kbar, g);
         }
       }
     }
