@@ -54,6 +54,9 @@ const (
 // float32Cases are the forward cases of the float32 test.
 var float32Cases = []string{"lorenz", "halo", "kepler_ecc"}
 
+// TestFloat32Kernels runs the float32 forward kernels, and the float32
+// sensitivity kernels where the case has columns (their augmented
+// states, the columns compared as the state is), under the bound above.
 func TestFloat32Kernels(t *testing.T) {
 	for _, c := range forwardCases {
 		if !contains(float32Cases, c.name) {
@@ -62,7 +65,11 @@ func TestFloat32Kernels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			set := readModel(t, casePath(t, c.file))
-			src, err := emitcuda.Generate(set, emitcuda.Options{Float32: true})
+			opts := emitcuda.Options{Float32: true}
+			if c.wrt != nil && !c.y0FromP {
+				opts.Sens = []emitcuda.Sens{{Cols: c.cols(), ErrorTest: c.errorTest}}
+			}
+			src, err := emitcuda.Generate(set, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,20 +83,32 @@ func TestFloat32Kernels(t *testing.T) {
 			}
 			dim := prob.Dim
 			budget := 20 * c.maxSteps
-			refOpts := gradsolve.Options{RTol: 1e-12, ATol: 1e-14, MaxSteps: 100 * budget}
-			ref := cpuSolve(t, prob, ens, method.DP8, refOpts)
 			pert := *ens
 			pert.y0 = make([]float64, len(ens.y0))
 			for j, v := range ens.y0 {
 				pert.y0[j] = v * (1 + 0x1p-24)
 			}
-			refPert := cpuSolve(t, prob, &pert, method.DP8, refOpts)
 			for ki, kern := range src.Kernels {
-				if !kern.Float32 || kern.Kind != emitcuda.Forward {
+				if !kern.Float32 {
 					continue
 				}
-				res := cpuSolve(t, prob, ens, kern.Method, gradsolve.Options{RTol: f32RTol, ATol: f32ATol, MaxSteps: budget})
-				got := prog.solve(t, kernelJob(ki, kern, &res.Options, ens, ens.y0))
+				// The reference (with the columns in its error test, so
+				// that they are as accurate as the state) and the float64
+				// solve at the float32 tolerances.
+				refOpts := gradsolve.Options{RTol: 1e-12, ATol: 1e-14, MaxSteps: 100 * budget}
+				o64 := gradsolve.Options{RTol: f32RTol, ATol: f32ATol, MaxSteps: budget}
+				y0 := ens.y0
+				if kern.Kind == emitcuda.Sensitivities {
+					refOpts.Sens = &gradsolve.Sensitivity{Wrt: c.wrt, ErrorTest: true}
+					o64.Sens = &gradsolve.Sensitivity{Wrt: c.wrt, ErrorTest: c.errorTest}
+					y0 = augmented(ens.y0, dim, c.wrt)
+				}
+				ref := expected(cpuSolve(t, prob, ens, method.DP8, refOpts))
+				refPert := expected(cpuSolve(t, prob, &pert, method.DP8, refOpts))
+				res := cpuSolve(t, prob, ens, kern.Method, o64)
+				want := expected(res)
+				got := prog.solve(t, kernelJob(ki, kern, &res.Options, ens, y0))
+				na := kern.Dim
 				worst32, worst64, compared := 0.0, 0.0, 0
 				for i := range ensembleSize {
 					st32, st64 := ode.Status(got.status[i]), res.Status[i]
@@ -103,23 +122,26 @@ func TestFloat32Kernels(t *testing.T) {
 						t.Errorf("%s: trajectory %d: status %v, float64 %v", kern.Name, i, st32, st64)
 						continue
 					}
-					if i == 5 || st64 != ode.Success || ref.Status[i] != ode.Success {
+					if i == 5 || st64 != ode.Success || ode.Status(ref.status[i]) != ode.Success {
 						continue
 					}
 					if got.t[i] != ens.t1[i] {
 						t.Errorf("%s: trajectory %d: reached %v, want t1 = %v", kern.Name, i, got.t[i], ens.t1[i])
 					}
-					rows := [][4][]float64{{got.y[i*dim : (i+1)*dim], res.Row(i), ref.Row(i), refPert.Row(i)}}
-					for q := range ens.k {
-						o := (i*ens.k + q) * dim
-						rows = append(rows, [4][]float64{got.saved[o : o+dim], res.SavedRow(i, q), ref.SavedRow(i, q), refPert.SavedRow(i, q)})
+					row := func(r *result, q int) []float64 { // q < 0: the final state
+						if q < 0 {
+							return r.y[i*na : (i+1)*na]
+						}
+						o := (i*ens.k + q) * na
+						return r.saved[o : o+na]
 					}
 					n := float64(got.accepted[i] * int64(kern.Method.Stages()))
-					for r, row := range rows {
-						e32, e64, delta := tolUnits(row[0], row[2]), tolUnits(row[1], row[2]), tolUnits(row[3], row[2])
+					for q := -1; q < ens.k; q++ {
+						y32, y64, yr, yp := row(got, q), row(want, q), row(ref, q), row(refPert, q)
+						e32, e64, delta := tolUnits(y32, yr), tolUnits(y64, yr), tolUnits(yp, yr)
 						if bound := 3*math.Max(e64, 1) + n*delta; !(e32 <= bound) {
 							t.Errorf("%s: trajectory %d, %s: float32 error %.3g tolerances, float64 %.3g, one rounding grows to %.3g, %v stages: want at most %.3g",
-								kern.Name, i, rowName(r), e32, e64, delta, n, bound)
+								kern.Name, i, rowName(q+1), e32, e64, delta, n, bound)
 						}
 						worst32, worst64 = math.Max(worst32, e32), math.Max(worst64, e64)
 						compared++
@@ -132,6 +154,25 @@ func TestFloat32Kernels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// augmented returns the augmented initial states of the columns wrt:
+// y0, then each column's start, e_i for y0[i] and zero for a parameter
+// (the initial states do not depend on the parameters here).
+func augmented(y0 []float64, dim int, wrt []gradsolve.Wrt) []float64 {
+	na := dim * (1 + len(wrt))
+	n := len(y0) / dim
+	out := make([]float64, n*na)
+	for i := range n {
+		row := out[i*na : (i+1)*na]
+		copy(row, y0[i*dim:(i+1)*dim])
+		for q, w := range wrt {
+			if w.Y0 {
+				row[dim*(1+q)+w.Index] = 1
+			}
+		}
+	}
+	return out
 }
 
 // tolUnits returns max_d |y_d − ref_d| / (atol + rtol·|ref_d|).
