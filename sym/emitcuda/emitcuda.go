@@ -141,10 +141,16 @@ type Source struct {
 // For each entry of opts.Sens it also writes the fused sensitivity
 // program as gs_sens<k><real> and a kernel gs_erk_<method>_sens<k> of
 // each method, whose results are cpu-erk's forward sensitivities bit
-// for bit.
+// for bit. Options.Float32, Record and Adjoint add the float32 twins of
+// those kernels, the record kernels (the forward solve writing each
+// trajectory's mesh, bitwise cpu-erk's gradsolve.Record) and the adjoint
+// kernels (the reverse replay on such a mesh, bitwise
+// gradsolve.Recording.Gradient on cpu-erk); docs/gpu.md describes their
+// jobs.
 //
-// It builds nothing beyond f and the sensitivity programs asked for:
-// the Set's other derivative programs are not built.
+// It builds nothing beyond f, the sensitivity programs asked for and,
+// with Options.Adjoint, the cotangent program (tape.Set.VJP): the Set's
+// other derivative programs are not built.
 func Generate(s *tape.Set, opts Options) (*Source, error) {
 	if s == nil || s.Model == nil {
 		return nil, errors.New("emitcuda: nil tape.Set or Set without a Model")
