@@ -61,10 +61,12 @@ func TestDeviceCompile(t *testing.T) {
 		t.Skipf("%s cannot compile CUDA for sm_80 here: %s", clang, err.(*exec.ExitError).Stderr)
 	}
 	// funcs: every math function; Tsit5 (FSAL) and DP8 (the deferred
-	// last stage, DOP853's norm), forward and with sensitivities.
+	// last stage, DOP853's norm), forward and with sensitivities, in
+	// double and float, and the record and adjoint kernels.
 	c := forwardCases[len(forwardCases)-1]
 	src, err := emitcuda.Generate(readModel(t, casePath(t, c.file)), emitcuda.Options{
-		Methods: []*method.Tableau{method.Tsit5, method.DP8}, Sens: []emitcuda.Sens{{Cols: c.cols()}}})
+		Methods: []*method.Tableau{method.Tsit5, method.DP8}, Sens: []emitcuda.Sens{{Cols: c.cols()}},
+		Float32: true, Record: true, Adjoint: true})
 	if err != nil {
 		t.Fatal(err)
 	}

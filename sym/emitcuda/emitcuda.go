@@ -22,6 +22,12 @@ var prelude string
 //go:embed erk.cuh
 var erkDriver string
 
+//go:embed erk32.cuh
+var erk32Driver string
+
+//go:embed erkrecord.cuh
+var erkRecordDriver string
+
 // Options choose the kernels of a Source.
 type Options struct {
 	// Methods are the explicit Runge–Kutta tableaus to write forward
@@ -46,7 +52,35 @@ type Options struct {
 	// of each Rosenbrock method (RosKernel.Adjoint), after the others,
 	// and the cotangent programs it calls.
 	RosAdjoint bool
+	// Float32 also writes float32 kernels: for every forward and
+	// sensitivity kernel gs_erk_<method>[_sens<k>] a twin
+	// gs_erk_<method>_f32[_sens<k>] taking a gs_erk_job_f32, whose
+	// states, parameters and tolerances are float (see docs/gpu.md).
+	Float32 bool
+	// Record also writes the record kernels gs_erk_<method>_record
+	// (taking a gs_erk_record_job): the forward solve in double that
+	// also writes each trajectory's mesh.
+	Record bool
+	// Adjoint also writes the adjoint kernels gs_erk_<method>_adjoint
+	// (taking a gs_erk_adjoint_job): the discrete adjoint of the steps
+	// of a mesh the record kernel wrote, in double, with the model's
+	// cotangent program (tape.Set.VJP) emitted as gs_vjp.
+	Adjoint bool
 }
+
+// KernelKind says what a kernel computes and which job it takes.
+type KernelKind int
+
+const (
+	// Forward is a forward kernel (gs_erk_job, or gs_erk_job_f32).
+	Forward KernelKind = iota
+	// Sensitivities is a forward-sensitivity kernel (the same jobs).
+	Sensitivities
+	// Record is a record kernel (gs_erk_record_job).
+	Record
+	// Adjoint is an adjoint kernel (gs_erk_adjoint_job).
+	Adjoint
+)
 
 // Sens describes the forward-sensitivity kernels of one set of columns:
 // the state augmented with the columns S_c = ∂y/∂θ_c, integrated on the
@@ -76,6 +110,10 @@ type Kernel struct {
 	// columns, −1 for a forward kernel; SensCols are those columns.
 	Sens     int
 	SensCols []int
+	// Kind is what it computes (the zero value, Forward, for the
+	// forward kernels). Float32 marks the float32 kernels.
+	Kind    KernelKind
+	Float32 bool
 	// Dim is the size of its state: the rows of gs_erk_job's y0, y and
 	// saved (the model's Dim·(1 + len(SensCols)): the state, then one
 	// block of Dim values per column). NormDim is the number of leading
@@ -97,7 +135,9 @@ type Source struct {
 	Code []byte
 	// Kernels lists the kernels: the forward kernels in the order of
 	// Options.Methods, then for each entry of Options.Sens its kernel of
-	// each method.
+	// each method; then, as asked, the float32 twins of all those (in
+	// the same order), the record kernels and the adjoint kernels (one
+	// per method each, in the order of Options.Methods).
 	Kernels []Kernel
 	// RosKernels lists the Rosenbrock kernels (gs_ros_job) likewise:
 	// the forward kernels in the order of Options.Rosenbrock, then for
@@ -120,7 +160,12 @@ type Source struct {
 // For each entry of opts.Sens it also writes the fused sensitivity
 // program as gs_sens<k><real> and a kernel gs_erk_<method>_sens<k> of
 // each method, whose results are cpu-erk's forward sensitivities bit
-// for bit.
+// for bit. Options.Float32, Record and Adjoint add the float32 twins of
+// those kernels, the record kernels (the forward solve writing each
+// trajectory's mesh, bitwise cpu-erk's gradsolve.Record) and the adjoint
+// kernels (the reverse replay on such a mesh, bitwise
+// gradsolve.Recording.Gradient on cpu-erk); docs/gpu.md describes their
+// jobs.
 //
 // For each method of opts.Rosenbrock it writes the dense Jacobian J_y
 // and ∂f/∂t as gs_jac_y<real> and gs_dfdt<real> (with sensitivities
@@ -131,8 +176,10 @@ type Source struct {
 // JacEvals and LUs counted, save times re-stepped or (dense_save) from
 // the continuous extension.
 //
-// It builds nothing beyond f and the programs its kernels call: the
-// Set's other derivative programs are not built.
+// It builds nothing beyond f, the sensitivity programs asked for, with
+// Options.Adjoint the cotangent program (tape.Set.VJP), and the
+// programs the Rosenbrock kernels call: the Set's other derivative
+// programs are not built.
 func Generate(s *tape.Set, opts Options) (*Source, error) {
 	if s == nil || s.Model == nil {
 		return nil, errors.New("emitcuda: nil tape.Set or Set without a Model")
@@ -194,7 +241,36 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 		}
 		for _, fk := range src.Kernels[:nf] {
 			src.Kernels = append(src.Kernels, Kernel{Name: fmt.Sprintf("%s_sens%d", fk.Name, k), Method: fk.Method, Sens: k,
-				SensCols: append([]int(nil), sn.Cols...), Dim: na, NormDim: nd})
+				SensCols: append([]int(nil), sn.Cols...), Dim: na, NormDim: nd, Kind: Sensitivities})
+		}
+	}
+
+	ns := len(src.Kernels)
+	if opts.Float32 {
+		for _, k := range src.Kernels[:ns] {
+			k.Float32 = true
+			k.Name = kernelBase(k) + "_f32" + strings.TrimPrefix(k.Name, kernelBase(k))
+			k.SensCols = append([]int(nil), k.SensCols...)
+			src.Kernels = append(src.Kernels, k)
+		}
+	}
+	if opts.Record {
+		for _, fk := range src.Kernels[:nf] {
+			src.Kernels = append(src.Kernels, Kernel{Name: fk.Name + "_record", Method: fk.Method, Kind: Record, Sens: -1, Dim: dim, NormDim: dim})
+		}
+	}
+	var vjp *tape.Program
+	if opts.Adjoint {
+		var err error
+		if vjp, err = s.VJP(); err != nil {
+			return nil, fmt.Errorf("emitcuda: model %q: the cotangent program: %w", s.Model.Name, err)
+		}
+		if lay := vjp.Layout(); lay.Dim != dim || lay.NumParams != np || len(vjp.Outputs()) != dim+np {
+			return nil, fmt.Errorf("emitcuda: model %q: the cotangent program has layout %d×%d and %d outputs, want %d states, %d parameters and %d outputs",
+				s.Model.Name, lay.Dim, lay.NumParams, len(vjp.Outputs()), dim, np, dim+np)
+		}
+		for _, fk := range src.Kernels[:nf] {
+			src.Kernels = append(src.Kernels, Kernel{Name: fk.Name + "_adjoint", Method: fk.Method, Kind: Adjoint, Sens: -1, Dim: dim, NormDim: dim})
 		}
 	}
 
@@ -220,6 +296,9 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 		for _, f := range rp.progs {
 			usedMath(f.pg, used)
 		}
+	}
+	if vjp != nil {
+		usedMath(vjp, used)
 	}
 	if len(used) > 0 {
 		w.WriteString("// ---- the math functions: pmath's, step by step ----\n\n")
@@ -250,27 +329,60 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 			return nil, err
 		}
 	}
+	if vjp != nil {
+		err := writeProgram(&w, programFunc{name: "gs_vjp", pg: vjp,
+			doc:    "the cotangents uᵀJ_y (g[0..DIM)) and uᵀJ_p (g[DIM..DIM+NP)) at (t, y, p)",
+			inputs: [numBlocks]string{blockT: "t", blockY: "y", blockP: "p", blockU: "u"}, out: "g"})
+		if err != nil {
+			return nil, fmt.Errorf("emitcuda: model %q: the cotangent program: %w", s.Model.Name, err)
+		}
+	}
 	w.WriteString(erkDriver)
+	if opts.Float32 {
+		w.WriteString(erk32Driver)
+	}
+	if opts.Record || opts.Adjoint {
+		w.WriteString(erkRecordDriver)
+	}
 	w.WriteString("// ---- the methods: their tableaus as constants ----\n\n")
 	for _, k := range src.Kernels[:nf] {
-		if err := writeMethod(&w, k.Name+"_m", k.Method); err != nil {
+		if err := writeMethod(&w, k.Name+"_m", k.Method, opts.Adjoint); err != nil {
 			return nil, fmt.Errorf("emitcuda: %s: %w", k.Method.Name, err)
 		}
 	}
 	w.WriteString("// ---- the kernels: one trajectory per thread, grid-stride ----\n\n")
-	for ki, k := range src.Kernels {
-		m, fn, what := k.Name+"_m", "gs_f_fn", "forward"
+	const loop = "  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n"
+	for _, k := range src.Kernels {
+		m, fn, what := methodStruct(k), "gs_f_fn", "forward"
 		if k.Sens >= 0 {
-			m, fn = src.Kernels[(ki-nf)%nf].Name+"_m", fmt.Sprintf("gs_sens%d_fn", k.Sens)
+			fn = fmt.Sprintf("gs_sens%d_fn", k.Sens)
 			what = fmt.Sprintf("with the sensitivity columns %v", k.SensCols)
 			if opts.Sens[k.Sens].ErrorTest {
 				what += " in the error norm"
 			}
 		}
-		fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (%s).\n", k.Name, k.Method.Name, what)
-		fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_job job) {\n", k.Name)
-		w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n")
-		fmt.Fprintf(&w, "    gs_erk_solve<%s, %s, %d, %d, GS_NP>(job, i);\n}\n\n", m, fn, k.Dim, k.NormDim)
+		switch {
+		case k.Kind == Record:
+			fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (forward) and writes their meshes.\n", k.Name, k.Method.Name)
+			fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_record_job job) {\n", k.Name)
+			w.WriteString(strings.Replace(loop, "job.n", "job.fwd.n", 1))
+			fmt.Fprintf(&w, "    gs_erk_record<%s, %s, %d, GS_NP>(job, i);\n}\n\n", m, fn, k.Dim)
+		case k.Kind == Adjoint:
+			fmt.Fprintf(&w, "// %s runs the discrete adjoint of %s's steps on the meshes of job.\n", k.Name, k.Method.Name)
+			fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_adjoint_job job) {\n", k.Name)
+			w.WriteString(loop)
+			fmt.Fprintf(&w, "    gs_erk_adjoint<%s, %s, gs_vjp_fn, %d, GS_NP>(job, i);\n}\n\n", m, fn, k.Dim)
+		case k.Float32:
+			fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (%s) in float.\n", k.Name, k.Method.Name, what)
+			fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_job_f32 job) {\n", k.Name)
+			w.WriteString(loop)
+			fmt.Fprintf(&w, "    gs_erk_solve<%s, %s, %d, %d, GS_NP, gs_erk_job_f32>(job, i);\n}\n\n", m, fn, k.Dim, k.NormDim)
+		default:
+			fmt.Fprintf(&w, "// %s solves the trajectories of job with %s (%s).\n", k.Name, k.Method.Name, what)
+			fmt.Fprintf(&w, "extern \"C\" __global__ void %s(gs_erk_job job) {\n", k.Name)
+			w.WriteString(loop)
+			fmt.Fprintf(&w, "    gs_erk_solve<%s, %s, %d, %d, GS_NP>(job, i);\n}\n\n", m, fn, k.Dim, k.NormDim)
+		}
 	}
 	if rp != nil {
 		if err := rp.writeKernels(&w, opts); err != nil {
@@ -280,6 +392,23 @@ func Generate(s *tape.Set, opts Options) (*Source, error) {
 	}
 	src.Code = w.Bytes()
 	return src, nil
+}
+
+// methodStruct returns the name of the method struct kernel k steps
+// with: its method's forward kernel's name and "_m" (Generate checked
+// the name).
+func methodStruct(k Kernel) string {
+	name, _ := kernelName(k.Method.Name)
+	return name + "_m"
+}
+
+// kernelBase returns the forward kernel name k's name starts with,
+// gs_erk_<method>.
+func kernelBase(k Kernel) string {
+	if k.Sens >= 0 {
+		return strings.TrimSuffix(k.Name, fmt.Sprintf("_sens%d", k.Sens))
+	}
+	return k.Name
 }
 
 // kernelName returns gs_erk_<name> for a method's name: its letters and
@@ -305,7 +434,7 @@ func writeConstants(w *bytes.Buffer, dim, np int) {
 	for _, st := range []struct {
 		name string
 		s    ode.Status
-	}{{"GS_SUCCESS", ode.Success}, {"GS_MAX_STEPS_REACHED", ode.MaxStepsReached}, {"GS_NON_FINITE", ode.NonFinite}, {"GS_STEP_UNDERFLOW", ode.StepUnderflow}} {
+	}{{"GS_SUCCESS", ode.Success}, {"GS_MAX_STEPS_REACHED", ode.MaxStepsReached}, {"GS_NON_FINITE", ode.NonFinite}, {"GS_STEP_UNDERFLOW", ode.StepUnderflow}, {"GS_CANCELLED", ode.Cancelled}} {
 		fmt.Fprintf(w, "#define %s %d  // ode.%v\n", st.name, st.s, st.s)
 	}
 	w.WriteString("\n")

@@ -44,7 +44,8 @@ func TestGenerateErrors(t *testing.T) {
 var (
 	libraryCall    = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.])(exp|exp2|expm1|log|log2|log1p|pow|sin|cos|tan|tanh|atan|atan2|sinh|cosh|fma|fmin|fmax|cbrt|hypot|erf)f?\s*\(`)
 	bareProduct    = regexp.MustCompile(`([A-Za-z0-9_.]+) \* `)
-	integerOperand = map[string]bool{"i": true, "isave": true, "nsave": true, "blockIdx.x": true, "blockDim.x": true}
+	integerOperand = map[string]bool{"i": true, "isave": true, "nsave": true, "blockIdx.x": true, "blockDim.x": true,
+		"k": true, "q": true, "K": true} // the mesh's step, a save's index, the save count (erkrecord.cuh)
 )
 
 // TestGenerateSource checks what every compiler of the source relies
@@ -67,6 +68,55 @@ func TestGenerateSource(t *testing.T) {
 		t.Error("two Generates of one model give different sources")
 	}
 	code := string(a.Code)
+	checkSourceLines(t, code)
+	if got, want := len(a.Kernels), 8; got != want {
+		t.Fatalf("%d kernels, want %d (4 methods, forward and sensitivities)", got, want)
+	}
+	for _, k := range a.Kernels {
+		if !strings.Contains(code, "extern \"C\" __global__ void "+k.Name+"(gs_erk_job job)") {
+			t.Errorf("kernel %s is not in the source", k.Name)
+		}
+	}
+	if k := a.Kernels[5]; k.Name != "gs_erk_dp5_sens0" || k.Method != method.DP5 || k.Dim != 9 || k.NormDim != 3 || k.Sens != 0 {
+		t.Errorf("kernel 5 is %+v, want gs_erk_dp5_sens0 of DP5, Dim 9, NormDim 3", k)
+	}
+
+	// With the float32, record and adjoint kernels: the same rules, and
+	// the kernels after the double ones, each with its job.
+	opts.Float32, opts.Record, opts.Adjoint = true, true, true
+	all, err := emitcuda.Generate(set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code = string(all.Code)
+	checkSourceLines(t, code)
+	if got, want := len(all.Kernels), 24; got != want {
+		t.Fatalf("%d kernels with Float32, Record and Adjoint, want %d", got, want)
+	}
+	for i, k := range all.Kernels {
+		if i < 8 && (k.Name != a.Kernels[i].Name || k.Kind != a.Kernels[i].Kind || k.Float32) {
+			t.Errorf("kernel %d is %s, want %s as without the options", i, k.Name, a.Kernels[i].Name)
+		}
+		job := map[emitcuda.KernelKind]string{emitcuda.Forward: "gs_erk_job", emitcuda.Sensitivities: "gs_erk_job",
+			emitcuda.Record: "gs_erk_record_job", emitcuda.Adjoint: "gs_erk_adjoint_job"}[k.Kind]
+		if k.Float32 {
+			job = "gs_erk_job_f32"
+		}
+		if !strings.Contains(code, "extern \"C\" __global__ void "+k.Name+"("+job+" job)") {
+			t.Errorf("kernel %s(%s) is not in the source", k.Name, job)
+		}
+	}
+	for i, want := range map[int]string{8: "gs_erk_tsit5_f32", 13: "gs_erk_dp5_f32_sens0", 16: "gs_erk_tsit5_record", 23: "gs_erk_dp8_adjoint"} {
+		if k := all.Kernels[i]; k.Name != want {
+			t.Errorf("kernel %d is %s, want %s", i, k.Name, want)
+		}
+	}
+}
+
+// checkSourceLines checks each line of a generated source: no header,
+// no host library, no inexact library function, no bare product.
+func checkSourceLines(t *testing.T, code string) {
+	t.Helper()
 	for _, line := range strings.Split(code, "\n") {
 		l := strings.TrimSpace(line)
 		if i := strings.Index(l, "//"); i >= 0 {
@@ -87,16 +137,5 @@ func TestGenerateSource(t *testing.T) {
 				t.Errorf("a bare product %q: %s", m[0], line)
 			}
 		}
-	}
-	if got, want := len(a.Kernels), 8; got != want {
-		t.Fatalf("%d kernels, want %d (4 methods, forward and sensitivities)", got, want)
-	}
-	for _, k := range a.Kernels {
-		if !strings.Contains(code, "extern \"C\" __global__ void "+k.Name+"(gs_erk_job job)") {
-			t.Errorf("kernel %s is not in the source", k.Name)
-		}
-	}
-	if k := a.Kernels[5]; k.Name != "gs_erk_dp5_sens0" || k.Method != method.DP5 || k.Dim != 9 || k.NormDim != 3 || k.Sens != 0 {
-		t.Errorf("kernel 5 is %+v, want gs_erk_dp5_sens0 of DP5, Dim 9, NormDim 3", k)
 	}
 }

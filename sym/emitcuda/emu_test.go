@@ -68,6 +68,8 @@ func compiler(t testing.TB) string {
 type program struct {
 	src *emitcuda.Source
 	exe string
+	// slot is each kernel's index in the runner's table of its kind.
+	slot []int
 }
 
 // compile assembles the translation unit of src (the emulation
@@ -78,18 +80,44 @@ func compile(t testing.TB, src *emitcuda.Source) *program {
 	var b strings.Builder
 	b.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
 	b.Write(src.Code)
-	var names, dims, nds []string
-	for _, k := range src.Kernels {
-		names = append(names, k.Name)
-		dims = append(dims, fmt.Sprint(k.Dim))
-		nds = append(nds, fmt.Sprint(k.NormDim))
+	// One table per job type: the double forward and sensitivity
+	// kernels, the float32 ones, the record and the adjoint kernels.
+	type table struct{ names, dims, nds []string }
+	var tabs [4]table
+	slot := make([]int, len(src.Kernels))
+	for i, k := range src.Kernels {
+		ti := 0
+		switch {
+		case k.Kind == emitcuda.Record:
+			ti = 2
+		case k.Kind == emitcuda.Adjoint:
+			ti = 3
+		case k.Float32:
+			ti = 1
+		}
+		tb := &tabs[ti]
+		slot[i] = len(tb.names)
+		tb.names = append(tb.names, k.Name)
+		tb.dims = append(tb.dims, fmt.Sprint(k.Dim))
+		tb.nds = append(tb.nds, fmt.Sprint(k.NormDim))
 	}
-	if len(names) == 0 { // a table of one entry that no launch matches (no dimension is 0)
-		names, dims, nds = []string{"nullptr"}, []string{"0"}, []string{"0"}
+	for ti, spec := range []struct{ suffix, job, have string }{{"", "gs_erk_job", ""}, {"_f32", "gs_erk_job_f32", "GS_HAVE_F32"},
+		{"_rec", "gs_erk_record_job", "GS_HAVE_REC"}, {"_adj", "gs_erk_adjoint_job", "GS_HAVE_ADJ"}} {
+		tb := tabs[ti]
+		if len(tb.names) == 0 {
+			if ti > 0 {
+				continue
+			}
+			// a table of one entry that no launch matches (no dimension is 0)
+			tb.names, tb.dims, tb.nds = []string{"nullptr"}, []string{"0"}, []string{"0"}
+		}
+		if spec.have != "" {
+			fmt.Fprintf(&b, "\n#define %s 1", spec.have)
+		}
+		fmt.Fprintf(&b, "\nstatic void (*const gs_kernels%s[])(%s) = {%s};\n", spec.suffix, spec.job, strings.Join(tb.names, ", "))
+		fmt.Fprintf(&b, "static const long long gs_kernel%s_dims[] = {%s};\n", spec.suffix, strings.Join(tb.dims, ", "))
+		fmt.Fprintf(&b, "static const long long gs_kernel%s_normdims[] = {%s};\n\n", spec.suffix, strings.Join(tb.nds, ", "))
 	}
-	fmt.Fprintf(&b, "\nstatic void (*const gs_kernels[])(gs_erk_job) = {%s};\n", strings.Join(names, ", "))
-	fmt.Fprintf(&b, "static const long long gs_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
-	fmt.Fprintf(&b, "static const long long gs_kernel_normdims[] = {%s};\n\n", strings.Join(nds, ", "))
 	b.WriteString(runnerSource)
 	start := time.Now()
 	exe, err := cudaemu.Build(context.Background(), cxx, cacheDir, []byte(b.String()))
@@ -97,7 +125,7 @@ func compile(t testing.TB, src *emitcuda.Source) *program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &program{src: src, exe: exe}
+	return &program{src: src, exe: exe, slot: slot}
 }
 
 // readModel parses and builds a problem file of the examples or of
@@ -135,6 +163,7 @@ type job struct {
 	ctl                 control.PI
 	rtol, atol          []float64
 	grid, block         int
+	cap                 int // a record kernel's mesh capacity, in steps
 }
 
 // result is what a launch computed.
@@ -142,6 +171,10 @@ type result struct {
 	y, t, h, saved             []float64
 	status                     []int64
 	accepted, rejected, fevals []int64
+	// A record kernel's meshes: steps per trajectory (−1: full), and
+	// the rows of T (cap+1 each), H (cap) and Y ((cap+1)·Dim).
+	steps               []int64
+	meshT, meshH, meshY []float64
 }
 
 // solve runs j on kernel j.kernel of p.
@@ -155,8 +188,15 @@ func (p *program) solve(t testing.TB, j *job) *result {
 		nsave /= n
 		stride = nsave
 	}
+	mode := 0
+	switch {
+	case k.Kind == emitcuda.Record:
+		mode = 5
+	case k.Float32:
+		mode = 4
+	}
 	var e cudaemu.Encoder
-	for _, v := range []int{0, j.kernel, k.Dim, k.NormDim, n, nsave, stride, j.maxSteps} {
+	for _, v := range []int{mode, p.slot[j.kernel], k.Dim, k.NormDim, n, nsave, stride, j.maxSteps} {
 		e.Int(int64(v))
 	}
 	c := j.ctl
@@ -166,6 +206,9 @@ func (p *program) solve(t testing.TB, j *job) *result {
 	for _, v := range [][]float64{j.rtol, j.atol, j.t0, j.t1, j.y0, j.p, j.save} {
 		e.Floats(v)
 	}
+	if mode == 5 {
+		e.Int(int64(j.cap))
+	}
 	out, err := cudaemu.Run(context.Background(), p.exe, e.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +216,11 @@ func (p *program) solve(t testing.TB, j *job) *result {
 	d := cudaemu.NewDecoder(out)
 	r := &result{y: d.Floats(n * k.Dim), t: d.Floats(n), h: d.Floats(n), saved: d.Floats(n * nsave * k.Dim),
 		status: d.Ints(n), accepted: d.Ints(n), rejected: d.Ints(n), fevals: d.Ints(n)}
+	if mode == 5 {
+		c := j.cap
+		r.steps = d.Ints(n)
+		r.meshT, r.meshH, r.meshY = d.Floats(n*(c+1)), d.Floats(n*c), d.Floats(n*(c+1)*k.Dim)
+	}
 	if d.Err != nil || d.Rest() != 0 {
 		t.Fatalf("%s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
 	}

@@ -146,6 +146,12 @@ __device__ __forceinline__ double gs_max_abs(double x, double y) {
   return a;
 }
 
+__device__ __forceinline__ float gs_max_abs(float x, float y) {
+  float a = fabs(x), b = fabs(y);
+  if (b > a || b != b) return b;
+  return a;
+}
+
 struct gs_pi {
   double beta1, beta2, safety, qmin, qmax, qoldinit;
 };
@@ -195,73 +201,82 @@ __device__ __forceinline__ bool gs_pi_next(const gs_pi& c, double err, gs_pi_sta
 // gs_norm is control's Norm.Of over the first ND components (RMS, or
 // DOP853's combined form), with the finiteness test of every component
 // of the proposal y1: +Inf and *ok false when anything is not finite.
-template <int N, int ND, bool DOP853>
-__device__ __forceinline__ double gs_norm(double h, const double (&y)[N], const double (&y1)[N], const double (&ev)[ND],
-                                 const double (&ev3)[ND], const double* atol, const double* rtol, bool* ok) {
-  double sum5 = 0, sum3 = 0, fin = 0;
+//
+// It is generic over the state's type real (double, or float for the
+// float32 kernels): the norm is then float's arithmetic on h rounded to
+// float, and the result widened to double for the controller.
+template <int N, int ND, bool DOP853, typename real = double>
+__device__ __forceinline__ double gs_norm(double h, const real (&y)[N], const real (&y1)[N], const real (&ev)[ND],
+                                 const real (&ev3)[ND], const real* atol, const real* rtol, bool* ok) {
+  const real hr = (real)h;
+  real sum5 = 0, sum3 = 0, fin = 0;
   GS_UNROLL for (int d = 0; d < ND; ++d) {
-    double sc = atol[d] + gs_mul(rtol[d], gs_max_abs(y[d], y1[d]));
-    double r = gs_mul(h, ev[d]) / sc;
+    real sc = atol[d] + gs_mul(rtol[d], gs_max_abs(y[d], y1[d]));
+    real r = gs_mul(hr, ev[d]) / sc;
     sum5 += gs_mul(r, r);
     if (DOP853) {
-      double r3 = gs_mul(h, ev3[d]) / sc;
+      real r3 = gs_mul(hr, ev3[d]) / sc;
       sum3 += gs_mul(r3, r3);
     }
     fin += y1[d] - y1[d];
   }
   GS_UNROLL for (int d = ND; d < N; ++d) fin += y1[d] - y1[d];
-  double err;
+  real err;
   if (!DOP853) {
-    err = sqrt(sum5 / (double)ND);
+    err = sqrt(sum5 / (real)ND);
   } else {
     err = 0;
-    double den = sum5 + gs_mul(0.01, sum3);
-    if (den > 0) err = sum5 / sqrt(gs_mul((double)ND, den));
+    real den = sum5 + gs_mul((real)0.01, sum3);
+    if (den > 0) err = sum5 / sqrt(gs_mul((real)ND, den));
   }
   if (fin + (err - err) != 0) {
     *ok = false;
     return gs_d(0x7ff0000000000000ULL);
   }
   *ok = true;
-  return err;
+  return (double)err;
 }
 
 // gs_finite is control.Finite.
-template <int N>
-__device__ __forceinline__ bool gs_finite(const double (&v)[N]) {
-  double s = 0;
+template <int N, typename real = double>
+__device__ __forceinline__ bool gs_finite(const real (&v)[N]) {
+  real s = 0;
   GS_UNROLL for (int d = 0; d < N; ++d) s += v[d] - v[d];
   return s == 0;
 }
 
 __device__ __forceinline__ double gs_sq(double x) { return gs_mul(x, x); }
+__device__ __forceinline__ float gs_sq(float x) { return gs_mul(x, x); }
 
 // gs_initial_step is control.InitialStep (Hairer, Norsett & Wanner I,
 // II.4): the norms over the first ND components, the Euler probe over
-// all N. It costs one evaluation of f.
-template <int N, int ND, class Fn>
-__device__ __forceinline__ double gs_initial_step(const Fn& f, const double* p, double t0, double dir, const double (&y0)[N],
-                                         const double (&f0)[N], int order, const double* atol, const double* rtol,
-                                         double hmax, double (&y1)[N], double (&f1)[N]) {
-  double s0 = 0, s1 = 0;
+// all N. It costs one evaluation of f. Over float states (real float)
+// the sums are float's and the norms d0, d1, d2 are widened to double,
+// where the rule itself runs.
+template <int N, int ND, class Fn, typename real = double>
+__device__ __forceinline__ double gs_initial_step(const Fn& f, const real* p, double t0, double dir, const real (&y0)[N],
+                                         const real (&f0)[N], int order, const real* atol, const real* rtol,
+                                         double hmax, real (&y1)[N], real (&f1)[N]) {
+  real s0 = 0, s1 = 0;
   GS_UNROLL for (int i = 0; i < ND; ++i) {
-    double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
+    real sc = atol[i] + gs_mul(rtol[i], (real)fabs(y0[i]));
     s0 += gs_sq(y0[i] / sc);
     s1 += gs_sq(f0[i] / sc);
   }
-  double d0 = sqrt(s0 / (double)ND);
-  double d1 = sqrt(s1 / (double)ND);
+  double d0 = (double)(real)sqrt(s0 / (real)ND);
+  double d1 = (double)(real)sqrt(s1 / (real)ND);
   double h0 = 1e-6;
   if (d0 >= 1e-5 && d1 >= 1e-5) h0 = gs_mul(0.01, d0) / d1;
   h0 = gs_go_min(h0, hmax);
-  GS_UNROLL for (int i = 0; i < N; ++i) y1[i] = y0[i] + gs_mul(gs_mul(dir, h0), f0[i]);
-  f(t0 + gs_mul(dir, h0), y1, p, f1);
-  double s2 = 0;
+  const real dh = (real)gs_mul(dir, h0);
+  GS_UNROLL for (int i = 0; i < N; ++i) y1[i] = y0[i] + gs_mul(dh, f0[i]);
+  f((real)(t0 + gs_mul(dir, h0)), y1, p, f1);
+  real s2 = 0;
   GS_UNROLL for (int i = 0; i < ND; ++i) {
-    double sc = atol[i] + gs_mul(rtol[i], fabs(y0[i]));
+    real sc = atol[i] + gs_mul(rtol[i], (real)fabs(y0[i]));
     s2 += gs_sq((f1[i] - f0[i]) / sc);
   }
-  double d2 = sqrt(s2 / (double)ND) / h0;
+  double d2 = (double)(real)sqrt(s2 / (real)ND) / h0;
   double hmin = gs_go_min(gs_min_step(t0), hmax);
   if (d2 != d2 || d2 == gs_d(0x7ff0000000000000ULL) || d2 == gs_d(0xfff0000000000000ULL)) return gs_go_max(h0, hmin);
   double dmax = gs_go_max(d1, d2);
@@ -276,21 +291,48 @@ __device__ __forceinline__ double gs_initial_step(const Fn& f, const double* p, 
 
 // ---- package ivp: the adaptive loop (Solve), with erk's stepper ----
 
+// gs_real_of<Job>::type is the type of the states of a job: double for
+// gs_erk_job; the float32 kernels' job (gs_erk_job_f32, written only
+// where Options.Float32 asks for it) specialises it to float.
+template <class Job>
+struct gs_real_of {
+  typedef double type;
+};
+
+// gs_erk_norec is the recording policy of the forward kernels: it
+// records nothing (and its push always succeeds, so that the loop's
+// test of it folds away). The record kernels' policy
+// (gs_erk_mesh_rec) writes each accepted step into the trajectory's
+// mesh buffers.
+struct gs_erk_norec {
+  template <int N, typename real>
+  __device__ __forceinline__ void start(double, const real (&)[N]) {}
+  template <int N, typename real>
+  __device__ __forceinline__ bool push(double, double, const real (&)[N]) { return true; }
+  __device__ __forceinline__ void done() {}
+};
+
 // gs_erk_traj is one trajectory's solve: its state, stages and
-// counters, and the driver's steps as methods.
-template <class M, class Fn, int N, int ND, int NP>
+// counters, and the driver's steps as methods. Job is the launch's
+// struct (gs_erk_job; or gs_erk_job_f32, whose states, parameters and
+// tolerances are float: the stages, f and the norm are then float's
+// arithmetic, while times, step sizes and the controller stay double),
+// Rec the recording policy (gs_erk_norec, or the record kernels').
+template <class M, class Fn, int N, int ND, int NP, class Job = gs_erk_job, class Rec = gs_erk_norec>
 struct gs_erk_traj {
-  const gs_erk_job& job;
+  typedef typename gs_real_of<Job>::type real;
+  const Job& job;
   gs_i64 i;
   Fn f;
-  double p[NP > 0 ? NP : 1];
-  double y[N], y1[N], yt[N];
-  double k[M::S][N];
-  double ks[M::LASTB + 1][N];  // the stages of the save-time re-steps (ks[0] unused: k[0] is the first)
-  double ev[ND], ev3[ND];
+  Rec rec;
+  real p[NP > 0 ? NP : 1];
+  real y[N], y1[N], yt[N];
+  real k[M::S][N];
+  real ks[M::LASTB + 1][N];  // the stages of the save-time re-steps (ks[0] unused: k[0] is the first)
+  real ev[ND], ev3[ND];
   gs_i64 accepted, rejected, fevals;
 
-  __device__ gs_erk_traj(const gs_erk_job& j, gs_i64 idx) : job(j), i(idx), accepted(0), rejected(0), fevals(0) {}
+  __device__ gs_erk_traj(const Job& j, gs_i64 idx, Rec r = Rec()) : job(j), i(idx), rec(r), accepted(0), rejected(0), fevals(0) {}
 
   // advance is erk's Advance: a deferred FSAL stage evaluated and
   // moved into k[0], or f at the new point for a method without FSAL.
@@ -299,12 +341,12 @@ struct gs_erk_traj {
   __device__ __forceinline__ void advance(double tend, bool next) {
     if (M::FSAL) {
       if (M::DEFER) {
-        f(tend, y, p, k[M::S - 1]);
+        f((real)tend, y, p, k[M::S - 1]);
         fevals++;
       }
       GS_UNROLL for (int d = 0; d < N; ++d) k[0][d] = k[M::S - 1][d];
     } else if (next) {
-      f(tend, y, p, k[0]);
+      f((real)tend, y, p, k[0]);
       fevals++;
     }
   }
@@ -318,6 +360,7 @@ struct gs_erk_traj {
     job.accepted[i] = accepted;
     job.rejected[i] = rejected;
     job.fevals[i] = fevals;
+    rec.done();
   }
 
   // end ends the solve at the top of the loop (ivp's Output.end).
@@ -331,7 +374,7 @@ struct gs_erk_traj {
     const double t0 = job.t0[i], t1 = job.t1[i];
     const gs_i64 nsave = job.nsave;
     const double* save = job.save + i * job.save_stride;
-    double* saved = job.saved + i * nsave * N;
+    real* saved = job.saved + i * nsave * N;
     const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
 
     // ivp's begin.
@@ -339,12 +382,13 @@ struct gs_erk_traj {
     if (t1 < t0) dir = -1;
     const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
     GS_UNROLL for (int d = 0; d < N; ++d) y[d] = job.y0[i * N + d];
-    for (gs_i64 r = 0; r < nsave * N; ++r) saved[r] = gs_go_nan();
+    for (gs_i64 r = 0; r < nsave * N; ++r) saved[r] = (real)gs_go_nan();
+    rec.start(t0, y);
     gs_i64 isave = 0;
     for (; isave < nsave && save[isave] == t0; ++isave) {
       GS_UNROLL for (int d = 0; d < N; ++d) saved[isave * N + d] = y[d];
     }
-    f(t0, y, p, k[0]);
+    f((real)t0, y, p, k[0]);
     fevals++;
     if (!gs_finite<N>(k[0])) {
       finish(GS_NON_FINITE, t0, 0);
@@ -405,7 +449,7 @@ struct gs_erk_traj {
       if (last) tn = t1;
       // Save times inside (t, tn]: erk re-steps them from t.
       for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
-        double* dst = saved + isave * N;
+        real* dst = saved + isave * N;
         if (save[isave] == tn) {
           GS_UNROLL for (int d = 0; d < N; ++d) dst[d] = y1[d];
         } else {
@@ -413,10 +457,13 @@ struct gs_erk_traj {
           fevals += M::LASTB;
         }
       }
+      // ivp's Mesh.Push: a full mesh stops the solve at tn with status
+      // Cancelled, as a refused Mesh.Grow does on the CPU.
+      const bool recorded = rec.push(h, tn, y1);
       GS_UNROLL for (int d = 0; d < N; ++d) y[d] = y1[d];
-      if (last) {
+      if (!recorded || last) {
         advance(t + h, false);
-        finish(GS_SUCCESS, tn, h);
+        finish(recorded ? GS_SUCCESS : GS_CANCELLED, tn, h);
         return;
       }
       t = tn;
@@ -428,9 +475,8 @@ struct gs_erk_traj {
 };
 
 // gs_erk_solve solves trajectory i of the job.
-template <class M, class Fn, int N, int ND, int NP>
-__device__ __forceinline__ void gs_erk_solve(const gs_erk_job& job, gs_i64 i) {
-  gs_erk_traj<M, Fn, N, ND, NP> tr(job, i);
+template <class M, class Fn, int N, int ND, int NP, class Job = gs_erk_job>
+__device__ __forceinline__ void gs_erk_solve(const Job& job, gs_i64 i) {
+  gs_erk_traj<M, Fn, N, ND, NP, Job> tr(job, i);
   tr.solve();
 }
-

@@ -43,7 +43,10 @@ func lit(x float64) string {
 // last stage's input built into y1 itself and, unless the method defers
 // it (zero error weight), evaluated at t + h; the error vectors over
 // the norm's components from the nonzero error weights.
-func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau) error {
+//
+// With adjoint set it also writes the functions of the adjoint
+// kernels, stage_inputs and reverse (writeAdjoint).
+func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau, adjoint bool) error {
 	s := tb.Stages()
 	if s < 2 {
 		return fmt.Errorf("%d stages: an explicit method needs at least 2", s)
@@ -80,9 +83,9 @@ func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau) error {
 	// sum alone) for d < n.
 	sum := func(indent, n, dst, base, h string, row []coef, stage func(j int) string) {
 		fmt.Fprintf(w, "%sGS_UNROLL for (int d = 0; d < %s; ++d) {\n", indent, n)
-		fmt.Fprintf(w, "%s  double a = gs_mul(%s, %s[d]);\n", indent, lit(row[0].a), stage(row[0].j))
+		fmt.Fprintf(w, "%s  real a = gs_mul((real)%s, %s[d]);\n", indent, lit(row[0].a), stage(row[0].j))
 		for _, c := range row[1:] {
-			fmt.Fprintf(w, "%s  a = a + gs_mul(%s, %s[d]);\n", indent, lit(c.a), stage(c.j))
+			fmt.Fprintf(w, "%s  a = a + gs_mul((real)%s, %s[d]);\n", indent, lit(c.a), stage(c.j))
 		}
 		if base == "" {
 			fmt.Fprintf(w, "%s  %s[d] = a;\n", indent, dst)
@@ -95,29 +98,32 @@ func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau) error {
 
 	w.WriteString("  // stages writes the stages 2..S into k (k[0] holds f(t, y)), the proposal into y1\n")
 	w.WriteString("  // and the error vector(s) of the norm's ND components into ev (and ev3).\n")
-	w.WriteString("  template <class Fn, int N, int ND>\n")
-	w.WriteString("  __device__ static __forceinline__ void stages(const Fn& f, double t, double h, const double* p, const double (&y)[N],\n")
-	w.WriteString("      double (&y1)[N], double (&yt)[N], double (&k)[S][N], double (&ev)[ND], double (&ev3)[ND]) {\n")
+	w.WriteString("  // Over float states (real float) the sums are float's, with h and the\n")
+	w.WriteString("  // coefficients rounded to float; the stage times are double's, rounded.\n")
+	w.WriteString("  template <class Fn, int N, int ND, typename real>\n")
+	w.WriteString("  __device__ static __forceinline__ void stages(const Fn& f, double t, double h, const real* p, const real (&y)[N],\n")
+	w.WriteString("      real (&y1)[N], real (&yt)[N], real (&k)[S][N], real (&ev)[ND], real (&ev3)[ND]) {\n")
+	w.WriteString("    const real hr = (real)h;\n")
 	end := s
 	if fsal {
 		end = s - 1
 	}
 	for i := 1; i < end; i++ {
 		fmt.Fprintf(w, "    // stage %d, c = %s\n", i+1, strconv.FormatFloat(tb.C[i], 'g', -1, 64))
-		sum("    ", "N", "yt", "y", "h", rows[i], kj)
-		fmt.Fprintf(w, "    f(t + gs_mul(%s, h), yt, p, k[%d]);\n", lit(tb.C[i]), i)
+		sum("    ", "N", "yt", "y", "hr", rows[i], kj)
+		fmt.Fprintf(w, "    f((real)(t + gs_mul(%s, h)), yt, p, k[%d]);\n", lit(tb.C[i]), i)
 	}
 	if fsal {
 		fmt.Fprintf(w, "    // stage %d (FSAL): its input is the proposal\n", s)
-		sum("    ", "N", "y1", "y", "h", rows[s-1], kj)
+		sum("    ", "N", "y1", "y", "hr", rows[s-1], kj)
 		if !deferLast {
-			fmt.Fprintf(w, "    f(t + h, y1, p, k[%d]);\n", s-1)
+			fmt.Fprintf(w, "    f((real)(t + h), y1, p, k[%d]);\n", s-1)
 		} else {
 			w.WriteString("    // evaluated once the step is accepted (DEFER)\n")
 		}
 	} else {
 		w.WriteString("    // the proposal\n")
-		sum("    ", "N", "y1", "y", "h", b, kj)
+		sum("    ", "N", "y1", "y", "hr", b, kj)
 	}
 	w.WriteString("    // the error vector(s)\n")
 	sum("    ", "ND", "ev", "", "", e, kj)
@@ -130,9 +136,10 @@ func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau) error {
 
 	w.WriteString("  // restep takes one step of size hs from (t, y), whose first stage is k0, into dst,\n")
 	w.WriteString("  // with its own stages ks (the accepted step's stay intact): the stages up to LASTB.\n")
-	w.WriteString("  template <class Fn, int N>\n")
-	w.WriteString("  __device__ static __forceinline__ void restep(const Fn& f, double t, double hs, const double* p, const double (&y)[N],\n")
-	w.WriteString("      const double (&k0)[N], double (&yt)[N], double (&ks)[LASTB + 1][N], double* dst) {\n")
+	w.WriteString("  template <class Fn, int N, typename real>\n")
+	w.WriteString("  __device__ static __forceinline__ void restep(const Fn& f, double t, double hs, const real* p, const real (&y)[N],\n")
+	w.WriteString("      const real (&k0)[N], real (&yt)[N], real (&ks)[LASTB + 1][N], real* dst) {\n")
+	w.WriteString("    const real hr = (real)hs;\n")
 	ksj := func(j int) string {
 		if j == 0 {
 			return "k0"
@@ -140,10 +147,64 @@ func writeMethod(w *bytes.Buffer, name string, tb *method.Tableau) error {
 		return fmt.Sprintf("ks[%d]", j)
 	}
 	for i := 1; i <= lastB; i++ {
-		sum("    ", "N", "yt", "y", "hs", rows[i], ksj)
-		fmt.Fprintf(w, "    f(t + gs_mul(%s, hs), yt, p, ks[%d]);\n", lit(tb.C[i]), i)
+		sum("    ", "N", "yt", "y", "hr", rows[i], ksj)
+		fmt.Fprintf(w, "    f((real)(t + gs_mul(%s, hs)), yt, p, ks[%d]);\n", lit(tb.C[i]), i)
 	}
-	sum("    ", "N", "dst", "y", "hs", b, ksj)
-	w.WriteString("  }\n};\n\n")
+	sum("    ", "N", "dst", "y", "hr", b, ksj)
+	w.WriteString("  }\n")
+	if adjoint {
+		writeAdjoint(w, tb, rows, b, lastB)
+	}
+	w.WriteString("};\n\n")
 	return nil
+}
+
+// writeAdjoint writes a method struct's functions of the adjoint
+// kernels, in double: stage_inputs, erk's Replayer.stages (the stage
+// inputs Y_0 = y, Y_i = y + h·Σ a_ij·k_j and the stages k_i = f(t +
+// c_i·h, Y_i) up to the last stage with a nonzero weight in b, with
+// erk's sums), and reverse, erk's Replayer.reverseStep: the cotangents
+// of the stages k̄_i = h·b_i·ȳ_new + Σ_{l>i} h·a_li·Ȳ_l, each Ȳ_i =
+// k̄_iᵀJ_y(Y_i) and k̄_iᵀJ_p(Y_i) from the cotangent program, in its
+// order — every sum in the same order as the Go code.
+func writeAdjoint(w *bytes.Buffer, tb *method.Tableau, rows [][]coef, b []coef, lastB int) {
+	w.WriteString("\n  // stage_inputs writes erk's Replayer.stages of the step of size h from (t, y):\n")
+	w.WriteString("  // the stage inputs into ys and the stages into k, up to LASTB.\n")
+	w.WriteString("  template <class Fn, int N>\n")
+	w.WriteString("  __device__ static __forceinline__ void stage_inputs(const Fn& f, double t, double h, const double* p, const double (&y)[N],\n")
+	w.WriteString("      double (&ys)[LASTB + 1][N], double (&k)[LASTB + 1][N]) {\n")
+	w.WriteString("    GS_UNROLL for (int d = 0; d < N; ++d) ys[0][d] = y[d];\n")
+	w.WriteString("    f(t, y, p, k[0]);\n")
+	for i := 1; i <= lastB; i++ {
+		w.WriteString("    GS_UNROLL for (int d = 0; d < N; ++d) {\n")
+		fmt.Fprintf(w, "      double a = gs_mul(%s, k[%d][d]);\n", lit(rows[i][0].a), rows[i][0].j)
+		for _, c := range rows[i][1:] {
+			fmt.Fprintf(w, "      a = a + gs_mul(%s, k[%d][d]);\n", lit(c.a), c.j)
+		}
+		fmt.Fprintf(w, "      ys[%d][d] = y[d] + gs_mul(h, a);\n    }\n", i)
+		fmt.Fprintf(w, "    f(t + gs_mul(%s, h), ys[%d], p, k[%d]);\n", lit(tb.C[i]), i, i)
+	}
+	w.WriteString("  }\n\n")
+	w.WriteString("  // reverse adds to ybar and gp the cotangents of y and p through the step of size h\n")
+	w.WriteString("  // from (t, ys[0]) given ynb, that of its result (erk's Replayer.reverseStep).\n")
+	w.WriteString("  template <class Vjp, int N, int NP>\n")
+	w.WriteString("  __device__ static __forceinline__ void reverse(const Vjp& vjp, double t, double h, const double* p, const double (&ys)[LASTB + 1][N],\n")
+	w.WriteString("      const double* ynb, double (&ybar)[N], double* gp, double (&kbar)[LASTB + 1][N], double (&g)[N + NP]) {\n")
+	w.WriteString("    GS_UNROLL for (int i = 0; i <= LASTB; ++i) {\n      GS_UNROLL for (int d = 0; d < N; ++d) kbar[i][d] = 0;\n    }\n")
+	for _, c := range b {
+		fmt.Fprintf(w, "    {\n      const double hb = gs_mul(h, %s);\n", lit(c.a))
+		fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < N; ++d) kbar[%d][d] += gs_mul(hb, ynb[d]);\n    }\n", c.j)
+	}
+	w.WriteString("    GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += ynb[d];\n")
+	for i := lastB; i >= 0; i-- {
+		fmt.Fprintf(w, "    // stage %d\n", i+1)
+		fmt.Fprintf(w, "    vjp(t + gs_mul(%s, h), ys[%d], p, kbar[%d], g);\n", lit(tb.C[i]), i, i)
+		w.WriteString("    GS_UNROLL for (int d = 0; d < N; ++d) ybar[d] += g[d];\n")
+		w.WriteString("    GS_UNROLL for (int j = 0; j < NP; ++j) gp[j] += g[N + j];\n")
+		for _, c := range rows[i] {
+			fmt.Fprintf(w, "    {\n      const double ha = gs_mul(h, %s);\n", lit(c.a))
+			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < N; ++d) kbar[%d][d] += gs_mul(ha, g[d]);\n    }\n", c.j)
+		}
+	}
+	w.WriteString("  }\n")
 }

@@ -287,25 +287,6 @@ func compareRos(t *testing.T, what string, res *gradsolve.Result, got *rosResult
 	}
 }
 
-// augmented returns the sensitivity kernels' initial states: y0, then
-// each column's start (e_i for y0[i], zero for a parameter: the
-// problems' initial values do not depend on them).
-func augmented(ens *ensemble, dim int, wrt []gradsolve.Wrt) []float64 {
-	n := len(ens.t0)
-	na := dim * (1 + len(wrt))
-	y0 := make([]float64, n*na)
-	for i := range n {
-		row := y0[i*na : (i+1)*na]
-		copy(row, ens.y0[i*dim:(i+1)*dim])
-		for q, w := range wrt {
-			if w.Y0 {
-				row[dim*(1+q)+w.Index] = 1
-			}
-		}
-	}
-	return y0
-}
-
 // TestRosenbrockBitwise solves each case's ensemble (64 trajectories
 // with their own parameters, initial states, spans — every fourth
 // backwards — and save times at t0, t1 and inside steps) with both
@@ -325,7 +306,7 @@ func TestRosenbrockBitwise(t *testing.T) {
 			fc := forwardCase{name: c.name, span: c.span, maxSteps: c.maxSteps, special: c.special}
 			ens := makeEnsemble(prob, fc, uint64(len(c.name)))
 			span := c.span * (prob.T1 - prob.T0)
-			y0s := augmented(ens, dim, c.wrt)
+			y0s := augmented(ens.y0, dim, c.wrt)
 			for _, os := range rosOptionSets {
 				statuses := map[ode.Status]int{}
 				for ki, kern := range rp.src.RosKernels {
@@ -540,7 +521,7 @@ func TestRosenbrockSaveLists(t *testing.T) {
 	for i := range ensembleSize {
 		ens.t0[i], ens.t1[i] = 0, 0.5+float64(i)/ensembleSize
 	}
-	y0s := augmented(ens, dim, c.wrt)
+	y0s := augmented(ens.y0, dim, c.wrt)
 	for _, save := range [][]float64{nil, {0, 0.1, 0.25, 0.5}} {
 		e := *ens
 		e.save, e.k = save, len(save)
