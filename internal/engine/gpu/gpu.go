@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/cuda"
 	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
@@ -89,6 +90,9 @@ type Engine struct {
 
 	mu      sync.Mutex
 	sources map[sourceKey]*emitcuda.Source
+
+	selfOnce sync.Once
+	selfErr  error
 }
 
 // New returns an engine of the given name on backend b. Nothing is
@@ -133,9 +137,29 @@ func (e *Engine) ReferenceJobs() []engine.Job {
 // error, wrapping cuda.ErrUnavailable, whose text starts with
 // "unavailable: " and says which of the driver, a device and NVRTC (or
 // the emulation's C++ compiler) is missing.
+//
+// On a backend that asks for it (SelfTester: the real CUDA backend),
+// the first call also runs the self-test on device 0, once per
+// process: a small generated source compiled by the device's NVRTC, a
+// Lorenz ensemble with Tsit5 forward and with sensitivities, every
+// output compared with cpu-erk's bits computed in the process. Any
+// failure or difference makes the engine unavailable with the reason
+// ("unavailable: self-test on device 0 failed: trajectory 2's y
+// differs from cpu-erk's (…)"), so the router falls back to the CPU
+// and names it. GRADSOLVE_CUDA_SELFTEST=off (SelfTestEnv) skips it.
 func (e *Engine) Available() error {
-	_, err := e.backend.Devices()
-	return err
+	if _, err := e.backend.Devices(); err != nil {
+		return err
+	}
+	if st, ok := e.backend.(SelfTester); ok && st.SelfTest() && !selfTestSkipped() {
+		e.selfOnce.Do(func() {
+			if err := e.selfTest(); err != nil {
+				e.selfErr = fmt.Errorf("%w: %w", cuda.ErrUnavailable, err)
+			}
+		})
+		return e.selfErr
+	}
+	return nil
 }
 
 // Loaded is Available (kept for the name the loading code's tests
@@ -272,6 +296,12 @@ func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err := e.Serves(&spec.Request); err != nil {
 		return nil, err
 	}
+	return e.prepare(spec)
+}
+
+// prepare is Prepare without Serves's checks (the self-test's, which
+// Available runs before the engine serves anything).
+func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 	tb, ok := spec.Method.(*method.Tableau)
 	if !ok {
 		return nil, fmt.Errorf("the cuda engine does not run %s", spec.Method.MethodName())

@@ -107,6 +107,7 @@ func TestUnavailable(t *testing.T) {
 func TestServes(t *testing.T) {
 	l := fakeLibs(t)
 	os.Unsetenv("FAKE_CUDA_DEVICES")
+	t.Setenv(SelfTestEnv, "off") // the fake solves nothing: TestSelfTestFake
 	e := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
 	if err := e.Available(); err != nil {
 		t.Fatal(err)
@@ -146,5 +147,45 @@ func TestServes(t *testing.T) {
 	req := &engine.Request{Problem: sym, Method: method.Tsit5, Job: engine.Forward, Device: 2}
 	if err := e2.Serves(req); err == nil || err.Error() != "Options.Device = 2: the machine has 2 CUDA devices (0 to 1)" {
 		t.Errorf("Serves on device 2 of 2: %v", err)
+	}
+}
+
+// TestSelfTestFake: on the fake driver the CUDA backend self-tests
+// device 0 before it serves anything. The fake compiles and launches,
+// but its kernel solves nothing (it copies inputs to outputs), so the
+// self-test finds the difference from cpu-erk; a failing launch is
+// named; GRADSOLVE_CUDA_SELFTEST=off skips the test.
+func TestSelfTestFake(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	req := &engine.Request{Problem: lorenzProblem(t), Method: method.Tsit5, Job: engine.Forward}
+	for _, c := range []struct {
+		name, launch, selftest string
+		want                   string // "" for available
+	}{
+		{"wrong results", "", "", "unavailable: self-test on device 0 failed: forward job: trajectory 0's status is "},
+		{"launch error", "719", "", "unavailable: self-test on device 0 failed: forward job: cuda: cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED"},
+		{"skipped", "", "off", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FAKE_CUDA_LAUNCH", c.launch)
+			t.Setenv(SelfTestEnv, c.selftest)
+			e := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
+			err := e.Available()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("Available() = %v; want nil", err)
+			case c.want == "":
+				return
+			case err == nil || !errors.Is(err, cuda.ErrUnavailable) || !strings.HasPrefix(err.Error(), c.want):
+				t.Fatalf("Available() = %v; want %q…", err, c.want)
+			}
+			if s := e.Serves(req); s == nil || s.Error() != err.Error() {
+				t.Errorf("Serves = %v; want Available's %v", s, err)
+			}
+			if again := e.Available(); again != err {
+				t.Errorf("a second Available() = %v: the self-test runs once per engine", again)
+			}
+		})
 	}
 }
