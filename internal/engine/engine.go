@@ -240,6 +240,25 @@ type PartialReference interface {
 	ReferenceJobs() []Job
 }
 
+// FamilyReference is an engine whose Reference depends on the method's
+// family (a GPU engine whose explicit kernels give cpu-erk's bits and
+// whose Rosenbrock kernels give cpu-ros's): ReferenceFor names the
+// reference engine of method m, and the conformance suite compares
+// each method with its own. Reference is then the reference of the
+// engine's default family.
+type FamilyReference interface {
+	ReferenceFor(m method.Method) string
+}
+
+// ReferenceOf returns the name of e's reference engine for method m:
+// FamilyReference's, else Reference.
+func ReferenceOf(e Engine, m method.Method) string {
+	if fr, ok := e.(FamilyReference); ok {
+		return fr.ReferenceFor(m)
+	}
+	return e.Reference()
+}
+
 // LaneReplayer is a Replayer that also reverses several recordings at
 // once on one worker (the lane engine's reverse replay): the front end
 // hands it a source of jobs, and each job's gradients are Reverse's.

@@ -98,19 +98,21 @@ func Invariance(t T, e engine.Engine) {
 }
 
 // Reference checks that e gives the bits of its reference engine
-// (Engine.Reference) on every method both run, in every job: the same
+// (Engine.Reference, or per method engine.FamilyReference) on every
+// method both run, in every job: the same
 // steps, statuses, outputs, sensitivities and gradients. An engine
 // that is its own reference (cpu-erk, cpu-ros) is compared with itself
 // at one worker. Where the reference serves a job e does not, e fails:
 // an engine that claims another's arithmetic claims its jobs too.
 func Reference(t T, e engine.Engine) {
-	ref := e
-	if name := e.Reference(); name != "" {
-		if ref = engine.Lookup(name); ref == nil {
-			t.Fatalf("%s names %q as its reference, which is not registered", e.Name(), name)
-		}
-	}
 	for _, m := range Methods(e) {
+		// An engine.FamilyReference names a reference per family.
+		ref := e
+		if name := engine.ReferenceOf(e, m); name != "" {
+			if ref = engine.Lookup(name); ref == nil {
+				t.Fatalf("%s names %q as its reference for %s, which is not registered", e.Name(), name, m.MethodName())
+			}
+		}
 		if !ref.Runs(m) {
 			continue
 		}

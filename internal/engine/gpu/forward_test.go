@@ -123,7 +123,7 @@ func plumbingBatch(n int) *Batch {
 // fake solves nothing, and no GPU is used.
 func TestRunPlumbing(t *testing.T) {
 	m, src := fakeModule(t)
-	k := src.Kernels[0]
+	k := erkKernel(src.Kernels[0])
 	if k.Name != "gs_erk_tsit5" {
 		t.Fatalf("kernel %s", k.Name)
 	}
@@ -208,7 +208,7 @@ func TestRunPlumbing(t *testing.T) {
 // *cuda.Error naming the call and the driver's error.
 func TestRunErrors(t *testing.T) {
 	m, src := fakeModule(t)
-	k := src.Kernels[0]
+	k := erkKernel(src.Kernels[0])
 	s := &Settings{MaxSteps: 10, HMax: math.Inf(1), Controller: control.DefaultPI(5, 0.2, 10), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}}
 	for _, c := range []struct{ env, val, want string }{
 		{"FAKE_CUDA_STREAM", "2", "cuda: cuStreamCreate: CUDA error 2"},
@@ -250,4 +250,49 @@ func lorenzProblem(t *testing.T) *ode.Problem {
 		t.Fatal(err)
 	}
 	return s.Problem()
+}
+
+// TestRosJobLayout: RosJob has gs_ros_job's size and offsets, as the
+// host C++ compiler lays out the generated Rosenbrock source's struct:
+// gs_erk_job's fields, then dense_save, jac_evals and lus.
+func TestRosJobLayout(t *testing.T) {
+	cxx, err := cudaemu.Compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: []*method.Rosenbrock{method.Rosenbrock23}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := append(append([]string(nil), jobFields...), "dense_save", "jac_evals", "lus")
+	var b strings.Builder
+	b.WriteString("#include \"cuda_emu.h\"\n#include <cstddef>\n#include <cstdio>\n")
+	b.Write(src.Code)
+	b.WriteString("int main() {\n  printf(\"%zu\", sizeof(gs_ros_job));\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "  printf(\" %%zu\", offsetof(gs_ros_job, %s));\n", f)
+	}
+	b.WriteString("  return 0;\n}\n")
+	exe, err := cudaemu.Build(context.Background(), cxx, t.TempDir(), []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cudaemu.Run(context.Background(), exe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeOf(RosJob{})
+	want := fmt.Sprint(typ.Size())
+	jt := reflect.TypeOf(Job{})
+	for i := range jt.NumField() {
+		want += fmt.Sprintf(" %d", jt.Field(i).Offset)
+	}
+	for _, f := range []string{"DenseSave", "JacEvals", "LUs"} {
+		sf, _ := typ.FieldByName(f)
+		want += fmt.Sprintf(" %d", sf.Offset)
+	}
+	if string(out) != want {
+		t.Errorf("gs_ros_job: size and offsets %q; RosJob: %q", out, want)
+	}
 }

@@ -13,10 +13,13 @@
 // and the results, written as cpu-erk's Solver writes them.
 //
 // It runs the forward and forward-sensitivity jobs of the explicit
-// methods and refuses the rest in the Go API's terms: recordings and
-// gradients through the adjoint (no record or adjoint kernel yet),
-// Rosenbrock methods, DenseSave, float32 (no float32 kernels yet) and
-// problems without a symbolic form. Where the driver, a device or NVRTC
+// methods (cpu-erk's bits) and of the Rosenbrock methods (cpu-ros's
+// bits, DenseSave where the method has a continuous extension; the
+// references per family: engine.FamilyReference), and refuses the rest
+// in the Go API's terms: recordings and gradients through the adjoint
+// (the record and adjoint kernels are not wired in yet), float32 (no
+// float32 kernels yet) and problems without a symbolic form. On a real
+// device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
 // names it in the result's EngineReason.
@@ -38,6 +41,7 @@ import (
 	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/cuda"
 	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
@@ -112,14 +116,26 @@ func (e *Engine) Name() string { return e.name }
 // Priority returns Config.Priority.
 func (e *Engine) Priority() int { return e.cfg.Priority }
 
-// Reference returns "cpu-erk", whose bits the kernels give (in the
-// emulation, checked by the conformance suite; on a device with
-// --fmad=false, claimed and not yet measured).
+// Reference returns "cpu-erk", whose bits the explicit kernels give
+// (in the emulation, checked by the conformance suite; on a device with
+// --fmad=false, checked by the self-test). The Rosenbrock kernels give
+// cpu-ros's: ReferenceFor (engine.FamilyReference).
 func (e *Engine) Reference() string { return "cpu-erk" }
 
-// Runs reports whether m is an explicit Runge–Kutta method, the only
-// family the kernels have.
-func (e *Engine) Runs(m method.Method) bool { return m.Family() == method.ExplicitFamily }
+// ReferenceFor returns the engine whose bits the kernels of m give:
+// cpu-erk for the explicit methods, cpu-ros for the Rosenbrock methods.
+func (e *Engine) ReferenceFor(m method.Method) string {
+	if m.Family() == method.RosenbrockFamily {
+		return "cpu-ros"
+	}
+	return "cpu-erk"
+}
+
+// Runs reports whether m is an explicit Runge–Kutta method or a
+// Rosenbrock method, the families the kernels have.
+func (e *Engine) Runs(m method.Method) bool {
+	return m.Family() == method.ExplicitFamily || m.Family() == method.RosenbrockFamily
+}
 
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
@@ -195,13 +211,18 @@ func devicesText(n int, what string) string {
 
 // Serves refuses, with the reason: everything where the backend cannot
 // run (Available); a Record job (and so gradients through the adjoint);
-// DenseSave; float32 until its kernels exist; a problem without a
-// symbolic form; a device index the machine does not have.
+// DenseSave with an explicit method; float32 until its kernels exist; a
+// problem without a symbolic form; a device index the machine does not
+// have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
+// without a continuous extension, Sensitivity.ErrorTest).
 func (e *Engine) Serves(req *engine.Request) error {
 	if err := e.Available(); err != nil {
 		return err
 	}
 	n, _ := e.backend.Devices()
+	if req.Method != nil && req.Method.Family() == method.RosenbrockFamily {
+		return e.servesRos(req, n)
+	}
 	switch {
 	case req.Job == engine.Record:
 		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not built; forward sensitivities (Options.Sens) run on it")
@@ -219,6 +240,26 @@ func (e *Engine) Serves(req *engine.Request) error {
 	return nil
 }
 
+// servesRos is Serves for a Rosenbrock method: the kernels serve what
+// cpu-ros serves, forward and sensitivities, on a problem with a
+// symbolic form (whose derivative programs the kernels are written
+// from).
+func (e *Engine) servesRos(req *engine.Request, n int) error {
+	switch {
+	case req.Job == engine.Record:
+		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not wired in; forward sensitivities (Options.Sens) run on it")
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
+		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
+	case req.Float32 && !float32Kernels:
+		return errFloat32
+	case symbolic(req.Problem) == nil:
+		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
+	case req.Device >= n:
+		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
+	}
+	return cpu.ROS{}.Serves(req)
+}
+
 // Prefers returns why the router should leave a request to the CPU: an
 // ensemble smaller than MinPreferred.
 func (e *Engine) Prefers(req *engine.Request) error {
@@ -229,9 +270,10 @@ func (e *Engine) Prefers(req *engine.Request) error {
 }
 
 // sourceKey names a generated source: the model, the methods written
-// and the sensitivity columns.
+// (of one family) and the sensitivity columns.
 type sourceKey struct {
 	set     *tape.Set
+	family  method.Family
 	methods string
 	sens    string
 }
@@ -270,6 +312,49 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) 
 	return s, nil
 }
 
+// rosBuiltins are the Rosenbrock methods every Rosenbrock source has
+// kernels for.
+var rosBuiltins = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
+
+// rosSource returns the generated source of set with the kernels of the
+// built-in Rosenbrock methods (and rt, if it is another) and, for sens,
+// their sensitivity kernels: generated once per key.
+func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens) (*emitcuda.Source, error) {
+	methods := rosBuiltins
+	key := sourceKey{set: set, family: method.RosenbrockFamily, methods: "builtins"}
+	if rt != method.Rosenbrock23 && rt != method.Rodas5P {
+		methods = append(append([]*method.Rosenbrock(nil), rosBuiltins...), rt)
+		key.methods = fmt.Sprintf("%p", rt)
+	}
+	opts := emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods}
+	if sens != nil {
+		key.sens = fmt.Sprint(sens.Cols)
+		opts.Sens = []emitcuda.Sens{*sens}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.sources[key]; ok {
+		return s, nil
+	}
+	s, err := emitcuda.Generate(set, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.sources[key] = s
+	return s, nil
+}
+
+// rosKernelFor returns the Rosenbrock kernel of src that runs rt: the
+// forward kernel, or with sens the sensitivity kernel.
+func rosKernelFor(src *emitcuda.Source, rt *method.Rosenbrock, sens bool) (emitcuda.RosKernel, error) {
+	for _, k := range src.RosKernels {
+		if k.Method == rt && !k.Record && !k.Adjoint && (k.Sens >= 0) == sens {
+			return k, nil
+		}
+	}
+	return emitcuda.RosKernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s", src.Model, rt.Name)
+}
+
 func isBuiltin(tb *method.Tableau) bool {
 	for _, b := range builtins {
 		if tb == b {
@@ -302,6 +387,9 @@ func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
 // prepare is Prepare without Serves's checks (the self-test's, which
 // Available runs before the engine serves anything).
 func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
+	if rt, ok := spec.Method.(*method.Rosenbrock); ok {
+		return e.prepareRos(spec, rt)
+	}
 	tb, ok := spec.Method.(*method.Tableau)
 	if !ok {
 		return nil, fmt.Errorf("the cuda engine does not run %s", spec.Method.MethodName())
@@ -328,7 +416,7 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: k, dim: dim}
+	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: erkKernel(k), dim: dim}
 	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0}
 	if spec.Controller != nil {
 		pl.set.Controller = *spec.Controller
@@ -342,5 +430,42 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 		pl.set.ATol = append(pl.set.ATol, spec.ATol...)
 	}
 	pl.set.RTol, pl.set.ATol = pl.set.RTol[:k.NormDim], pl.set.ATol[:k.NormDim]
+	return pl, nil
+}
+
+// prepareRos is prepare for a Rosenbrock method: the Rosenbrock source
+// (once per problem and columns), its kernel of rt, and the settings
+// as cpu-ros resolves them (the default controller of the error
+// estimate's order; the state's tolerances alone in the norm).
+func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Plan, error) {
+	set := symbolic(spec.Problem)
+	var sens *emitcuda.Sens
+	if spec.Job == engine.Sensitivities {
+		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...)}
+	}
+	src, err := e.rosSource(set, rt, sens)
+	if err != nil {
+		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
+	}
+	k, err := rosKernelFor(src, rt, sens != nil)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := e.backend.Open(spec.Device)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: rosKernel(k), dim: spec.Problem.Dim}
+	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0, DenseSave: spec.DenseSave,
+		RTol: spec.RTol, ATol: spec.ATol}
+	if spec.Controller != nil {
+		pl.set.Controller = *spec.Controller
+	} else {
+		pl.set.Controller = control.DefaultPI(rt.EstimateOrder(), rt.QMin, rt.QMax) // as cpu-ros
+	}
 	return pl, nil
 }

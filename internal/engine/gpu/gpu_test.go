@@ -41,8 +41,11 @@ func TestRegistered(t *testing.T) {
 	if e.Priority() <= 1 {
 		t.Errorf("cuda's priority %d is not above the CPU engines' (0, lanes 1)", e.Priority())
 	}
-	if !e.Runs(method.Tsit5) || !e.Runs(method.DP8) || e.Runs(method.Rodas5P) {
-		t.Error("cuda should run the explicit methods and no Rosenbrock method")
+	if !e.Runs(method.Tsit5) || !e.Runs(method.DP8) || !e.Runs(method.Rodas5P) || !e.Runs(method.Rosenbrock23) {
+		t.Error("cuda should run the explicit and the Rosenbrock methods")
+	}
+	if fr, ok := e.(engine.FamilyReference); !ok || fr.ReferenceFor(method.Tsit5) != "cpu-erk" || fr.ReferenceFor(method.Rodas5P) != "cpu-ros" {
+		t.Error("cuda's references should be cpu-erk for the explicit methods and cpu-ros for the Rosenbrock methods")
 	}
 	if _, ok := e.(engine.Availability); !ok {
 		t.Error("cuda is not an engine.Availability")

@@ -47,7 +47,7 @@ type posingModule struct {
 	corrupt func(b *gpu.Batch)
 }
 
-func (m posingModule) Run(k emitcuda.Kernel, s *gpu.Settings, b *gpu.Batch, chunk int, stop *atomic.Bool) (int, error) {
+func (m posingModule) Run(k gpu.Kernel, s *gpu.Settings, b *gpu.Batch, chunk int, stop *atomic.Bool) (int, error) {
 	done, err := m.Module.Run(k, s, b, chunk, stop)
 	if err == nil && m.corrupt != nil {
 		m.corrupt(b)

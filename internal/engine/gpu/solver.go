@@ -9,7 +9,6 @@ import (
 	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/sym/emitcuda"
 )
 
 // MinChunk is the smallest chunk the engine splits a batch into so that
@@ -24,7 +23,7 @@ type plan struct {
 	spec   *engine.Spec
 	dev    Device
 	mod    Module
-	kernel emitcuda.Kernel
+	kernel Kernel
 	dim    int
 	set    Settings
 }
@@ -202,6 +201,9 @@ func (s *Solver) write(l int) {
 	out.T, out.H = b.T[l], b.H[l]
 	out.Status = ode.Status(b.Status[l])
 	out.Stats = ode.Stats{Accepted: int(b.Accepted[l]), Rejected: int(b.Rejected[l]), FEvals: int(b.FEvals[l])}
+	if s.pl.kernel.Family == ROS {
+		out.Stats.JacEvals, out.Stats.LUs = int(b.JacEvals[l]), int(b.LUs[l])
+	}
 }
 
 // cancelled ends a trajectory that was not launched: Cancelled at t0,

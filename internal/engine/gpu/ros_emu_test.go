@@ -1,0 +1,131 @@
+package gpu_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/sym/parse"
+	"github.com/gradsolve/gradsolve/sym/tape"
+)
+
+// forcedModel is a stiff non-autonomous problem: u relaxes at rate k
+// towards cos(w t), v is driven by exp(-t) u, so ∂f/∂t is not zero and
+// the h²·d_i·f_t terms of a Rosenbrock step take part.
+const forcedModel = `name forced
+param k = 50, w = 3, c = 0.5
+state u = 1, v = 0
+span 0 3
+u' = -k*(u - cos(w*t)) + v
+v' = -c*v*u + exp(-t)*u
+`
+
+// exampleProblem returns examples/<file> as a Problem.
+func exampleProblem(t *testing.T, file string) *gradsolve.Problem {
+	t.Helper()
+	_, me, _, _ := runtime.Caller(0)
+	m, err := parse.ParseFile(filepath.Join(filepath.Dir(me), "..", "..", "..", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Problem()
+}
+
+func forcedProblem(t *testing.T) *gradsolve.Problem {
+	t.Helper()
+	m, err := parse.Parse("forced.ode", []byte(forcedModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tape.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Problem()
+}
+
+// stiffEnsemble is an ensemble of n trajectories of pr with their own
+// parameters, initial states, spans of about span (every fourth
+// backwards, trajectory 3 a thousand times longer, for the step budget) and
+// save times at t0, inside and at t1.
+func stiffEnsemble(pr *gradsolve.Problem, n int, span float64) *gradsolve.Ensemble {
+	rng := rand.New(rand.NewPCG(5, 11))
+	e := &gradsolve.Ensemble{N: n, SavePerTrajectory: true}
+	for i := range n {
+		for j := range pr.NumParams {
+			e.P = append(e.P, pr.P[j]*(1+0.2*(rng.Float64()-0.5)))
+		}
+		for d := range pr.Dim {
+			e.Y0 = append(e.Y0, pr.Y0[d]*(1+0.1*(rng.Float64()-0.5)))
+		}
+		t0, t1 := 0.0, span*(0.5+rng.Float64())
+		if i == 3 {
+			t1 = 1000 * span
+		}
+		if i%4 == 1 {
+			t0, t1 = t1, t0
+		}
+		e.T0, e.T1 = append(e.T0, t0), append(e.T1, t1)
+		e.Save = append(e.Save, t0, t0+0.3*(t1-t0), t1)
+	}
+	return e
+}
+
+// TestEmulatedRosenbrock: the Rosenbrock kernels through the engine
+// (gradsolve.Solve naming it) give cpu-ros's bits — final and saved
+// states, sensitivities, statuses, times reached and the five
+// counters — for Robertson and a forced non-autonomous problem, with
+// Rodas5P, Rosenbrock23 and a tableau of the user's (Rosenbrock23's
+// coefficients, renamed, without a continuous extension), forward,
+// with DenseSave, with sensitivity columns of parameters and initial
+// values, whatever the chunk (1, 7, the batch).
+func TestEmulatedRosenbrock(t *testing.T) {
+	e := engine.Lookup("emu-test-chunk1").(engine.Availability)
+	if err := e.Available(); err != nil {
+		t.Skipf("the emulated device cannot run here: %v", err)
+	}
+	own := *method.Rosenbrock23
+	own.Name, own.Dense = "own23", nil
+	rob, forced := exampleProblem(t, "robertson.ode"), forcedProblem(t)
+	const n = 13
+	for _, c := range []struct {
+		name string
+		pr   *gradsolve.Problem
+		span float64
+		o    gradsolve.Options
+	}{
+		{"robertson Rodas5P", rob, 1, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 70, RTol: 1e-6, ATol: 1e-10}},
+		{"robertson Rosenbrock23 dense", rob, 1, gradsolve.Options{Method: method.Rosenbrock23, MaxSteps: 300, RTol: 1e-5, ATol: 1e-9, DenseSave: true}},
+		{"robertson Rodas5P sensitivities", rob, 1, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 70, RTol: 1e-6, ATol: 1e-10,
+			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.Param(2), gradsolve.InitialValue(0)}}}},
+		{"forced Rodas5P dense, HMax", forced, 1, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 200, HMax: 0.05, DenseSave: true}},
+		{"forced own tableau sensitivities", forced, 1, gradsolve.Options{Method: &own, MaxSteps: 400,
+			Sens: &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(1), gradsolve.InitialValue(1)}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ens := stiffEnsemble(c.pr, n, c.span)
+			o := c.o
+			o.Engine = "cpu-ros"
+			want := solve(t, c.pr, ens, o)
+			if want.Status[3] != gradsolve.MaxStepsReached {
+				t.Fatalf("trajectory 3 is %v on cpu-ros: want it stopped by the budget (%+v; trajectory 0: %+v)", want.Status[3], want.Stats[3], want.Stats[0])
+			}
+			if want.Stats[0].JacEvals == 0 || want.Stats[0].LUs == 0 {
+				t.Fatalf("cpu-ros's statistics %+v count no Jacobian or LU", want.Stats[0])
+			}
+			for name := range chunkEngines {
+				o.Engine = name
+				sameResults(t, fmt.Sprintf("%s on %s", c.name, name), solve(t, c.pr, ens, o), want)
+			}
+		})
+	}
+}
