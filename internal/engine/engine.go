@@ -250,6 +250,27 @@ type FamilyReference interface {
 	ReferenceFor(m method.Method) string
 }
 
+// FamilyReferenceJobs is a FamilyReference whose claimed jobs also
+// depend on the method (a GPU engine with record and adjoint kernels of
+// one family only): ReferenceJobsFor lists the jobs whose bits it
+// claims for m.
+type FamilyReferenceJobs interface {
+	ReferenceJobsFor(m method.Method) []Job
+}
+
+// ReferenceJobsOf returns the jobs whose reference bits e claims for
+// m: FamilyReferenceJobs's, else PartialReference's; nil for every
+// job.
+func ReferenceJobsOf(e Engine, m method.Method) []Job {
+	if fj, ok := e.(FamilyReferenceJobs); ok {
+		return fj.ReferenceJobsFor(m)
+	}
+	if pr, ok := e.(PartialReference); ok {
+		return pr.ReferenceJobs()
+	}
+	return nil
+}
+
 // ReferenceOf returns the name of e's reference engine for method m:
 // FamilyReference's, else Reference.
 func ReferenceOf(e Engine, m method.Method) string {

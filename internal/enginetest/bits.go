@@ -117,17 +117,17 @@ func Reference(t T, e engine.Engine) {
 			continue
 		}
 		want := runJobs(t, ref, m, 1, 1)
-		if pr, ok := e.(engine.PartialReference); ok {
+		if jobs := engine.ReferenceJobsOf(e, m); jobs != nil {
 			// The engine claims the reference's bits on these jobs
-			// alone: compare those.
-			jobs := pr.ReferenceJobs()
+			// alone (engine.PartialReference, or per method
+			// engine.FamilyReferenceJobs): compare those.
 			if !slices.Contains(jobs, engine.Sensitivities) {
 				want.sens = nil
 			}
 			if !slices.Contains(jobs, engine.Record) {
 				want.record, want.grad, want.replay = nil, nil, nil
 			}
-			t.Logf("%s claims %s's bits on the jobs %v only", e.Name(), ref.Name(), jobs)
+			t.Logf("%s claims %s's bits with %s on the jobs %v only", e.Name(), ref.Name(), m.MethodName(), jobs)
 		}
 		sameRun(t, fmt.Sprintf("%s on %s against %s", m.MethodName(), e.Name(), ref.Name()), runJobs(t, e, m, 3, 2), want)
 	}

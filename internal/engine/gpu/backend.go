@@ -144,3 +144,63 @@ func hmaxOf(h float64) float64 {
 	}
 	return h
 }
+
+// Recorder is a Module that also runs record kernels
+// (gs_ros_<method>_record) and adjoint kernels
+// (gs_ros_<method>_adjoint): both backends' modules are.
+type Recorder interface {
+	Module
+	// Record runs record kernel k on b as Run runs a forward kernel,
+	// and writes each trajectory's mesh into m (m.Cap steps of room;
+	// a trajectory that needs more ends Cancelled with Steps = Cap).
+	Record(k Kernel, s *Settings, b *Batch, m *Meshes, chunk int, stop *atomic.Bool) (done int, err error)
+	// Adjoint runs adjoint kernel k on the recorded meshes and
+	// cotangents of a: ∂L/∂y0 and ∂L/∂p into a.GY0 and a.GP.
+	Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop *atomic.Bool) (done int, err error)
+}
+
+// Meshes are the meshes of a batch as gs_ros_mesh holds them: row i of
+// T has t0 and the end of each accepted step (Cap + 1 values), of H the
+// step sizes (Cap), of Y y0 and the state after each step ((Cap + 1)·Dim),
+// and Steps[i] the steps recorded.
+type Meshes struct {
+	N, Cap, Dim int
+	T, H, Y     []float64
+	Steps       []int64
+}
+
+// NewMeshes returns room for n meshes of cap steps of dim values.
+func NewMeshes(n, cap, dim int) *Meshes {
+	return &Meshes{N: n, Cap: cap, Dim: dim, T: make([]float64, n*(cap+1)), H: make([]float64, n*cap),
+		Y: make([]float64, n*(cap+1)*dim), Steps: make([]int64, n)}
+}
+
+// Slice returns meshes [lo, hi) sharing m's arrays.
+func (m *Meshes) Slice(lo, hi int) *Meshes {
+	c, d := m.Cap, m.Dim
+	return &Meshes{N: hi - lo, Cap: c, Dim: d, T: m.T[lo*(c+1) : hi*(c+1)], H: m.H[lo*c : hi*c],
+		Y: m.Y[lo*(c+1)*d : hi*(c+1)*d], Steps: m.Steps[lo:hi]}
+}
+
+// AdjBatch is a batch of adjoint jobs as gs_ros_job, gs_ros_mesh and
+// gs_ros_adj take them: the parameters and save times (per trajectory),
+// the meshes, the cotangents of the final states (N×Dim) and of the
+// saved states (N×K×Dim, or nil for none), and the gradients' room.
+type AdjBatch struct {
+	N, Dim, NP, K  int
+	P, Save        []float64
+	Mesh           *Meshes
+	CotY, CotSaved []float64
+	GY0, GP        []float64
+}
+
+// Slice returns jobs [lo, hi) sharing a's arrays.
+func (a *AdjBatch) Slice(lo, hi int) *AdjBatch {
+	d, np, k := a.Dim, a.NP, a.K
+	s := &AdjBatch{N: hi - lo, Dim: d, NP: np, K: k, P: a.P[lo*np : hi*np], Save: a.Save[lo*k : hi*k],
+		Mesh: a.Mesh.Slice(lo, hi), CotY: a.CotY[lo*d : hi*d], GY0: a.GY0[lo*d : hi*d], GP: a.GP[lo*np : hi*np]}
+	if a.CotSaved != nil {
+		s.CotSaved = a.CotSaved[lo*k*d : hi*k*d]
+	}
+	return s
+}

@@ -203,9 +203,88 @@ func (m *emuModule) index(k Kernel) (family, index int, err error) {
 	return 0, 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, k.Name)
 }
 
+// rosIndex returns the index of the record (or adjoint) kernel named
+// name in its table.
+func (m *emuModule) rosIndex(name string, adjoint bool) (int, error) {
+	i := 0
+	for _, kk := range m.src.RosKernels {
+		if (adjoint && kk.Adjoint) || (!adjoint && kk.Record) {
+			if kk.Name == name {
+				return i, nil
+			}
+			i++
+		}
+	}
+	return 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, name)
+}
+
 // Run runs each chunk of b as one run of the program.
 func (m *emuModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (int, error) {
-	fam, ki, err := m.index(k)
+	return m.run(k, s, b, nil, chunk, stop)
+}
+
+// Record runs a record kernel's chunks, each one run of the program.
+func (m *emuModule) Record(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, stop *atomic.Bool) (int, error) {
+	return m.run(k, s, b, ms, chunk, stop)
+}
+
+// Adjoint runs an adjoint kernel's chunks, each one run of the program.
+func (m *emuModule) Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop *atomic.Bool) (int, error) {
+	ki, err := m.rosIndex(k.Name, true)
+	if err != nil {
+		return 0, err
+	}
+	chunk = max(1, chunk)
+	for lo := 0; lo < a.N; lo += chunk {
+		if stop.Load() {
+			return lo, nil
+		}
+		c := a.Slice(lo, min(lo+chunk, a.N))
+		var e cudaemu.Encoder
+		dense := 0
+		if s.DenseSave {
+			dense = 1
+		}
+		for _, v := range []int{3, ki, c.N, c.K, dense, c.Mesh.Cap, m.dev.grid, m.dev.block} {
+			e.Int(int64(v))
+		}
+		e.Floats(c.P)
+		e.Floats(c.Save)
+		for _, v := range c.Mesh.Steps {
+			e.Int(v)
+		}
+		for _, v := range [][]float64{c.Mesh.T, c.Mesh.H, c.Mesh.Y, c.CotY} {
+			e.Floats(v)
+		}
+		if c.CotSaved != nil {
+			e.Int(1)
+			e.Floats(c.CotSaved)
+		} else {
+			e.Int(0)
+		}
+		out, err := cudaemu.Run(context.Background(), m.exe, e.Bytes())
+		if err != nil {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: %w", k.Name, err)
+		}
+		d := cudaemu.NewDecoder(out)
+		copy(c.GY0, d.Floats(len(c.GY0)))
+		copy(c.GP, d.Floats(len(c.GP)))
+		if d.Err != nil || d.Rest() != 0 {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
+		}
+	}
+	return a.N, nil
+}
+
+// run runs a forward kernel's chunks (ms nil) or a record kernel's.
+func (m *emuModule) run(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, stop *atomic.Bool) (int, error) {
+	fam, ki, err := 0, 0, error(nil)
+	if ms != nil {
+		fam = 2
+		ki, err = m.rosIndex(k.Name, false)
+	} else {
+		fam, ki, err = m.index(k)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -220,7 +299,12 @@ func (m *emuModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic
 		if s.DenseSave {
 			dense = 1
 		}
-		for _, v := range []int{fam, ki, c.N, c.K, s.MaxSteps, dense} {
+		e.Int(int64(fam))
+		e.Int(int64(ki))
+		if ms != nil {
+			e.Int(int64(ms.Cap))
+		}
+		for _, v := range []int{c.N, c.K, s.MaxSteps, dense} {
 			e.Int(int64(v))
 		}
 		ctl := s.Controller
@@ -239,11 +323,18 @@ func (m *emuModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic
 			copy(f, d.Floats(len(f)))
 		}
 		counters := [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals}
-		if fam == 1 {
+		if fam >= 1 {
 			counters = append(counters, c.JacEvals, c.LUs)
 		}
 		for _, f := range counters {
 			copy(f, d.Ints(len(f)))
+		}
+		if ms != nil {
+			cm := ms.Slice(lo, lo+c.N)
+			copy(cm.Steps, d.Ints(c.N))
+			for _, f := range [][]float64{cm.T, cm.H, cm.Y} {
+				copy(f, d.Floats(len(f)))
+			}
 		}
 		if d.Err != nil || d.Rest() != 0 {
 			return lo, fmt.Errorf("gpu: the emulated launch of %s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())

@@ -140,14 +140,33 @@ func (e *Engine) Runs(m method.Method) bool {
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
-// ReferenceJobs returns the jobs whose bits the engine claims to be
-// cpu-erk's (engine.PartialReference): Forward and Sensitivities. It
-// records no meshes yet; add Record here once the record and adjoint
-// kernels are wired in (Plan.NewReplayer returning an
-// engine.LaneReplayer).
+// ReferenceJobs returns the jobs whose bits the engine claims to be its
+// reference's for the explicit methods (engine.PartialReference):
+// Forward and Sensitivities; ReferenceJobsFor says it per method.
 func (e *Engine) ReferenceJobs() []engine.Job {
 	return []engine.Job{engine.Forward, engine.Sensitivities}
 }
+
+// ReferenceJobsFor returns the jobs whose bits the engine claims to be
+// m's reference's: Forward, Sensitivities, and Record (with its replays
+// and gradients) for the Rosenbrock methods, and for the explicit
+// methods once their record and adjoint kernels exist
+// (erkRecordKernels).
+func (e *Engine) ReferenceJobsFor(m method.Method) []engine.Job {
+	if m.Family() == method.RosenbrockFamily || erkRecordKernels {
+		return []engine.Job{engine.Forward, engine.Sensitivities, engine.Record}
+	}
+	return e.ReferenceJobs()
+}
+
+// erkRecordKernels says whether sym/emitcuda writes the explicit
+// methods' record and adjoint kernels (gs_erk_<method>_record,
+// gs_erk_<method>_adjoint). Until it does, Record with an explicit
+// method is refused (errERKRecord).
+const erkRecordKernels = false
+
+// errERKRecord refuses Record with an explicit method.
+var errERKRecord = fmt.Errorf("the cuda engine does not record meshes of the explicit methods yet (Record, Recording.Gradient, LossGradient's reverse mode): their record and adjoint kernels (gs_erk_<method>_record, _adjoint) are not built; forward sensitivities (Options.Sens) run on it, and the Rosenbrock methods record")
 
 // Available returns nil where the backend has a device, else its
 // error, wrapping cuda.ErrUnavailable, whose text starts with
@@ -224,8 +243,8 @@ func (e *Engine) Serves(req *engine.Request) error {
 		return e.servesRos(req, n)
 	}
 	switch {
-	case req.Job == engine.Record:
-		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not built; forward sensitivities (Options.Sens) run on it")
+	case req.Job == engine.Record && !erkRecordKernels:
+		return errERKRecord
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
 	case req.DenseSave:
@@ -241,14 +260,13 @@ func (e *Engine) Serves(req *engine.Request) error {
 }
 
 // servesRos is Serves for a Rosenbrock method: the kernels serve what
-// cpu-ros serves, forward and sensitivities, on a problem with a
+// cpu-ros serves, forward, sensitivities and recordings (replayed in
+// reverse by the adjoint kernel), on a problem with a
 // symbolic form (whose derivative programs the kernels are written
 // from).
 func (e *Engine) servesRos(req *engine.Request, n int) error {
 	switch {
-	case req.Job == engine.Record:
-		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not wired in; forward sensitivities (Options.Sens) run on it")
-	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
 	case req.Float32 && !float32Kernels:
 		return errFloat32
@@ -319,7 +337,10 @@ var rosBuiltins = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
 // rosSource returns the generated source of set with the kernels of the
 // built-in Rosenbrock methods (and rt, if it is another) and, for sens,
 // their sensitivity kernels: generated once per key.
-func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens) (*emitcuda.Source, error) {
+//
+// With record it has the record and adjoint kernels instead of
+// sensitivity kernels (a Record job's source).
+func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens, record bool) (*emitcuda.Source, error) {
 	methods := rosBuiltins
 	key := sourceKey{set: set, family: method.RosenbrockFamily, methods: "builtins"}
 	if rt != method.Rosenbrock23 && rt != method.Rodas5P {
@@ -327,7 +348,11 @@ func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.
 		key.methods = fmt.Sprintf("%p", rt)
 	}
 	opts := emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods}
-	if sens != nil {
+	switch {
+	case record:
+		key.sens = "record"
+		opts.RosRecord, opts.RosAdjoint = true, true
+	case sens != nil:
 		key.sens = fmt.Sprint(sens.Cols)
 		opts.Sens = []emitcuda.Sens{*sens}
 	}
@@ -342,6 +367,17 @@ func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.
 	}
 	e.sources[key] = s
 	return s, nil
+}
+
+// rosKernelOf returns the record (adjoint false) or adjoint kernel of
+// src that runs rt.
+func rosKernelOf(src *emitcuda.Source, rt *method.Rosenbrock, adjoint bool) (emitcuda.RosKernel, error) {
+	for _, k := range src.RosKernels {
+		if k.Method == rt && ((adjoint && k.Adjoint) || (!adjoint && k.Record)) {
+			return k, nil
+		}
+	}
+	return emitcuda.RosKernel{}, fmt.Errorf("gpu: the generated source of %s has no record or adjoint kernel of %s", src.Model, rt.Name)
 }
 
 // rosKernelFor returns the Rosenbrock kernel of src that runs rt: the
@@ -443,11 +479,19 @@ func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Pl
 	if spec.Job == engine.Sensitivities {
 		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...)}
 	}
-	src, err := e.rosSource(set, rt, sens)
+	record := spec.Job == engine.Record
+	src, err := e.rosSource(set, rt, sens, record)
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
 	}
-	k, err := rosKernelFor(src, rt, sens != nil)
+	var k, adj emitcuda.RosKernel
+	if record {
+		if k, err = rosKernelOf(src, rt, false); err == nil {
+			adj, err = rosKernelOf(src, rt, true)
+		}
+	} else {
+		k, err = rosKernelFor(src, rt, sens != nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -460,6 +504,13 @@ func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Pl
 		return nil, err
 	}
 	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: rosKernel(k), dim: spec.Problem.Dim}
+	if record {
+		rec, ok := mod.(Recorder)
+		if !ok {
+			return nil, fmt.Errorf("gpu: the %s device's modules run no record kernels", e.backend.Name())
+		}
+		pl.rec, pl.adjoint = rec, rosKernel(adj)
+	}
 	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0, DenseSave: spec.DenseSave,
 		RTol: spec.RTol, ATol: spec.ATol}
 	if spec.Controller != nil {

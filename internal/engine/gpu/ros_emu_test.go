@@ -1,7 +1,9 @@
 package gpu_test
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/internal/engine/gpu"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -125,6 +129,100 @@ func TestEmulatedRosenbrock(t *testing.T) {
 			for name := range chunkEngines {
 				o.Engine = name
 				sameResults(t, fmt.Sprintf("%s on %s", c.name, name), solve(t, c.pr, ens, o), want)
+			}
+		})
+	}
+}
+
+// TestEmulatedRecordGradient: a recording on the engine (the record
+// kernel) is cpu-ros's — the results and so the meshes' ends, bit for
+// bit — and its gradient through the adjoint kernel
+// (Recording.Gradient, the engine's LaneReplayer) is cpu-ros's ∂L/∂y0
+// and ∂L/∂p bit for bit, with cotangents of the final and saved
+// states, for Robertson and the forced non-autonomous problem (its
+// HMax makes meshes longer than the record kernel's first room,
+// FirstMeshCap, so they are re-run with more), re-stepped and dense
+// save times, whatever the chunk (1, 7, the batch). A replay at other
+// parameters (cpu-ros's forward replay) is cpu-ros's too.
+func TestEmulatedRecordGradient(t *testing.T) {
+	e := engine.Lookup("emu-test-chunk1").(engine.Availability)
+	if err := e.Available(); err != nil {
+		t.Skipf("the emulated device cannot run here: %v", err)
+	}
+	rob, forced := exampleProblem(t, "robertson.ode"), forcedProblem(t)
+	const n = 13
+	for _, c := range []struct {
+		name    string
+		pr      *gradsolve.Problem
+		o       gradsolve.Options
+		longest int // a mesh at least this long, past FirstMeshCap
+	}{
+		{"robertson Rodas5P", rob, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 70, RTol: 1e-6, ATol: 1e-10}, 0},
+		{"robertson Rosenbrock23 dense", rob, gradsolve.Options{Method: method.Rosenbrock23, MaxSteps: 300, RTol: 1e-5, ATol: 1e-9, DenseSave: true}, 0},
+		{"forced Rodas5P HMax", forced, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 400, HMax: 0.01}, gpu.FirstMeshCap + 1},
+		{"forced Rodas5P dense", forced, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 400, HMax: 0.01, DenseSave: true}, gpu.FirstMeshCap + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ens := stiffEnsemble(c.pr, n, 1)
+			type out struct {
+				res, replay *gradsolve.Result
+				g           *gradsolve.Gradient
+			}
+			run := func(name string) out {
+				o := c.o
+				o.Engine = name
+				rec, err := gradsolve.Record(context.Background(), c.pr, ens, &o)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if rec.Result.Engine != name {
+					t.Fatalf("recorded on %s, want %s", rec.Result.Engine, name)
+				}
+				r := out{res: rec.Result}
+				// The cotangents of the loss Σ y²/2: the states
+				// themselves (zero where a failed trajectory has none).
+				finite := func(v []float64) []float64 {
+					w := append([]float64(nil), v...)
+					for i, x := range w {
+						if math.IsNaN(x) || math.IsInf(x, 0) {
+							w[i] = 0
+						}
+					}
+					return w
+				}
+				if r.g, err = rec.Gradient(context.Background(), gradsolve.Cotangents{Y: finite(r.res.Y), Saved: finite(r.res.Saved)}); err != nil {
+					t.Fatalf("%s: gradient: %v", name, err)
+				}
+				p := append([]float64(nil), ens.P...)
+				for i := range p {
+					p[i] *= 1.01
+				}
+				if r.replay, err = rec.Replay(context.Background(), &gradsolve.Point{P: p}); err != nil {
+					t.Fatalf("%s: replay: %v", name, err)
+				}
+				return r
+			}
+			want := run("cpu-ros")
+			ok, longest := 0, 0
+			for i := range n {
+				if want.res.Status[i] == gradsolve.Success {
+					ok++
+				}
+				longest = max(longest, want.res.Stats[i].Accepted)
+			}
+			if ok < n/2 || want.res.Status[3] != gradsolve.MaxStepsReached {
+				t.Fatalf("cpu-ros: %d of %d successful, trajectory 3 %v: want most successful and 3 stopped by the budget", ok, n, want.res.Status[3])
+			}
+			if longest < c.longest {
+				t.Fatalf("the longest mesh has %d steps: want at least %d", longest, c.longest)
+			}
+			for name := range chunkEngines {
+				got := run(name)
+				what := fmt.Sprintf("%s on %s", c.name, name)
+				sameResults(t, what+": record", got.res, want.res)
+				sameResults(t, what+": replay", got.replay, want.replay)
+				testutil.CheckBits(t, what+": dL/dy0", got.g.Y0, want.g.Y0)
+				testutil.CheckBits(t, what+": dL/dp", got.g.P, want.g.P)
 			}
 		})
 	}

@@ -26,6 +26,9 @@ type plan struct {
 	kernel Kernel
 	dim    int
 	set    Settings
+	// A Record job's: the module's record and adjoint kernels.
+	rec     Recorder
+	adjoint Kernel
 }
 
 // Controller returns the controller the kernels run.
@@ -33,11 +36,6 @@ func (pl *plan) Controller() control.PI { return pl.set.Controller }
 
 // MaxWorkers returns 1: one worker per device, whose batches fill it.
 func (pl *plan) MaxWorkers() int { return 1 }
-
-// NewReplayer refuses: the engine records no meshes.
-func (pl *plan) NewReplayer() (engine.Replayer, error) {
-	return nil, fmt.Errorf("the cuda engine has no replayer: it does not record meshes yet")
-}
 
 // NewSolver returns the worker's solver: a batch of Lanes()
 // trajectories, the ensemble's size at most.
@@ -69,6 +67,10 @@ type Solver struct {
 	outs  []*ivp.Output
 	one   oneSource
 	err   error
+	// A Record job's meshes: row l of the batch is row meshRow[l] of
+	// meshOf[l] (the first launch's, or a re-run's with more room).
+	meshOf  []*Meshes
+	meshRow []int
 }
 
 // Lanes returns the batch size.
@@ -164,7 +166,11 @@ func (s *Solver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
 		done := 0
 		if s.err == nil {
 			var err error
-			done, err = pl.mod.Run(pl.kernel, &pl.set, s.b.Slice(0, n), s.chunk, stop)
+			if pl.rec != nil {
+				done, err = s.record(s.b.Slice(0, n), stop)
+			} else {
+				done, err = pl.mod.Run(pl.kernel, &pl.set, s.b.Slice(0, n), s.chunk, stop)
+			}
 			if err != nil {
 				s.fail(err)
 				done = 0
@@ -203,6 +209,9 @@ func (s *Solver) write(l int) {
 	out.Stats = ode.Stats{Accepted: int(b.Accepted[l]), Rejected: int(b.Rejected[l]), FEvals: int(b.FEvals[l])}
 	if s.pl.kernel.Family == ROS {
 		out.Stats.JacEvals, out.Stats.LUs = int(b.JacEvals[l]), int(b.LUs[l])
+	}
+	if s.pl.rec != nil && out.Mesh != nil {
+		s.writeMesh(l, out)
 	}
 }
 
