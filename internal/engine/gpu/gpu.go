@@ -177,12 +177,13 @@ var errERKRecord = fmt.Errorf("the cuda engine does not record meshes of the exp
 //
 // On a backend that asks for it (SelfTester: the real CUDA backend),
 // the first call also runs the self-test on device 0, once per
-// process: a small generated source compiled by the device's NVRTC, a
-// Lorenz ensemble with Tsit5 forward and with sensitivities, every
-// output compared with cpu-erk's bits computed in the process. Any
-// failure or difference makes the engine unavailable with the reason
-// ("unavailable: self-test on device 0 failed: trajectory 2's y
-// differs from cpu-erk's (…)"), so the router falls back to the CPU
+// process: two small generated sources compiled by the device's NVRTC,
+// a Lorenz ensemble with Tsit5 forward and with sensitivities and with
+// Rodas5P forward, every output compared with cpu-erk's and cpu-ros's
+// bits computed in the process. Any failure or difference makes the
+// engine unavailable with the reason ("unavailable: self-test on
+// device 0 failed: Tsit5 forward job: trajectory 2's y differs from
+// cpu-erk's (…)"), so the router falls back to the CPU
 // and names it. GRADSOLVE_CUDA_SELFTEST=off (SelfTestEnv) skips it.
 func (e *Engine) Available() error {
 	if _, err := e.backend.Devices(); err != nil {

@@ -166,8 +166,8 @@ func TestSelfTestFake(t *testing.T) {
 		name, launch, selftest string
 		want                   string // "" for available
 	}{
-		{"wrong results", "", "", "unavailable: self-test on device 0 failed: forward job: trajectory 0's status is "},
-		{"launch error", "719", "", "unavailable: self-test on device 0 failed: forward job: cuda: cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED"},
+		{"wrong results", "", "", "unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's status is "},
+		{"launch error", "719", "", "unavailable: self-test on device 0 failed: Tsit5 forward job: cuda: cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED"},
 		{"skipped", "", "off", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

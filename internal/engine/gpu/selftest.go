@@ -47,10 +47,12 @@ y' = x*(rho - z) - y
 z' = x*y - beta*z
 `
 
-// selfTest compiles a small generated source on device 0, runs a tiny
-// Lorenz ensemble with Tsit5 forward (save times, one trajectory
-// backwards, one stopped by the step budget) and with two sensitivity
-// columns, and compares every output with cpu-erk's, computed here: nil
+// selfTest compiles two small generated sources on device 0 (the
+// explicit kernels and the Rosenbrock kernels of Lorenz), runs a tiny
+// ensemble (save times, one trajectory backwards, one stopped by the
+// step budget) with Tsit5 forward and with two sensitivity columns, and
+// with Rodas5P forward, and compares every output with cpu-erk's and
+// cpu-ros's, computed here: nil
 // where every bit agrees, else what differs. It runs once per process
 // (Available), before any job, so a device whose compiler or arithmetic
 // departs from the emulation's is never used.
@@ -67,25 +69,35 @@ func (e *Engine) selfTest() error {
 		return fail("building its model: %v", err)
 	}
 	prob := set.Problem()
-	for _, job := range []engine.Job{engine.Forward, engine.Sensitivities} {
+	for _, c := range []struct {
+		m   method.Method
+		job engine.Job
+		ref string
+		pre func(*engine.Spec) (engine.Plan, error)
+	}{
+		{method.Tsit5, engine.Forward, "cpu-erk", cpu.ERK{}.Prepare},
+		{method.Tsit5, engine.Sensitivities, "cpu-erk", cpu.ERK{}.Prepare},
+		{method.Rodas5P, engine.Forward, "cpu-ros", cpu.ROS{}.Prepare},
+	} {
 		spec := &engine.Spec{
-			Request: engine.Request{Problem: prob, Offers: prob.ProgramSet(), Method: method.Tsit5, Job: job, N: selfTestN},
+			Request: engine.Request{Problem: prob, Offers: prob.ProgramSet(), Method: c.m, Job: c.job, N: selfTestN},
 			RTol:    []float64{1e-8, 1e-8, 1e-8}, ATol: []float64{1e-10, 1e-10, 1e-10}, MaxSteps: 400,
 		}
-		if job == engine.Sensitivities {
+		if c.job == engine.Sensitivities {
 			spec.SensCols = []int{0, -1}
 			spec.NumSens = 2
 		}
-		want, err := selfTestRun(cpu.ERK{}.Prepare, spec)
+		what := fmt.Sprintf("%s %s job", c.m.MethodName(), c.job)
+		want, err := selfTestRun(c.pre, spec)
 		if err != nil {
-			return fail("cpu-erk: %v", err)
+			return fail("%s on %s: %v", what, c.ref, err)
 		}
 		got, err := selfTestRun(e.prepare, spec)
 		if err != nil {
-			return fail("%s job: %v", job, err)
+			return fail("%s: %v", what, err)
 		}
-		if err := compareOutputs(got, want); err != nil {
-			return fail("%s job: %v", job, err)
+		if err := compareOutputs(got, want, c.ref); err != nil {
+			return fail("%s: %v", what, err)
 		}
 	}
 	return nil
@@ -139,14 +151,14 @@ func selfTestRun(prepare func(*engine.Spec) (engine.Plan, error), spec *engine.S
 
 // compareOutputs returns nil where got and want agree bit for bit in
 // every output, else the first difference.
-func compareOutputs(got, want []ivp.Output) error {
+func compareOutputs(got, want []ivp.Output, ref string) error {
 	for i := range want {
 		g, w := &got[i], &want[i]
 		if g.Status != w.Status {
-			return fmt.Errorf("trajectory %d's status is %v, cpu-erk's %v", i, g.Status, w.Status)
+			return fmt.Errorf("trajectory %d's status is %v, %s's %v", i, g.Status, ref, w.Status)
 		}
 		if g.Stats != w.Stats {
-			return fmt.Errorf("trajectory %d's statistics are %+v, cpu-erk's %+v", i, g.Stats, w.Stats)
+			return fmt.Errorf("trajectory %d's statistics are %+v, %s's %+v", i, g.Stats, ref, w.Stats)
 		}
 		for _, c := range []struct {
 			name string
@@ -154,7 +166,7 @@ func compareOutputs(got, want []ivp.Output) error {
 		}{{"y differs", g.Y, w.Y}, {"saved states differ", g.Saved, w.Saved}, {"time reached differs", []float64{g.T}, []float64{w.T}}} {
 			for k := range c.w {
 				if math.Float64bits(c.g[k]) != math.Float64bits(c.w[k]) {
-					return fmt.Errorf("trajectory %d's %s from cpu-erk's (component %d: %v, want %v)", i, c.name, k, c.g[k], c.w[k])
+					return fmt.Errorf("trajectory %d's %s from %s's (component %d: %v, want %v)", i, c.name, ref, k, c.g[k], c.w[k])
 				}
 			}
 		}

@@ -73,9 +73,10 @@ var selfBad = gpu.New("emu-test-selfbad", &posingBackend{Emulated: &gpu.Emulated
 func init() { engine.Register(selfBad) }
 
 // TestSelfTest: the self-test of a device posing as real passes where
-// its results are the emulation's (cpu-erk's bits), and fails, with
-// the reason, where one bit of one trajectory's final state or saved
-// states differs; the router then falls back to the CPU and names the
+// its results are the emulation's (cpu-erk's and cpu-ros's bits), and
+// fails, with the reason, where one bit of one trajectory's final state
+// or saved states differs, or a counter (of an explicit or a
+// Rosenbrock kernel); the router then falls back to the CPU and names the
 // reason in Result.EngineReason. GRADSOLVE_CUDA_SELFTEST=off skips the
 // test (and trusts the device).
 func TestSelfTest(t *testing.T) {
@@ -94,14 +95,19 @@ func TestSelfTest(t *testing.T) {
 		want    string
 	}{
 		{"final state", func(b *gpu.Batch) { flip(&b.Y[b.Dim-1]) },
-			"unavailable: self-test on device 0 failed: forward job: trajectory 0's y differs from cpu-erk's (component 2: "},
+			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's y differs from cpu-erk's (component 2: "},
 		{"sensitivity column", func(b *gpu.Batch) {
 			if b.Dim > 3 {
 				flip(&b.Saved[len(b.Saved)-1])
 			}
-		}, "unavailable: self-test on device 0 failed: sensitivities job: trajectory 0's saved states differ"},
+		}, "unavailable: self-test on device 0 failed: Tsit5 sensitivities job: trajectory 0's saved states differ"},
+		{"Rosenbrock counter", func(b *gpu.Batch) {
+			if b.JacEvals[0] > 0 {
+				b.LUs[0]++
+			}
+		}, "unavailable: self-test on device 0 failed: Rodas5P forward job: trajectory 0's statistics are "},
 		{"counter", func(b *gpu.Batch) { b.FEvals[0]++ },
-			"unavailable: self-test on device 0 failed: forward job: trajectory 0's statistics are "},
+			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's statistics are "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := gpu.New("selftest-bad", &posingBackend{Emulated: &gpu.Emulated{}, corrupt: c.corrupt}, gpu.Config{})
@@ -123,7 +129,7 @@ func TestSelfTest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const want = "emu-test-selfbad: unavailable: self-test on device 0 failed: forward job: trajectory 2's y differs from cpu-erk's (component 0: "
+		const want = "emu-test-selfbad: unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 2's y differs from cpu-erk's (component 0: "
 		if strings.HasPrefix(res.Engine, "emu-test") || !strings.Contains(res.EngineReason, want) {
 			t.Errorf("engine %s, reason %q: want the CPU, passing over %q…", res.Engine, res.EngineReason, want)
 		}
