@@ -389,7 +389,10 @@ func TestRosPlumbing(t *testing.T) {
 		name string
 		run  func() error
 	}{
-		{"record", func() error { _, err := m.Record(rosKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop); return err }},
+		{"record", func() error {
+			_, err := m.Record(rosKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
+			return err
+		}},
 		{"adjoint", func() error { _, err := m.Adjoint(rosKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
 	} {
 		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
