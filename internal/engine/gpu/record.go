@@ -247,7 +247,15 @@ func (r *Replayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
 			var err error
 			chunk := pl.e.cfg.Chunk
 			if chunk <= 0 {
+				// As many jobs as the device memory holds: the mesh,
+				// then p, the save times, the cotangents, the
+				// gradients and the save times' owners.
+				mem, merr := pl.dev.Memory()
+				per := meshBytes(cap, dim) + 8*int64(2*np+2*k+2*dim+k*dim)
 				chunk = n
+				if merr == nil && mem/per < int64(n) {
+					chunk = max(1, int(mem/per))
+				}
 			}
 			done, err = pl.rec.Adjoint(pl.adjoint, &pl.set, a, chunk, stop)
 			if err != nil && r.err == nil {

@@ -143,7 +143,8 @@ func TestEmulatedRosenbrock(t *testing.T) {
 // HMax makes meshes longer than the record kernel's first room,
 // FirstMeshCap, so they are re-run with more), re-stepped and dense
 // save times, whatever the chunk (1, 7, the batch). A replay at other
-// parameters (cpu-ros's forward replay) is cpu-ros's too.
+// parameters (cpu-ros's forward replay) is cpu-ros's too, and so is a
+// checkpointed recording's gradient.
 func TestEmulatedRecordGradient(t *testing.T) {
 	e := engine.Lookup("emu-test-chunk1").(engine.Availability)
 	if err := e.Available(); err != nil {
@@ -161,6 +162,10 @@ func TestEmulatedRecordGradient(t *testing.T) {
 		{"robertson Rosenbrock23 dense", rob, gradsolve.Options{Method: method.Rosenbrock23, MaxSteps: 300, RTol: 1e-5, ATol: 1e-9, DenseSave: true}, 0},
 		{"forced Rodas5P HMax", forced, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 400, HMax: 0.01}, gpu.FirstMeshCap + 1},
 		{"forced Rodas5P dense", forced, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 400, HMax: 0.01, DenseSave: true}, gpu.FirstMeshCap + 1},
+		// A checkpointed recording: the meshes keep every 4th state (as
+		// Mesh.Push keeps them), and the reverse runs on cpu-ros's
+		// replayer (the adjoint kernel needs every state).
+		{"robertson Rodas5P checkpointed", rob, gradsolve.Options{Method: method.Rodas5P, MaxSteps: 70, RTol: 1e-6, ATol: 1e-10, Checkpoint: 4}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ens := stiffEnsemble(c.pr, n, 1)
