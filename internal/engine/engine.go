@@ -230,6 +230,15 @@ type FailingSolver interface {
 	Err() error
 }
 
+// FailingReplayer is a Replayer that can fail as a whole (a device's
+// launch or copy error): Err returns the first such error of its last
+// walk, and the front end returns it from the walk (Recording.Gradient,
+// Replay). The jobs it could not finish have NaN results.
+type FailingReplayer interface {
+	Replayer
+	Err() error
+}
+
 // PartialReference is an engine that claims its Reference's bits on
 // some of the jobs alone, and refuses the others (a GPU engine whose
 // record and adjoint kernels are not built): ReferenceJobs lists the

@@ -177,7 +177,8 @@ type Replayer struct {
 // Lanes returns the batch size of ReverseLanes.
 func (r *Replayer) Lanes() int { return r.L }
 
-// Err returns the first failure of the device, or nil.
+// Err returns the first failure of the device in the last walk
+// (engine.FailingReplayer), or nil.
 func (r *Replayer) Err() error { return r.err }
 
 // Forward replays ms forward on cpu-ros's replayer.
@@ -196,9 +197,12 @@ func (r *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []floa
 // mesh). A job whose mesh is checkpointed, or whose saved states'
 // cotangents are given where the batch's first job's are not (or the
 // other way), is reversed on cpu-ros's replayer instead. A failure of
-// the device ends the walk (Err) with the batch's gradients NaN.
+// the device leaves its batch's gradients NaN and the rest of the walk
+// to cpu-ros's replayer, and Err returns it (the front end then fails
+// the walk: engine.FailingReplayer).
 func (r *Replayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
 	pl := r.pl
+	r.err = nil // Err is the walk's
 	dim, np := pl.dim, pl.spec.Problem.NumParams
 	for !stop.Load() {
 		n := 0

@@ -2,11 +2,14 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
@@ -14,6 +17,7 @@ import (
 	"github.com/gradsolve/gradsolve/internal/engine/gpu"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/sym/emitcuda"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -230,5 +234,58 @@ func TestEmulatedRecordGradient(t *testing.T) {
 				testutil.CheckBits(t, what+": dL/dp", got.g.P, want.g.P)
 			}
 		})
+	}
+}
+
+// failingAdjoint is the emulated device whose adjoint launches fail, as
+// a device's launch error would.
+type failingAdjoint struct{ *gpu.Emulated }
+
+func (b *failingAdjoint) Open(n int) (gpu.Device, error) {
+	d, err := b.Emulated.Open(n)
+	return failingAdjointDevice{d}, err
+}
+
+type failingAdjointDevice struct{ gpu.Device }
+
+func (d failingAdjointDevice) Load(src *emitcuda.Source) (gpu.Module, error) {
+	m, err := d.Device.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	return failingAdjointModule{m.(gpu.Recorder)}, nil
+}
+
+type failingAdjointModule struct{ gpu.Recorder }
+
+func (failingAdjointModule) Adjoint(gpu.Kernel, *gpu.Settings, *gpu.AdjBatch, int, *atomic.Bool) (int, error) {
+	return 0, errors.New("cuda: cuLaunchKernel(gs_ros_rodas5p_adjoint): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")
+}
+
+func init() {
+	engine.Register(gpu.New("emu-test-adjfail", &failingAdjoint{Emulated: &gpu.Emulated{}}, gpu.Config{Priority: -20, Batch: 4}))
+}
+
+// TestEmulatedAdjointFails: a device failure in the adjoint kernel is
+// Recording.Gradient's error (engine.FailingReplayer), never NaN
+// gradients returned as a result.
+func TestEmulatedAdjointFails(t *testing.T) {
+	e := engine.Lookup("emu-test-adjfail").(engine.Availability)
+	if err := e.Available(); err != nil {
+		t.Skipf("the emulated device cannot run here: %v", err)
+	}
+	rob := exampleProblem(t, "robertson.ode")
+	ens := stiffEnsemble(rob, 6, 1)
+	rec, err := gradsolve.Record(context.Background(), rob, ens, &gradsolve.Options{Engine: "emu-test-adjfail", Method: method.Rodas5P, MaxSteps: 70})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cot := make([]float64, len(rec.Result.Y))
+	for i := range cot {
+		cot[i] = 1
+	}
+	g, err := rec.Gradient(context.Background(), gradsolve.Cotangents{Y: cot})
+	if err == nil || !strings.Contains(err.Error(), "engine emu-test-adjfail: cuda: cuLaunchKernel(gs_ros_rodas5p_adjoint): CUDA_ERROR_LAUNCH_FAILED") {
+		t.Errorf("Gradient = %v, %v; want the launch's error", g, err)
 	}
 }
