@@ -456,7 +456,17 @@ func (rec *Recording) runJobs(ctx context.Context, js jobs, workers *int) error 
 	if errors.As(err, &pe) {
 		return fmt.Errorf("gradsolve: %s: a derivative program panicked on trajectory %d: %v", nameOf(rec.prob), pe.Index, pe.Value)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for _, rp := range rps[:nw] {
+		if fr, ok := rp.(engine.FailingReplayer); ok {
+			if err := fr.Err(); err != nil {
+				return fmt.Errorf("gradsolve: engine %s: %w", rec.Result.Engine, err)
+			}
+		}
+	}
+	return nil
 }
 
 // jobSource hands a lane replayer's worker the jobs (forward or

@@ -18,8 +18,8 @@
 //
 // A workload the engine does not serve is skipped with the engine's
 // reason (printed, and a row with status "skipped"), so the sweep runs
-// what exists and names what does not: today the cuda engine runs the
-// first two. Each point is the fastest of the solves that fit in
+// what exists and names what does not: today the cuda engine runs all
+// four. Each point is the fastest of the solves that fit in
 // -budget (one at least); the sweep stops starting points once
 // -deadline has passed. It writes gpu.csv and gpu.png (µs per
 // trajectory against n, log–log) into -out.

@@ -230,6 +230,15 @@ type FailingSolver interface {
 	Err() error
 }
 
+// FailingReplayer is a Replayer that can fail as a whole (a device's
+// launch or copy error): Err returns the first such error of its last
+// walk, and the front end returns it from the walk (Recording.Gradient,
+// Replay). The jobs it could not finish have NaN results.
+type FailingReplayer interface {
+	Replayer
+	Err() error
+}
+
 // PartialReference is an engine that claims its Reference's bits on
 // some of the jobs alone, and refuses the others (a GPU engine whose
 // record and adjoint kernels are not built): ReferenceJobs lists the
@@ -238,6 +247,46 @@ type FailingSolver interface {
 // PartialReference claims every job its reference serves.
 type PartialReference interface {
 	ReferenceJobs() []Job
+}
+
+// FamilyReference is an engine whose Reference depends on the method's
+// family (a GPU engine whose explicit kernels give cpu-erk's bits and
+// whose Rosenbrock kernels give cpu-ros's): ReferenceFor names the
+// reference engine of method m, and the conformance suite compares
+// each method with its own. Reference is then the reference of the
+// engine's default family.
+type FamilyReference interface {
+	ReferenceFor(m method.Method) string
+}
+
+// FamilyReferenceJobs is a FamilyReference whose claimed jobs also
+// depend on the method (a GPU engine with record and adjoint kernels of
+// one family only): ReferenceJobsFor lists the jobs whose bits it
+// claims for m.
+type FamilyReferenceJobs interface {
+	ReferenceJobsFor(m method.Method) []Job
+}
+
+// ReferenceJobsOf returns the jobs whose reference bits e claims for
+// m: FamilyReferenceJobs's, else PartialReference's; nil for every
+// job.
+func ReferenceJobsOf(e Engine, m method.Method) []Job {
+	if fj, ok := e.(FamilyReferenceJobs); ok {
+		return fj.ReferenceJobsFor(m)
+	}
+	if pr, ok := e.(PartialReference); ok {
+		return pr.ReferenceJobs()
+	}
+	return nil
+}
+
+// ReferenceOf returns the name of e's reference engine for method m:
+// FamilyReference's, else Reference.
+func ReferenceOf(e Engine, m method.Method) string {
+	if fr, ok := e.(FamilyReference); ok {
+		return fr.ReferenceFor(m)
+	}
+	return e.Reference()
 }
 
 // LaneReplayer is a Replayer that also reverses several recordings at

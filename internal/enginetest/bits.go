@@ -98,34 +98,36 @@ func Invariance(t T, e engine.Engine) {
 }
 
 // Reference checks that e gives the bits of its reference engine
-// (Engine.Reference) on every method both run, in every job: the same
+// (Engine.Reference, or per method engine.FamilyReference) on every
+// method both run, in every job: the same
 // steps, statuses, outputs, sensitivities and gradients. An engine
 // that is its own reference (cpu-erk, cpu-ros) is compared with itself
 // at one worker. Where the reference serves a job e does not, e fails:
 // an engine that claims another's arithmetic claims its jobs too.
 func Reference(t T, e engine.Engine) {
-	ref := e
-	if name := e.Reference(); name != "" {
-		if ref = engine.Lookup(name); ref == nil {
-			t.Fatalf("%s names %q as its reference, which is not registered", e.Name(), name)
-		}
-	}
 	for _, m := range Methods(e) {
+		// An engine.FamilyReference names a reference per family.
+		ref := e
+		if name := engine.ReferenceOf(e, m); name != "" {
+			if ref = engine.Lookup(name); ref == nil {
+				t.Fatalf("%s names %q as its reference for %s, which is not registered", e.Name(), name, m.MethodName())
+			}
+		}
 		if !ref.Runs(m) {
 			continue
 		}
 		want := runJobs(t, ref, m, 1, 1)
-		if pr, ok := e.(engine.PartialReference); ok {
+		if jobs := engine.ReferenceJobsOf(e, m); jobs != nil {
 			// The engine claims the reference's bits on these jobs
-			// alone: compare those.
-			jobs := pr.ReferenceJobs()
+			// alone (engine.PartialReference, or per method
+			// engine.FamilyReferenceJobs): compare those.
 			if !slices.Contains(jobs, engine.Sensitivities) {
 				want.sens = nil
 			}
 			if !slices.Contains(jobs, engine.Record) {
 				want.record, want.grad, want.replay = nil, nil, nil
 			}
-			t.Logf("%s claims %s's bits on the jobs %v only", e.Name(), ref.Name(), jobs)
+			t.Logf("%s claims %s's bits with %s on the jobs %v only", e.Name(), ref.Name(), m.MethodName(), jobs)
 		}
 		sameRun(t, fmt.Sprintf("%s on %s against %s", m.MethodName(), e.Name(), ref.Name()), runJobs(t, e, m, 3, 2), want)
 	}

@@ -43,7 +43,37 @@ type Module interface {
 	// returns how many trajectories (a prefix of b) have their results
 	// written. An error is a failure of the device or the program, not
 	// of a trajectory.
-	Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error)
+	Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error)
+}
+
+// Family is the kind of a kernel's job argument.
+type Family int
+
+const (
+	// ERK kernels take gs_erk_job (the explicit methods:
+	// emitcuda.Kernel).
+	ERK Family = iota
+	// ROS kernels take gs_ros_job, gs_erk_job's fields then dense_save,
+	// jac_evals and lus (the Rosenbrock methods: emitcuda.RosKernel).
+	ROS
+)
+
+// Kernel is a kernel as a Module runs it: its name, family, state size
+// (the rows of y0, y and saved) and the number of components of the
+// error norm (the length of the tolerances).
+type Kernel struct {
+	Name         string
+	Family       Family
+	Dim, NormDim int
+}
+
+// erkKernel and rosKernel describe the generated kernels.
+func erkKernel(k emitcuda.Kernel) Kernel {
+	return Kernel{Name: k.Name, Family: ERK, Dim: k.Dim, NormDim: k.NormDim}
+}
+
+func rosKernel(k emitcuda.RosKernel) Kernel {
+	return Kernel{Name: k.Name, Family: ROS, Dim: k.Dim, NormDim: k.NormDim}
 }
 
 // Settings are a launch's options as gs_erk_job holds them: the step
@@ -54,6 +84,9 @@ type Settings struct {
 	HMax, H0   float64
 	Controller control.PI
 	RTol, ATol []float64
+	// DenseSave takes the save times from the continuous extension
+	// (gs_ros_job's dense_save; ROS kernels only).
+	DenseSave bool
 }
 
 // Batch holds the trajectories of launches on the host, in gs_erk_job's
@@ -69,6 +102,9 @@ type Batch struct {
 	// The outputs.
 	Y, T, H, Saved                     []float64
 	Status, Accepted, Rejected, FEvals []int64
+	// JacEvals and LUs are the ROS kernels' counters (left as they are
+	// by ERK kernels).
+	JacEvals, LUs []int64
 }
 
 // NewBatch returns a batch of room for n trajectories.
@@ -77,7 +113,8 @@ func NewBatch(n, dim, np, k int) *Batch {
 		T0: make([]float64, n), T1: make([]float64, n), Y0: make([]float64, n*dim), P: make([]float64, n*np),
 		Save: make([]float64, n*k),
 		Y:    make([]float64, n*dim), T: make([]float64, n), H: make([]float64, n), Saved: make([]float64, n*k*dim),
-		Status: make([]int64, n), Accepted: make([]int64, n), Rejected: make([]int64, n), FEvals: make([]int64, n)}
+		Status: make([]int64, n), Accepted: make([]int64, n), Rejected: make([]int64, n), FEvals: make([]int64, n),
+		JacEvals: make([]int64, n), LUs: make([]int64, n)}
 }
 
 // Slice returns the trajectories [lo, hi) of b as a batch sharing b's
@@ -87,7 +124,8 @@ func (b *Batch) Slice(lo, hi int) *Batch {
 	return &Batch{N: hi - lo, Dim: d, NP: np, K: k,
 		T0: b.T0[lo:hi], T1: b.T1[lo:hi], Y0: b.Y0[lo*d : hi*d], P: b.P[lo*np : hi*np], Save: b.Save[lo*k : hi*k],
 		Y: b.Y[lo*d : hi*d], T: b.T[lo:hi], H: b.H[lo:hi], Saved: b.Saved[lo*k*d : hi*k*d],
-		Status: b.Status[lo:hi], Accepted: b.Accepted[lo:hi], Rejected: b.Rejected[lo:hi], FEvals: b.FEvals[lo:hi]}
+		Status: b.Status[lo:hi], Accepted: b.Accepted[lo:hi], Rejected: b.Rejected[lo:hi], FEvals: b.FEvals[lo:hi],
+		JacEvals: b.JacEvals[lo:hi], LUs: b.LUs[lo:hi]}
 }
 
 // bytesPer returns the device memory of one trajectory of a kernel of
@@ -95,7 +133,7 @@ func (b *Batch) Slice(lo, hi int) *Batch {
 // outputs, 8 bytes each.
 func bytesPer(dim, np, k int) int64 {
 	in := 2 + dim + np + k
-	out := dim + 2 + k*dim + 4
+	out := dim + 2 + k*dim + 6 // the ROS kernels' two more counters
 	return 8 * int64(in+out)
 }
 
@@ -105,4 +143,64 @@ func hmaxOf(h float64) float64 {
 		return math.Inf(1)
 	}
 	return h
+}
+
+// Recorder is a Module that also runs record kernels
+// (gs_ros_<method>_record) and adjoint kernels
+// (gs_ros_<method>_adjoint): both backends' modules are.
+type Recorder interface {
+	Module
+	// Record runs record kernel k on b as Run runs a forward kernel,
+	// and writes each trajectory's mesh into m (m.Cap steps of room;
+	// a trajectory that needs more ends Cancelled with Steps = Cap).
+	Record(k Kernel, s *Settings, b *Batch, m *Meshes, chunk int, stop *atomic.Bool) (done int, err error)
+	// Adjoint runs adjoint kernel k on the recorded meshes and
+	// cotangents of a: ∂L/∂y0 and ∂L/∂p into a.GY0 and a.GP.
+	Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop *atomic.Bool) (done int, err error)
+}
+
+// Meshes are the meshes of a batch as gs_ros_mesh holds them: row i of
+// T has t0 and the end of each accepted step (Cap + 1 values), of H the
+// step sizes (Cap), of Y y0 and the state after each step ((Cap + 1)·Dim),
+// and Steps[i] the steps recorded.
+type Meshes struct {
+	N, Cap, Dim int
+	T, H, Y     []float64
+	Steps       []int64
+}
+
+// NewMeshes returns room for n meshes of cap steps of dim values.
+func NewMeshes(n, cap, dim int) *Meshes {
+	return &Meshes{N: n, Cap: cap, Dim: dim, T: make([]float64, n*(cap+1)), H: make([]float64, n*cap),
+		Y: make([]float64, n*(cap+1)*dim), Steps: make([]int64, n)}
+}
+
+// Slice returns meshes [lo, hi) sharing m's arrays.
+func (m *Meshes) Slice(lo, hi int) *Meshes {
+	c, d := m.Cap, m.Dim
+	return &Meshes{N: hi - lo, Cap: c, Dim: d, T: m.T[lo*(c+1) : hi*(c+1)], H: m.H[lo*c : hi*c],
+		Y: m.Y[lo*(c+1)*d : hi*(c+1)*d], Steps: m.Steps[lo:hi]}
+}
+
+// AdjBatch is a batch of adjoint jobs as gs_ros_job, gs_ros_mesh and
+// gs_ros_adj take them: the parameters and save times (per trajectory),
+// the meshes, the cotangents of the final states (N×Dim) and of the
+// saved states (N×K×Dim, or nil for none), and the gradients' room.
+type AdjBatch struct {
+	N, Dim, NP, K  int
+	P, Save        []float64
+	Mesh           *Meshes
+	CotY, CotSaved []float64
+	GY0, GP        []float64
+}
+
+// Slice returns jobs [lo, hi) sharing a's arrays.
+func (a *AdjBatch) Slice(lo, hi int) *AdjBatch {
+	d, np, k := a.Dim, a.NP, a.K
+	s := &AdjBatch{N: hi - lo, Dim: d, NP: np, K: k, P: a.P[lo*np : hi*np], Save: a.Save[lo*k : hi*k],
+		Mesh: a.Mesh.Slice(lo, hi), CotY: a.CotY[lo*d : hi*d], GY0: a.GY0[lo*d : hi*d], GP: a.GP[lo*np : hi*np]}
+	if a.CotSaved != nil {
+		s.CotSaved = a.CotSaved[lo*k*d : hi*k*d]
+	}
+	return s
 }

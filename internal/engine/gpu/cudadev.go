@@ -140,6 +140,15 @@ type Job struct {
 	Status, Accepted, Rejected, FEvals         cuda.Ptr
 }
 
+// RosJob is the argument of a generated Rosenbrock kernel, gs_ros_job
+// of sym/emitcuda's ros.cuh: Job's fields, then dense_save, jac_evals
+// and lus (TestRosJobLayout checks it against the C struct).
+type RosJob struct {
+	Job
+	DenseSave     int64
+	JacEvals, LUs cuda.Ptr
+}
+
 // Block is the number of threads per block of a launch.
 const Block = 128
 
@@ -244,7 +253,7 @@ func (m *cudaModule) free(l *lane) {
 // stream's chunk are unpacked when the stream is next needed (or at the
 // end). Each trajectory's results are the kernel's for it alone, so
 // they do not depend on the chunk size.
-func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error) {
+func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error) {
 	fn, err := m.function(k.Name)
 	if err != nil {
 		return 0, err
@@ -252,7 +261,11 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 	dev := m.dev
 	chunk = max(1, min(chunk, b.N))
 	dim, np, K := b.Dim, b.NP, b.K
-	inPer, outPer := 2+dim+np+K, dim+2+K*dim+4
+	nc := 4 // the counters: status, accepted, rejected, f evaluations
+	if k.Family == ROS {
+		nc = 6 // and Jacobian evaluations, LUs
+	}
+	inPer, outPer := 2+dim+np+K, dim+2+K*dim+nc
 	// The tolerances, shared by every chunk.
 	nd := len(s.RTol)
 	tol, err := dev.Alloc(8 * max(2*nd, 1))
@@ -295,7 +308,7 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 		for _, dst := range [][]float64{c.Y, c.T, c.H, c.Saved} {
 			o += copy(dst, f[o:o+len(dst)])
 		}
-		for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+		for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals, c.JacEvals, c.LUs}[:nc] {
 			o += copy(dst, in[o:o+len(dst)])
 		}
 		done = l.hi
@@ -323,7 +336,9 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 			return done, err
 		}
 		at := func(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
-		job := Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+		var rj RosJob
+		job := &rj.Job
+		*job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
 			HMax: s.HMax, H0: s.H0,
 			Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
 			RTol: tol, ATol: at(tol, nd)}
@@ -340,12 +355,19 @@ func (m *cudaModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, st
 			p     *cuda.Ptr
 			words int
 		}{{&job.Y, n * dim}, {&job.T, n}, {&job.H, n}, {&job.Saved, n * K * dim},
-			{&job.Status, n}, {&job.Accepted, n}, {&job.Rejected, n}, {&job.FEvals, n}} {
+			{&job.Status, n}, {&job.Accepted, n}, {&job.Rejected, n}, {&job.FEvals, n}, {&rj.JacEvals, n}, {&rj.LUs, n}}[:8+nc-4] {
 			*a.p = at(l.devOut, w)
 			w += a.words
 		}
 		grid := uint32((n + Block - 1) / Block)
-		if err := fn.LaunchOn(l.st, grid, Block, unsafe.Pointer(&job)); err != nil {
+		arg := unsafe.Pointer(job)
+		if k.Family == ROS {
+			if s.DenseSave {
+				rj.DenseSave = 1
+			}
+			arg = unsafe.Pointer(&rj)
+		}
+		if err := fn.LaunchOn(l.st, grid, Block, arg); err != nil {
 			return done, err
 		}
 		if err := l.st.CopyOut(l.pinOut, 0, l.devOut, 8*w); err != nil {

@@ -57,7 +57,7 @@ func (d stoppingDevice) Load(src *emitcuda.Source) (gpu.Module, error) {
 
 type stoppingModule struct{ gpu.Module }
 
-func (m stoppingModule) Run(k emitcuda.Kernel, s *gpu.Settings, b *gpu.Batch, chunk int, stop *atomic.Bool) (int, error) {
+func (m stoppingModule) Run(k gpu.Kernel, s *gpu.Settings, b *gpu.Batch, chunk int, stop *atomic.Bool) (int, error) {
 	done, err := m.Module.Run(k, s, b.Slice(0, min(chunk, b.N)), chunk, stop)
 	if err != nil {
 		return done, err

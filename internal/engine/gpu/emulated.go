@@ -115,18 +115,54 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 	var b strings.Builder
 	b.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
 	b.Write(src.Code)
-	var names, dims, nds []string
-	for _, k := range src.Kernels {
-		names = append(names, k.Name)
-		dims = append(dims, fmt.Sprint(k.Dim))
-		nds = append(nds, fmt.Sprint(k.NormDim))
+	table := func(fn, prefix string, names []string, dims, nds []int) {
+		fmt.Fprintf(&b, "\nstatic void (*const %s[])(%s) = {", prefix, fn)
+		for _, n := range names {
+			b.WriteString(n + ", ")
+		}
+		fmt.Fprintf(&b, "nullptr};\nstatic const long long %s_n = %d;\n", prefix, len(names))
+		for _, a := range []struct {
+			suffix string
+			v      []int
+		}{{"dims", dims}, {"normdims", nds}} {
+			fmt.Fprintf(&b, "static const long long %s_%s[] = {", prefix, a.suffix)
+			for _, v := range a.v {
+				fmt.Fprintf(&b, "%d, ", v)
+			}
+			b.WriteString("0};\n")
+		}
 	}
-	if len(names) == 0 {
+	var names []string
+	var dims, nds []int
+	for _, k := range src.Kernels {
+		names, dims, nds = append(names, k.Name), append(dims, k.Dim), append(nds, k.NormDim)
+	}
+	table("gs_erk_job", "gs_kernels", names, dims, nds)
+	if len(src.RosKernels) > 0 {
+		// The Rosenbrock tables: forward and sensitivity kernels
+		// (gs_ros_job), record kernels (gs_ros_job, gs_ros_mesh),
+		// adjoint kernels (gs_ros_job, gs_ros_mesh, gs_ros_adj).
+		b.WriteString("#define GS_ROS 1\n")
+		var fw, rec, adj []string
+		var fd, fnd, rd, rnd, ad, and []int
+		for _, k := range src.RosKernels {
+			switch {
+			case k.Record:
+				rec, rd, rnd = append(rec, k.Name), append(rd, k.Dim), append(rnd, k.NormDim)
+			case k.Adjoint:
+				adj, ad, and = append(adj, k.Name), append(ad, k.Dim), append(and, k.NormDim)
+			default:
+				fw, fd, fnd = append(fw, k.Name), append(fd, k.Dim), append(fnd, k.NormDim)
+			}
+		}
+		table("gs_ros_job", "gs_ros_kernels", fw, fd, fnd)
+		table("gs_ros_job, gs_ros_mesh", "gs_ros_record_kernels", rec, rd, rnd)
+		table("gs_ros_job, gs_ros_mesh, gs_ros_adj", "gs_ros_adjoint_kernels", adj, ad, and)
+	}
+	if len(names) == 0 && len(src.RosKernels) == 0 {
 		return nil, errors.New("gpu: the source has no kernel")
 	}
-	fmt.Fprintf(&b, "\nstatic void (*const gs_kernels[])(gs_erk_job) = {%s};\n", strings.Join(names, ", "))
-	fmt.Fprintf(&b, "static const long long gs_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
-	fmt.Fprintf(&b, "static const long long gs_kernel_normdims[] = {%s};\n\n", strings.Join(nds, ", "))
+	b.WriteString("\n")
 	b.WriteString(emuRunner)
 	exe, err := cudaemu.Build(context.Background(), d.cxx, d.dir, []byte(b.String()))
 	if err != nil {
@@ -143,16 +179,114 @@ type emuModule struct {
 	exe string
 }
 
-// Run runs each chunk of b as one run of the program.
-func (m *emuModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (int, error) {
-	ki := -1
-	for i, kk := range m.src.Kernels {
-		if kk.Name == k.Name {
-			ki = i
+// index returns kernel k's family code on the wire (0: gs_kernels, 1:
+// gs_ros_kernels) and its index in that table.
+func (m *emuModule) index(k Kernel) (family, index int, err error) {
+	if k.Family == ROS {
+		i := 0
+		for _, kk := range m.src.RosKernels {
+			if kk.Record || kk.Adjoint {
+				continue
+			}
+			if kk.Name == k.Name {
+				return 1, i, nil
+			}
+			i++
+		}
+	} else {
+		for i, kk := range m.src.Kernels {
+			if kk.Name == k.Name {
+				return 0, i, nil
+			}
 		}
 	}
-	if ki < 0 {
-		return 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, k.Name)
+	return 0, 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, k.Name)
+}
+
+// rosIndex returns the index of the record (or adjoint) kernel named
+// name in its table.
+func (m *emuModule) rosIndex(name string, adjoint bool) (int, error) {
+	i := 0
+	for _, kk := range m.src.RosKernels {
+		if (adjoint && kk.Adjoint) || (!adjoint && kk.Record) {
+			if kk.Name == name {
+				return i, nil
+			}
+			i++
+		}
+	}
+	return 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, name)
+}
+
+// Run runs each chunk of b as one run of the program.
+func (m *emuModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (int, error) {
+	return m.run(k, s, b, nil, chunk, stop)
+}
+
+// Record runs a record kernel's chunks, each one run of the program.
+func (m *emuModule) Record(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, stop *atomic.Bool) (int, error) {
+	return m.run(k, s, b, ms, chunk, stop)
+}
+
+// Adjoint runs an adjoint kernel's chunks, each one run of the program.
+func (m *emuModule) Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop *atomic.Bool) (int, error) {
+	ki, err := m.rosIndex(k.Name, true)
+	if err != nil {
+		return 0, err
+	}
+	chunk = max(1, chunk)
+	for lo := 0; lo < a.N; lo += chunk {
+		if stop.Load() {
+			return lo, nil
+		}
+		c := a.Slice(lo, min(lo+chunk, a.N))
+		var e cudaemu.Encoder
+		dense := 0
+		if s.DenseSave {
+			dense = 1
+		}
+		for _, v := range []int{3, ki, c.N, c.K, dense, c.Mesh.Cap, m.dev.grid, m.dev.block} {
+			e.Int(int64(v))
+		}
+		e.Floats(c.P)
+		e.Floats(c.Save)
+		for _, v := range c.Mesh.Steps {
+			e.Int(v)
+		}
+		for _, v := range [][]float64{c.Mesh.T, c.Mesh.H, c.Mesh.Y, c.CotY} {
+			e.Floats(v)
+		}
+		if c.CotSaved != nil {
+			e.Int(1)
+			e.Floats(c.CotSaved)
+		} else {
+			e.Int(0)
+		}
+		out, err := cudaemu.Run(context.Background(), m.exe, e.Bytes())
+		if err != nil {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: %w", k.Name, err)
+		}
+		d := cudaemu.NewDecoder(out)
+		copy(c.GY0, d.Floats(len(c.GY0)))
+		copy(c.GP, d.Floats(len(c.GP)))
+		if d.Err != nil || d.Rest() != 0 {
+			return lo, fmt.Errorf("gpu: the emulated launch of %s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())
+		}
+	}
+	return a.N, nil
+}
+
+// run runs a forward kernel's chunks (ms nil) or a record kernel's.
+func (m *emuModule) run(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, stop *atomic.Bool) (int, error) {
+	fam, ki, err := 0, 0, error(nil)
+	if ms != nil {
+		fam = 2
+		ki, err = m.rosIndex(k.Name, false)
+	} else {
+		fam, ki, err = m.index(k)
+	}
+	if err != nil {
+		return 0, err
 	}
 	chunk = max(1, chunk)
 	for lo := 0; lo < b.N; lo += chunk {
@@ -161,7 +295,16 @@ func (m *emuModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, sto
 		}
 		c := b.Slice(lo, min(lo+chunk, b.N))
 		var e cudaemu.Encoder
-		for _, v := range []int{ki, c.N, c.K, s.MaxSteps} {
+		dense := 0
+		if s.DenseSave {
+			dense = 1
+		}
+		e.Int(int64(fam))
+		e.Int(int64(ki))
+		if ms != nil {
+			e.Int(int64(ms.Cap))
+		}
+		for _, v := range []int{c.N, c.K, s.MaxSteps, dense} {
 			e.Int(int64(v))
 		}
 		ctl := s.Controller
@@ -179,8 +322,19 @@ func (m *emuModule) Run(k emitcuda.Kernel, s *Settings, b *Batch, chunk int, sto
 		for _, f := range [][]float64{c.Y, c.T, c.H, c.Saved} {
 			copy(f, d.Floats(len(f)))
 		}
-		for _, f := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+		counters := [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals}
+		if fam >= 1 {
+			counters = append(counters, c.JacEvals, c.LUs)
+		}
+		for _, f := range counters {
 			copy(f, d.Ints(len(f)))
+		}
+		if ms != nil {
+			cm := ms.Slice(lo, lo+c.N)
+			copy(cm.Steps, d.Ints(c.N))
+			for _, f := range [][]float64{cm.T, cm.H, cm.Y} {
+				copy(f, d.Floats(len(f)))
+			}
 		}
 		if d.Err != nil || d.Rest() != 0 {
 			return lo, fmt.Errorf("gpu: the emulated launch of %s: output: %v, %d bytes left over", k.Name, d.Err, d.Rest())

@@ -123,7 +123,7 @@ func plumbingBatch(n int) *Batch {
 // fake solves nothing, and no GPU is used.
 func TestRunPlumbing(t *testing.T) {
 	m, src := fakeModule(t)
-	k := src.Kernels[0]
+	k := erkKernel(src.Kernels[0])
 	if k.Name != "gs_erk_tsit5" {
 		t.Fatalf("kernel %s", k.Name)
 	}
@@ -208,7 +208,7 @@ func TestRunPlumbing(t *testing.T) {
 // *cuda.Error naming the call and the driver's error.
 func TestRunErrors(t *testing.T) {
 	m, src := fakeModule(t)
-	k := src.Kernels[0]
+	k := erkKernel(src.Kernels[0])
 	s := &Settings{MaxSteps: 10, HMax: math.Inf(1), Controller: control.DefaultPI(5, 0.2, 10), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}}
 	for _, c := range []struct{ env, val, want string }{
 		{"FAKE_CUDA_STREAM", "2", "cuda: cuStreamCreate: CUDA error 2"},
@@ -250,4 +250,153 @@ func lorenzProblem(t *testing.T) *ode.Problem {
 		t.Fatal(err)
 	}
 	return s.Problem()
+}
+
+// TestRosJobLayout: RosJob has gs_ros_job's size and offsets, as the
+// host C++ compiler lays out the generated Rosenbrock source's struct:
+// gs_erk_job's fields, then dense_save, jac_evals and lus.
+func TestRosJobLayout(t *testing.T) {
+	cxx, err := cudaemu.Compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: []*method.Rosenbrock{method.Rosenbrock23}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := append(append([]string(nil), jobFields...), "dense_save", "jac_evals", "lus")
+	var b strings.Builder
+	b.WriteString("#include \"cuda_emu.h\"\n#include <cstddef>\n#include <cstdio>\n")
+	b.Write(src.Code)
+	b.WriteString("int main() {\n  printf(\"%zu\", sizeof(gs_ros_job));\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "  printf(\" %%zu\", offsetof(gs_ros_job, %s));\n", f)
+	}
+	b.WriteString("  return 0;\n}\n")
+	exe, err := cudaemu.Build(context.Background(), cxx, t.TempDir(), []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cudaemu.Run(context.Background(), exe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeOf(RosJob{})
+	want := fmt.Sprint(typ.Size())
+	jt := reflect.TypeOf(Job{})
+	for i := range jt.NumField() {
+		want += fmt.Sprintf(" %d", jt.Field(i).Offset)
+	}
+	for _, f := range []string{"DenseSave", "JacEvals", "LUs"} {
+		sf, _ := typ.FieldByName(f)
+		want += fmt.Sprintf(" %d", sf.Offset)
+	}
+	if string(out) != want {
+		t.Errorf("gs_ros_job: size and offsets %q; RosJob: %q", out, want)
+	}
+}
+
+// TestRosPlumbing runs the Rosenbrock kernels' launches through the
+// fake driver: a forward kernel on the two streams (RosJob's dense_save,
+// jac_evals and lus arrive where gs_ros_job has them, and the two more
+// counters come back to their rows), a record kernel (gs_ros_mesh as
+// the second parameter: the meshes come back) and an adjoint kernel
+// (gs_ros_job, gs_ros_mesh, gs_ros_adj: the mesh, the cotangents and
+// the gradients' room arrive). The plumbing only: the fake solves
+// nothing.
+func TestRosPlumbing(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
+	dev, err := b0.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{},
+		Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, RosRecord: true, RosAdjoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mod.(*cudaModule)
+	fw, err := rosKernelFor(src, method.Rodas5P, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk, err := rosKernelOf(src, method.Rodas5P, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := rosKernelOf(src, method.Rodas5P, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Settings{MaxSteps: 77, HMax: math.Inf(1), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}, DenseSave: true}
+	const n = 20
+	var stop atomic.Bool
+	for _, chunk := range []int{7, n} {
+		b := plumbingBatch(n)
+		if done, err := m.Run(rosKernel(fw), s, b, chunk, &stop); err != nil || done != n {
+			t.Fatalf("forward, chunk %d: Run = %d, %v", chunk, done, err)
+		}
+		for i := range n {
+			c := i % chunk
+			if b.T[i] != float64(1001*i) || b.Accepted[i] != 77 || b.JacEvals[i] != int64(100+c) || b.LUs[i] != int64(c+1) {
+				t.Fatalf("forward, chunk %d: trajectory %d: t %v accepted %d jac_evals %d lus %d", chunk, i, b.T[i], b.Accepted[i], b.JacEvals[i], b.LUs[i])
+			}
+		}
+	}
+	b := plumbingBatch(n)
+	ms := NewMeshes(n, 5, 3)
+	if done, err := m.Record(rosKernel(rk), s, b, ms, 7, &stop); err != nil || done != n {
+		t.Fatalf("record: %d, %v", done, err)
+	}
+	for i := range n {
+		c := i % 7
+		lo := i - c
+		if b.T[i] != float64(1001*i) || b.LUs[i] != int64(c+1) || ms.Steps[i] != 5 {
+			t.Fatalf("record: trajectory %d: t %v lus %d steps %d", i, b.T[i], b.LUs[i], ms.Steps[i])
+		}
+		// The fake writes row c of its launch at the offsets it knows
+		// (one value per state): t0 at c·(cap+1), t1 at c·cap, y0 at
+		// c·(cap+1) of its chunk's arrays.
+		cm := ms.Slice(lo, min(lo+7, n))
+		if cm.T[c*6] != b.T0[i] || cm.H[c*5] != b.T1[i] || cm.Y[c*6] != b.Y0[3*lo+c] {
+			t.Fatalf("record: trajectory %d's mesh: t %v h %v y %v", i, cm.T[c*6], cm.H[c*5], cm.Y[c*6])
+		}
+	}
+	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
+		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
+	for i := range a.CotY {
+		a.CotY[i] = float64(i)
+	}
+	if done, err := m.Adjoint(rosKernel(ak), s, a, n, &stop); err != nil || done != n {
+		t.Fatalf("adjoint: %d, %v", done, err)
+	}
+	for c := range n {
+		want := a.CotY[c] + ms.T[c*6] + ms.H[c*5] + ms.Y[c] + a.P[c] + a.Save[c*2] + 0.5 + 0.25
+		if a.GY0[c] != 5*1000+float64(ms.Steps[c])+100 || a.GP[c] != want {
+			t.Fatalf("adjoint: row %d: gy0 %v gp %v, want %v %v", c, a.GY0[c], a.GP[c], 5*1000+float64(ms.Steps[c])+100, want)
+		}
+	}
+	t.Setenv("FAKE_CUDA_LAUNCH", "719")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"record", func() error {
+			_, err := m.Record(rosKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
+			return err
+		}},
+		{"adjoint", func() error { _, err := m.Adjoint(rosKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
+	} {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
+			t.Errorf("%s with a failing launch: %v", c.name, err)
+		}
+	}
 }

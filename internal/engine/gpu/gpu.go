@@ -13,10 +13,15 @@
 // and the results, written as cpu-erk's Solver writes them.
 //
 // It runs the forward and forward-sensitivity jobs of the explicit
-// methods and refuses the rest in the Go API's terms: recordings and
-// gradients through the adjoint (no record or adjoint kernel yet),
-// Rosenbrock methods, DenseSave, float32 (no float32 kernels yet) and
-// problems without a symbolic form. Where the driver, a device or NVRTC
+// methods (cpu-erk's bits) and of the Rosenbrock methods (cpu-ros's
+// bits, DenseSave where the method has a continuous extension; the
+// references per family: engine.FamilyReference), the Rosenbrock
+// methods' recordings (the record kernel) and their gradients (the
+// adjoint kernel, in a LaneReplayer), and refuses the rest in the Go
+// API's terms: recordings of the explicit methods (no record or
+// adjoint kernel yet), float32 (no float32 kernels yet) and problems
+// without a symbolic form. On a real
+// device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
 // names it in the result's EngineReason.
@@ -36,7 +41,9 @@ import (
 	"sync"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/cuda"
 	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
@@ -89,6 +96,9 @@ type Engine struct {
 
 	mu      sync.Mutex
 	sources map[sourceKey]*emitcuda.Source
+
+	selfOnce sync.Once
+	selfErr  error
 }
 
 // New returns an engine of the given name on backend b. Nothing is
@@ -108,34 +118,86 @@ func (e *Engine) Name() string { return e.name }
 // Priority returns Config.Priority.
 func (e *Engine) Priority() int { return e.cfg.Priority }
 
-// Reference returns "cpu-erk", whose bits the kernels give (in the
-// emulation, checked by the conformance suite; on a device with
-// --fmad=false, claimed and not yet measured).
+// Reference returns "cpu-erk", whose bits the explicit kernels give
+// (in the emulation, checked by the conformance suite; on a device with
+// --fmad=false, checked by the self-test). The Rosenbrock kernels give
+// cpu-ros's: ReferenceFor (engine.FamilyReference).
 func (e *Engine) Reference() string { return "cpu-erk" }
 
-// Runs reports whether m is an explicit Runge–Kutta method, the only
-// family the kernels have.
-func (e *Engine) Runs(m method.Method) bool { return m.Family() == method.ExplicitFamily }
+// ReferenceFor returns the engine whose bits the kernels of m give:
+// cpu-erk for the explicit methods, cpu-ros for the Rosenbrock methods.
+func (e *Engine) ReferenceFor(m method.Method) string {
+	if m.Family() == method.RosenbrockFamily {
+		return "cpu-ros"
+	}
+	return "cpu-erk"
+}
+
+// Runs reports whether m is an explicit Runge–Kutta method or a
+// Rosenbrock method, the families the kernels have.
+func (e *Engine) Runs(m method.Method) bool {
+	return m.Family() == method.ExplicitFamily || m.Family() == method.RosenbrockFamily
+}
 
 // DefaultMethod returns method.Tsit5.
 func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
 
-// ReferenceJobs returns the jobs whose bits the engine claims to be
-// cpu-erk's (engine.PartialReference): Forward and Sensitivities. It
-// records no meshes yet; add Record here once the record and adjoint
-// kernels are wired in (Plan.NewReplayer returning an
-// engine.LaneReplayer).
+// ReferenceJobs returns the jobs whose bits the engine claims to be its
+// reference's for the explicit methods (engine.PartialReference):
+// Forward and Sensitivities; ReferenceJobsFor says it per method.
 func (e *Engine) ReferenceJobs() []engine.Job {
 	return []engine.Job{engine.Forward, engine.Sensitivities}
 }
+
+// ReferenceJobsFor returns the jobs whose bits the engine claims to be
+// m's reference's: Forward, Sensitivities, and Record (with its replays
+// and gradients) for the Rosenbrock methods, and for the explicit
+// methods once their record and adjoint kernels exist
+// (erkRecordKernels).
+func (e *Engine) ReferenceJobsFor(m method.Method) []engine.Job {
+	if m.Family() == method.RosenbrockFamily || erkRecordKernels {
+		return []engine.Job{engine.Forward, engine.Sensitivities, engine.Record}
+	}
+	return e.ReferenceJobs()
+}
+
+// erkRecordKernels says whether sym/emitcuda writes the explicit
+// methods' record and adjoint kernels (gs_erk_<method>_record,
+// gs_erk_<method>_adjoint). Until it does, Record with an explicit
+// method is refused (errERKRecord).
+const erkRecordKernels = false
+
+// errERKRecord refuses Record with an explicit method.
+var errERKRecord = fmt.Errorf("the cuda engine does not record meshes of the explicit methods yet (Record, Recording.Gradient, LossGradient's reverse mode): their record and adjoint kernels (gs_erk_<method>_record, _adjoint) are not built; forward sensitivities (Options.Sens) run on it, and the Rosenbrock methods record")
 
 // Available returns nil where the backend has a device, else its
 // error, wrapping cuda.ErrUnavailable, whose text starts with
 // "unavailable: " and says which of the driver, a device and NVRTC (or
 // the emulation's C++ compiler) is missing.
+//
+// On a backend that asks for it (SelfTester: the real CUDA backend),
+// the first call also runs the self-test on device 0, once per
+// process: two small generated sources compiled by the device's NVRTC,
+// a Lorenz ensemble with Tsit5 forward and with sensitivities and with
+// Rodas5P forward, every output compared with cpu-erk's and cpu-ros's
+// bits computed in the process. Any failure or difference makes the
+// engine unavailable with the reason ("unavailable: self-test on
+// device 0 failed: Tsit5 forward job: trajectory 2's y differs from
+// cpu-erk's (…)"), so the router falls back to the CPU
+// and names it. GRADSOLVE_CUDA_SELFTEST=off (SelfTestEnv) skips it.
 func (e *Engine) Available() error {
-	_, err := e.backend.Devices()
-	return err
+	if _, err := e.backend.Devices(); err != nil {
+		return err
+	}
+	if st, ok := e.backend.(SelfTester); ok && st.SelfTest() && !selfTestSkipped() {
+		e.selfOnce.Do(func() {
+			if err := e.selfTest(); err != nil {
+				e.selfErr = fmt.Errorf("%w: %w", cuda.ErrUnavailable, err)
+			}
+		})
+		return e.selfErr
+	}
+	return nil
 }
 
 // Loaded is Available (kept for the name the loading code's tests
@@ -171,16 +233,21 @@ func devicesText(n int, what string) string {
 
 // Serves refuses, with the reason: everything where the backend cannot
 // run (Available); a Record job (and so gradients through the adjoint);
-// DenseSave; float32 until its kernels exist; a problem without a
-// symbolic form; a device index the machine does not have.
+// DenseSave with an explicit method; float32 until its kernels exist; a
+// problem without a symbolic form; a device index the machine does not
+// have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
+// without a continuous extension, Sensitivity.ErrorTest).
 func (e *Engine) Serves(req *engine.Request) error {
 	if err := e.Available(); err != nil {
 		return err
 	}
 	n, _ := e.backend.Devices()
+	if req.Method != nil && req.Method.Family() == method.RosenbrockFamily {
+		return e.servesRos(req, n)
+	}
 	switch {
-	case req.Job == engine.Record:
-		return fmt.Errorf("the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode): its record and adjoint kernels are not built; forward sensitivities (Options.Sens) run on it")
+	case req.Job == engine.Record && !erkRecordKernels:
+		return errERKRecord
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
 	case req.DenseSave:
@@ -195,6 +262,25 @@ func (e *Engine) Serves(req *engine.Request) error {
 	return nil
 }
 
+// servesRos is Serves for a Rosenbrock method: the kernels serve what
+// cpu-ros serves, forward, sensitivities and recordings (replayed in
+// reverse by the adjoint kernel), on a problem with a
+// symbolic form (whose derivative programs the kernels are written
+// from).
+func (e *Engine) servesRos(req *engine.Request, n int) error {
+	switch {
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
+		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
+	case req.Float32 && !float32Kernels:
+		return errFloat32
+	case symbolic(req.Problem) == nil:
+		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
+	case req.Device >= n:
+		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
+	}
+	return cpu.ROS{}.Serves(req)
+}
+
 // Prefers returns why the router should leave a request to the CPU: an
 // ensemble smaller than MinPreferred.
 func (e *Engine) Prefers(req *engine.Request) error {
@@ -205,9 +291,10 @@ func (e *Engine) Prefers(req *engine.Request) error {
 }
 
 // sourceKey names a generated source: the model, the methods written
-// and the sensitivity columns.
+// (of one family) and the sensitivity columns.
 type sourceKey struct {
 	set     *tape.Set
+	family  method.Family
 	methods string
 	sens    string
 }
@@ -246,6 +333,67 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) 
 	return s, nil
 }
 
+// rosBuiltins are the Rosenbrock methods every Rosenbrock source has
+// kernels for.
+var rosBuiltins = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
+
+// rosSource returns the generated source of set with the kernels of the
+// built-in Rosenbrock methods (and rt, if it is another) and, for sens,
+// their sensitivity kernels: generated once per key.
+//
+// With record it has the record and adjoint kernels instead of
+// sensitivity kernels (a Record job's source).
+func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens, record bool) (*emitcuda.Source, error) {
+	methods := rosBuiltins
+	key := sourceKey{set: set, family: method.RosenbrockFamily, methods: "builtins"}
+	if rt != method.Rosenbrock23 && rt != method.Rodas5P {
+		methods = append(append([]*method.Rosenbrock(nil), rosBuiltins...), rt)
+		key.methods = fmt.Sprintf("%p", rt)
+	}
+	opts := emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods}
+	switch {
+	case record:
+		key.sens = "record"
+		opts.RosRecord, opts.RosAdjoint = true, true
+	case sens != nil:
+		key.sens = fmt.Sprint(sens.Cols)
+		opts.Sens = []emitcuda.Sens{*sens}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.sources[key]; ok {
+		return s, nil
+	}
+	s, err := emitcuda.Generate(set, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.sources[key] = s
+	return s, nil
+}
+
+// rosKernelOf returns the record (adjoint false) or adjoint kernel of
+// src that runs rt.
+func rosKernelOf(src *emitcuda.Source, rt *method.Rosenbrock, adjoint bool) (emitcuda.RosKernel, error) {
+	for _, k := range src.RosKernels {
+		if k.Method == rt && ((adjoint && k.Adjoint) || (!adjoint && k.Record)) {
+			return k, nil
+		}
+	}
+	return emitcuda.RosKernel{}, fmt.Errorf("gpu: the generated source of %s has no record or adjoint kernel of %s", src.Model, rt.Name)
+}
+
+// rosKernelFor returns the Rosenbrock kernel of src that runs rt: the
+// forward kernel, or with sens the sensitivity kernel.
+func rosKernelFor(src *emitcuda.Source, rt *method.Rosenbrock, sens bool) (emitcuda.RosKernel, error) {
+	for _, k := range src.RosKernels {
+		if k.Method == rt && !k.Record && !k.Adjoint && (k.Sens >= 0) == sens {
+			return k, nil
+		}
+	}
+	return emitcuda.RosKernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s", src.Model, rt.Name)
+}
+
 func isBuiltin(tb *method.Tableau) bool {
 	for _, b := range builtins {
 		if tb == b {
@@ -271,6 +419,15 @@ func kernelFor(src *emitcuda.Source, tb *method.Tableau, sens bool) (emitcuda.Ke
 func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err := e.Serves(&spec.Request); err != nil {
 		return nil, err
+	}
+	return e.prepare(spec)
+}
+
+// prepare is Prepare without Serves's checks (the self-test's, which
+// Available runs before the engine serves anything).
+func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
+	if rt, ok := spec.Method.(*method.Rosenbrock); ok {
+		return e.prepareRos(spec, rt)
 	}
 	tb, ok := spec.Method.(*method.Tableau)
 	if !ok {
@@ -298,7 +455,7 @@ func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: k, dim: dim}
+	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: erkKernel(k), dim: dim}
 	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0}
 	if spec.Controller != nil {
 		pl.set.Controller = *spec.Controller
@@ -312,5 +469,57 @@ func (e *Engine) Prepare(spec *engine.Spec) (engine.Plan, error) {
 		pl.set.ATol = append(pl.set.ATol, spec.ATol...)
 	}
 	pl.set.RTol, pl.set.ATol = pl.set.RTol[:k.NormDim], pl.set.ATol[:k.NormDim]
+	return pl, nil
+}
+
+// prepareRos is prepare for a Rosenbrock method: the Rosenbrock source
+// (once per problem and columns), its kernel of rt, and the settings
+// as cpu-ros resolves them (the default controller of the error
+// estimate's order; the state's tolerances alone in the norm).
+func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Plan, error) {
+	set := symbolic(spec.Problem)
+	var sens *emitcuda.Sens
+	if spec.Job == engine.Sensitivities {
+		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...)}
+	}
+	record := spec.Job == engine.Record
+	src, err := e.rosSource(set, rt, sens, record)
+	if err != nil {
+		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
+	}
+	var k, adj emitcuda.RosKernel
+	if record {
+		if k, err = rosKernelOf(src, rt, false); err == nil {
+			adj, err = rosKernelOf(src, rt, true)
+		}
+	} else {
+		k, err = rosKernelFor(src, rt, sens != nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dev, err := e.backend.Open(spec.Device)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: rosKernel(k), dim: spec.Problem.Dim}
+	if record {
+		rec, ok := mod.(Recorder)
+		if !ok {
+			return nil, fmt.Errorf("gpu: the %s device's modules run no record kernels", e.backend.Name())
+		}
+		pl.rec, pl.adjoint = rec, rosKernel(adj)
+	}
+	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0, DenseSave: spec.DenseSave,
+		RTol: spec.RTol, ATol: spec.ATol}
+	if spec.Controller != nil {
+		pl.set.Controller = *spec.Controller
+	} else {
+		pl.set.Controller = control.DefaultPI(rt.EstimateOrder(), rt.QMin, rt.QMax) // as cpu-ros
+	}
 	return pl, nil
 }

@@ -41,8 +41,11 @@ func TestRegistered(t *testing.T) {
 	if e.Priority() <= 1 {
 		t.Errorf("cuda's priority %d is not above the CPU engines' (0, lanes 1)", e.Priority())
 	}
-	if !e.Runs(method.Tsit5) || !e.Runs(method.DP8) || e.Runs(method.Rodas5P) {
-		t.Error("cuda should run the explicit methods and no Rosenbrock method")
+	if !e.Runs(method.Tsit5) || !e.Runs(method.DP8) || !e.Runs(method.Rodas5P) || !e.Runs(method.Rosenbrock23) {
+		t.Error("cuda should run the explicit and the Rosenbrock methods")
+	}
+	if fr, ok := e.(engine.FamilyReference); !ok || fr.ReferenceFor(method.Tsit5) != "cpu-erk" || fr.ReferenceFor(method.Rodas5P) != "cpu-ros" {
+		t.Error("cuda's references should be cpu-erk for the explicit methods and cpu-ros for the Rosenbrock methods")
 	}
 	if _, ok := e.(engine.Availability); !ok {
 		t.Error("cuda is not an engine.Availability")
@@ -107,6 +110,7 @@ func TestUnavailable(t *testing.T) {
 func TestServes(t *testing.T) {
 	l := fakeLibs(t)
 	os.Unsetenv("FAKE_CUDA_DEVICES")
+	t.Setenv(SelfTestEnv, "off") // the fake solves nothing: TestSelfTestFake
 	e := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
 	if err := e.Available(); err != nil {
 		t.Fatal(err)
@@ -119,7 +123,7 @@ func TestServes(t *testing.T) {
 	}{
 		{"forward", engine.Request{Job: engine.Forward}, ""},
 		{"sensitivities", engine.Request{Job: engine.Sensitivities, NumSens: 2, ErrorTest: true}, ""},
-		{"record", engine.Request{Job: engine.Record}, "the cuda engine does not record meshes yet (Record, Recording.Gradient, LossGradient's reverse mode)"},
+		{"record", engine.Request{Job: engine.Record}, "the cuda engine does not record meshes of the explicit methods yet (Record, Recording.Gradient, LossGradient's reverse mode)"},
 		{"dense save", engine.Request{Job: engine.Forward, DenseSave: true}, "DenseSave needs a Rosenbrock method"},
 		{"float32", engine.Request{Job: engine.Forward, Float32: true}, "Options.Precision float32: the cuda engine has no float32 kernels yet"},
 		{"device out of range", engine.Request{Job: engine.Forward, Device: 3}, "Options.Device = 3: the machine has 1 CUDA device (0)"},
@@ -146,5 +150,45 @@ func TestServes(t *testing.T) {
 	req := &engine.Request{Problem: sym, Method: method.Tsit5, Job: engine.Forward, Device: 2}
 	if err := e2.Serves(req); err == nil || err.Error() != "Options.Device = 2: the machine has 2 CUDA devices (0 to 1)" {
 		t.Errorf("Serves on device 2 of 2: %v", err)
+	}
+}
+
+// TestSelfTestFake: on the fake driver the CUDA backend self-tests
+// device 0 before it serves anything. The fake compiles and launches,
+// but its kernel solves nothing (it copies inputs to outputs), so the
+// self-test finds the difference from cpu-erk; a failing launch is
+// named; GRADSOLVE_CUDA_SELFTEST=off skips the test.
+func TestSelfTestFake(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	req := &engine.Request{Problem: lorenzProblem(t), Method: method.Tsit5, Job: engine.Forward}
+	for _, c := range []struct {
+		name, launch, selftest string
+		want                   string // "" for available
+	}{
+		{"wrong results", "", "", "unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's status is "},
+		{"launch error", "719", "", "unavailable: self-test on device 0 failed: Tsit5 forward job: cuda: cuLaunchKernel(gs_erk_tsit5): CUDA_ERROR_LAUNCH_FAILED"},
+		{"skipped", "", "off", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FAKE_CUDA_LAUNCH", c.launch)
+			t.Setenv(SelfTestEnv, c.selftest)
+			e := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
+			err := e.Available()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("Available() = %v; want nil", err)
+			case c.want == "":
+				return
+			case err == nil || !errors.Is(err, cuda.ErrUnavailable) || !strings.HasPrefix(err.Error(), c.want):
+				t.Fatalf("Available() = %v; want %q…", err, c.want)
+			}
+			if s := e.Serves(req); s == nil || s.Error() != err.Error() {
+				t.Errorf("Serves = %v; want Available's %v", s, err)
+			}
+			if again := e.Available(); again != err {
+				t.Errorf("a second Available() = %v: the self-test runs once per engine", again)
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
-	"github.com/gradsolve/gradsolve/sym/emitcuda"
 )
 
 // MinChunk is the smallest chunk the engine splits a batch into so that
@@ -24,9 +23,12 @@ type plan struct {
 	spec   *engine.Spec
 	dev    Device
 	mod    Module
-	kernel emitcuda.Kernel
+	kernel Kernel
 	dim    int
 	set    Settings
+	// A Record job's: the module's record and adjoint kernels.
+	rec     Recorder
+	adjoint Kernel
 }
 
 // Controller returns the controller the kernels run.
@@ -34,11 +36,6 @@ func (pl *plan) Controller() control.PI { return pl.set.Controller }
 
 // MaxWorkers returns 1: one worker per device, whose batches fill it.
 func (pl *plan) MaxWorkers() int { return 1 }
-
-// NewReplayer refuses: the engine records no meshes.
-func (pl *plan) NewReplayer() (engine.Replayer, error) {
-	return nil, fmt.Errorf("the cuda engine has no replayer: it does not record meshes yet")
-}
 
 // NewSolver returns the worker's solver: a batch of Lanes()
 // trajectories, the ensemble's size at most.
@@ -70,6 +67,10 @@ type Solver struct {
 	outs  []*ivp.Output
 	one   oneSource
 	err   error
+	// A Record job's meshes: row l of the batch is row meshRow[l] of
+	// meshOf[l] (the first launch's, or a re-run's with more room).
+	meshOf  []*Meshes
+	meshRow []int
 }
 
 // Lanes returns the batch size.
@@ -165,7 +166,11 @@ func (s *Solver) SolveLanes(src ivp.LaneSource, stop *atomic.Bool) {
 		done := 0
 		if s.err == nil {
 			var err error
-			done, err = pl.mod.Run(pl.kernel, &pl.set, s.b.Slice(0, n), s.chunk, stop)
+			if pl.rec != nil {
+				done, err = s.record(s.b.Slice(0, n), stop)
+			} else {
+				done, err = pl.mod.Run(pl.kernel, &pl.set, s.b.Slice(0, n), s.chunk, stop)
+			}
 			if err != nil {
 				s.fail(err)
 				done = 0
@@ -202,6 +207,12 @@ func (s *Solver) write(l int) {
 	out.T, out.H = b.T[l], b.H[l]
 	out.Status = ode.Status(b.Status[l])
 	out.Stats = ode.Stats{Accepted: int(b.Accepted[l]), Rejected: int(b.Rejected[l]), FEvals: int(b.FEvals[l])}
+	if s.pl.kernel.Family == ROS {
+		out.Stats.JacEvals, out.Stats.LUs = int(b.JacEvals[l]), int(b.LUs[l])
+	}
+	if s.pl.rec != nil && out.Mesh != nil {
+		s.writeMesh(l, out)
+	}
 }
 
 // cancelled ends a trajectory that was not launched: Cancelled at t0,
