@@ -349,6 +349,7 @@ func (s *Set) Programs() *ode.Programs {
 		JVPVJPLanes:  s.jvpvjpLanesFunc(),
 		DfDtVJPLanes: s.vjpLanesFunc(lazyDfDtVJP),
 		VJPKernel:    func() *ode.LaneKernel { return s.mustProgram(lazyVJP).SeededLaneKernel() },
+		JVPKernel:    func() *ode.LaneKernel { return s.mustProgram(lazyJVP).SeededLaneKernel() },
 	}
 	pg.Kernel = s.f.LaneKernel()
 	return pg
