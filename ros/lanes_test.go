@@ -359,6 +359,12 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 	if !jit.HasAVX2() {
 		t.Skip("no AVX2: the lane reverse replay does not run here")
 	}
+	fusedRuns := 0 // the cases whose sweep ran as one function
+	defer func() {
+		if fusedRuns == 0 {
+			t.Error("no case ran with the cotangent programs in the sweep's code")
+		}
+	}()
 	for _, c := range rosCases(t) {
 		pr := c.pr
 		pg := pr.Programs()
@@ -388,13 +394,19 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
 				}
 				for _, L := range []int{4, 8} {
-					for _, inLanes := range []bool{true, false} {
+					// The programs' bodies in the sweep (one function), their
+					// lane forms between its pieces, or lane by lane.
+					for _, progs := range []string{"kernels", "lanes", "none"} {
+						inLanes := progs != "none"
 						lpg := *pg
 						var lp LanePrograms
 						if inLanes {
 							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
 						} else {
 							lpg.VJPLanes, lpg.JVPVJPLanes, lpg.DfDtVJPLanes = nil, nil, nil
+						}
+						if progs != "kernels" {
+							lpg.VJPKernel, lpg.JVPVJPKernel, lpg.DfDtVJPKernel = nil, nil, nil
 						}
 						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, &lpg, lp)
 						if err != nil {
@@ -403,9 +415,16 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 						if inLanes && (lr.vjpL == nil || lr.jvpvjpL == nil || lr.dfdtvjpL == nil) {
 							t.Errorf("%s %s: a cotangent program lane by lane", c.name, tb.Name)
 						}
+						kernels := progs == "kernels" && pg.VJPKernel() != nil && pg.JVPVJPKernel() != nil && pg.DfDtVJPKernel() != nil
+						if lr.Fused() != kernels {
+							t.Errorf("%s %s L=%d %s: fused %v, want %v", c.name, tb.Name, L, progs, lr.Fused(), kernels)
+						}
+						if lr.Fused() {
+							fusedRuns++
+						}
 						q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
 						lr.ReverseLanes(q, nil)
-						q.Check(t, fmt.Sprintf("%s %s dense=%v L=%d lanes=%v", c.name, tb.Name, dense, L, inLanes), want)
+						q.Check(t, fmt.Sprintf("%s %s dense=%v L=%d programs %s", c.name, tb.Name, dense, L, progs), want)
 					}
 				}
 			}
