@@ -251,17 +251,31 @@ func gather(dst, src []float64, l int) { gatherAt(dst, src, len(dst), 0, l) }
 
 // scatterAt copies v into values off… of lane l of dst, an array of per
 // values per lane.
+// (Value off+d of lane l lies at index(per, off+d, l) = b + d·W, b
+// that of value off: one stride from one base, bounds checked once.)
 func scatterAt(dst, v []float64, per, off, l int) {
+	const W = ode.LaneWidth
+	if len(v) == 0 {
+		return
+	}
+	b := index(per, off, l)
+	dst = dst[b : b+(len(v)-1)*W+1]
 	for d, x := range v {
-		dst[index(per, off+d, l)] = x
+		dst[d*W] = x
 	}
 }
 
 // gatherAt copies values off… of lane l of src, an array of per values
 // per lane, into dst.
 func gatherAt(dst, src []float64, per, off, l int) {
+	const W = ode.LaneWidth
+	if len(dst) == 0 {
+		return
+	}
+	b := index(per, off, l)
+	src = src[b : b+(len(dst)-1)*W+1]
 	for d := range dst {
-		dst[d] = src[index(per, off+d, l)]
+		dst[d] = src[d*W]
 	}
 }
 
