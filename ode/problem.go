@@ -221,6 +221,18 @@ type Programs struct {
 	// the seed u), or nil where there is none; it may build the
 	// cotangent program on its first call.
 	VJPKernel func() *LaneKernel
+	// JVPKernel, when set, returns JVPLanes as machine code (see
+	// LaneKernel, with the seeds v and w) that the Rosenbrock lane
+	// engine's forward sensitivities copy into their attempt, or nil
+	// where there is none; it may build the tangent program on its
+	// first call.
+	JVPKernel func() *LaneKernel
+	// JVPVJPKernel and DfDtVJPKernel, when set, return JVPVJPLanes and
+	// DfDtVJPLanes as machine code (see LaneKernel, with the seeds v,
+	// w and u; gy to [R11], gp to [CX]) that the Rosenbrock lane
+	// engine's reverse replay copies into its sweep, or nil where there
+	// is none; each may build its program on its first call.
+	JVPVJPKernel, DfDtVJPKernel func() *LaneKernel
 	// Kernel, when not nil, is FLanes as machine code the lane engine
 	// copies into its own (see LaneKernel). It must compute FLanes's
 	// bits. It is run as it is: set it only from sym/tape or the code

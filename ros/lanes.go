@@ -79,13 +79,19 @@ type LanePrograms struct {
 	// once (with sensitivities; ode.Programs.JVPLanes, JVPJacYLanes,
 	// JVPDfDtLanes).
 	JVP, JVPJacY, JVPDfDt func(t, y, p, v, w, out []float64)
+	// JVPKernel is JVP's machine code (ode.Programs.JVPKernel): with
+	// sensitivities, where it, JVP, F and Kernel are all set (and agree),
+	// the tangents at the stages are copied into the attempt with f's
+	// body, so that the whole attempt is one function.
+	JVPKernel *ode.LaneKernel
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
 // trajectories with m parameters each, with the lane forms of lp where
 // they are set. With sensitivity columns (cfg.NS > 0) each lane's state
-// is the augmented one, and f's machine code is not used (f and the
-// tangents are evaluated from Go between the pieces of code).
+// is the augmented one; f's machine code is used there only with the
+// tangent program's (lp.JVPKernel), both copied into the attempt, else f
+// and the tangents are evaluated from Go between the pieces of code.
 func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 	switch {
 	case L < 1:
@@ -101,7 +107,6 @@ func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 		ns: cfg.NS, na: cfg.Dim * (1 + cfg.NS)}
 	n := cfg.Dim
 	if cfg.NS > 0 {
-		lp.Kernel = nil
 		if lp.JVP != nil && !lanecheck.JVPAgrees(cfg.JVP, lp.JVP, n, m, n) {
 			lp.JVP = nil
 		}
@@ -115,13 +120,18 @@ func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 			lp.JVPJacY = nil // M_c and its ∂_t lane by lane together
 		}
 	} else {
-		lp.JVP, lp.JVPJacY, lp.JVPDfDt = nil, nil, nil
+		lp.JVP, lp.JVPJacY, lp.JVPDfDt, lp.JVPKernel = nil, nil, nil, nil
 	}
 	if !jit.Enabled() || lp.F != nil && !lanecheck.FuncAgrees(cfg.F, lp.F, n, m) {
 		lp.F, lp.Kernel = nil, nil
 	}
 	if lp.F == nil {
 		lp.Kernel = nil
+	}
+	if cfg.NS > 0 && (lp.JVP == nil || lp.Kernel == nil || lp.JVPKernel == nil) {
+		// The tangents in the code need f's body there too, and their
+		// lane form checked (JVPAgrees) as the machine code they copy.
+		lp.Kernel, lp.JVPKernel = nil, nil
 	}
 	if lp.JacY != nil && !lanecheck.OutputsAgree(cfg.JacY, lp.JacY, n, m, n*n) {
 		lp.JacY = nil
@@ -133,8 +143,8 @@ func NewLanes(cfg Config, L, m int, lp LanePrograms) (*LaneSolver, error) {
 		lp.JacY = nil // J and f_t lane by lane together
 	}
 	ls.lp = lp
-	if ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, lp.Kernel); ls.code == nil && lp.Kernel != nil {
-		ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, nil)
+	if ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, lp.Kernel, lp.JVPKernel); ls.code == nil && lp.Kernel != nil {
+		ls.code = laneCodeFor(cfg.Tableau, n, m, L, cfg.NS, nil, nil)
 	}
 	if ls.code == nil {
 		for range L - 1 {
@@ -177,6 +187,11 @@ func (ls *LaneSolver) setArena() {
 			copy(a[lay.files+grp*lay.fileLen:], ls.lp.Kernel.Registers())
 		}
 	}
+	if lay.jfileLen > 0 {
+		for grp := range lay.G {
+			copy(a[lay.jfiles+grp*lay.jfileLen:], ls.lp.JVPKernel.Registers())
+		}
+	}
 	if ls.lp.JacY != nil || ls.lp.JVPJacY != nil {
 		ls.jacG, ls.ftG = make([]float64, n*n*ode.LaneWidth), make([]float64, n*ode.LaneWidth)
 	}
@@ -185,7 +200,7 @@ func (ls *LaneSolver) setArena() {
 		ls.gc = append(ls.gc, lay.g[c].slice(a, L))
 		ls.mc = append(ls.mc, lay.mc[c].slice(a, L))
 		ls.ftc = append(ls.ftc, lay.ftc[c].slice(a, L))
-		w := make([]float64, ls.m*L)
+		w := lay.wc[c].slice(a, L)
 		for l := range L {
 			scatter(w, ls.cfg.SensW[c], l)
 		}
@@ -236,17 +251,31 @@ func gather(dst, src []float64, l int) { gatherAt(dst, src, len(dst), 0, l) }
 
 // scatterAt copies v into values off… of lane l of dst, an array of per
 // values per lane.
+// (Value off+d of lane l lies at index(per, off+d, l) = b + d·W, b
+// that of value off: one stride from one base, bounds checked once.)
 func scatterAt(dst, v []float64, per, off, l int) {
+	const W = ode.LaneWidth
+	if len(v) == 0 {
+		return
+	}
+	b := index(per, off, l)
+	dst = dst[b : b+(len(v)-1)*W+1]
 	for d, x := range v {
-		dst[index(per, off+d, l)] = x
+		dst[d*W] = x
 	}
 }
 
 // gatherAt copies values off… of lane l of src, an array of per values
 // per lane, into dst.
 func gatherAt(dst, src []float64, per, off, l int) {
+	const W = ode.LaneWidth
+	if len(dst) == 0 {
+		return
+	}
+	b := index(per, off, l)
+	src = src[b : b+(len(dst)-1)*W+1]
 	for d := range dst {
-		dst[d] = src[index(per, off+d, l)]
+		dst[d] = src[d*W]
 	}
 }
 
@@ -400,7 +429,7 @@ func (ls *LaneSolver) Attempt(a *ivp.LaneAttempt) {
 		ls.jacobians(a.Active)
 	}
 	arena := unsafe.Pointer(unsafe.SliceData(ls.arena))
-	if ls.ns > 0 {
+	if ls.ns > 0 && !lc.fused {
 		ls.stageTimes(tb.C[0])
 		ls.tangents(0, a.Active)
 	}

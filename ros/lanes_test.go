@@ -255,6 +255,12 @@ func TestLanesSensMatchScalar(t *testing.T) {
 		sqTrs = append(sqTrs, ivp.Trajectory{T0: 0, T1: 1, Y0: []float64{1, 0}, P: []float64{float64(i % 3)}})
 	}
 	cases := append(rosCases(t), rosCase{name: "sqrtp", pr: sq, trs: sqTrs}, chainCase(t))
+	fusedRuns := 0 // the cases whose attempt ran as one function
+	defer func() {
+		if jit.HasAVX2() && fusedRuns == 0 {
+			t.Error("no case ran with the tangents in the attempt's code")
+		}
+	}()
 	for _, c := range cases {
 		pr := c.pr
 		if pr.NumParams == 0 {
@@ -303,12 +309,17 @@ func TestLanesSensMatchScalar(t *testing.T) {
 						forms = forms[1:] // one form
 					}
 					for _, form := range forms {
-						for _, inLanes := range []bool{true, false} {
-							name := fmt.Sprintf("%s %s dense=%v L=%d %s lane forms %v", c.name, tb.Name, dense, L, form, inLanes)
+						for _, progs := range []string{"kernels", "lanes", "none"} {
+							inLanes := progs != "none"
+							name := fmt.Sprintf("%s %s dense=%v L=%d %s programs %s", c.name, tb.Name, dense, L, form, progs)
 							var lp LanePrograms
 							if inLanes {
-								lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
+								lp = LanePrograms{F: pg.FLanes, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
 									JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
+							}
+							if progs == "kernels" {
+								// f's and the tangent program's bodies in the attempt: one function.
+								lp.Kernel, lp.JVPKernel = pg.Kernel, pg.JVPKernel()
 							}
 							memoryStages = form == "memory"
 							ls, err := NewLanes(cfg, L, pr.NumParams, lp)
@@ -316,8 +327,15 @@ func TestLanesSensMatchScalar(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							if got, fused := ls.MachineCode(); got != code || fused {
-								t.Fatalf("%s: machine code %v, fused %v", name, got, fused)
+							// (Unless f's and the tangents' bodies at every stage would
+							// pass the bound: chain16's do.)
+							wantFused := code && progs == "kernels" && lp.Kernel != nil && lp.JVPKernel != nil &&
+								bodiesEstimate(tb, n, 2, L, lp.Kernel, lp.JVPKernel) <= laneMaxCode
+							if got, fused := ls.MachineCode(); got != code || fused != wantFused {
+								t.Fatalf("%s: machine code %v, fused %v: want %v, %v", name, got, fused, code, wantFused)
+							}
+							if wantFused {
+								fusedRuns++
 							}
 							if inLanes && code && (ls.lp.JVP == nil || ls.lp.JVPJacY == nil || ls.lp.JVPDfDt == nil) {
 								t.Errorf("%s: the tangents or M_c lane by lane", name)
@@ -341,6 +359,12 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 	if !jit.HasAVX2() {
 		t.Skip("no AVX2: the lane reverse replay does not run here")
 	}
+	fusedRuns := 0 // the cases whose sweep ran as one function
+	defer func() {
+		if fusedRuns == 0 {
+			t.Error("no case ran with the cotangent programs in the sweep's code")
+		}
+	}()
 	for _, c := range rosCases(t) {
 		pr := c.pr
 		pg := pr.Programs()
@@ -370,13 +394,19 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
 				}
 				for _, L := range []int{4, 8} {
-					for _, inLanes := range []bool{true, false} {
+					// The programs' bodies in the sweep (one function), their
+					// lane forms between its pieces, or lane by lane.
+					for _, progs := range []string{"kernels", "lanes", "none"} {
+						inLanes := progs != "none"
 						lpg := *pg
 						var lp LanePrograms
 						if inLanes {
 							lp = LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
 						} else {
 							lpg.VJPLanes, lpg.JVPVJPLanes, lpg.DfDtVJPLanes = nil, nil, nil
+						}
+						if progs != "kernels" {
+							lpg.VJPKernel, lpg.JVPVJPKernel, lpg.DfDtVJPKernel = nil, nil, nil
 						}
 						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, &lpg, lp)
 						if err != nil {
@@ -385,9 +415,16 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 						if inLanes && (lr.vjpL == nil || lr.jvpvjpL == nil || lr.dfdtvjpL == nil) {
 							t.Errorf("%s %s: a cotangent program lane by lane", c.name, tb.Name)
 						}
+						kernels := progs == "kernels" && pg.VJPKernel() != nil && pg.JVPVJPKernel() != nil && pg.DfDtVJPKernel() != nil
+						if lr.Fused() != kernels {
+							t.Errorf("%s %s L=%d %s: fused %v, want %v", c.name, tb.Name, L, progs, lr.Fused(), kernels)
+						}
+						if lr.Fused() {
+							fusedRuns++
+						}
 						q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
 						lr.ReverseLanes(q, nil)
-						q.Check(t, fmt.Sprintf("%s %s dense=%v L=%d lanes=%v", c.name, tb.Name, dense, L, inLanes), want)
+						q.Check(t, fmt.Sprintf("%s %s dense=%v L=%d programs %s", c.name, tb.Name, dense, L, progs), want)
 					}
 				}
 			}
@@ -498,7 +535,7 @@ func TestLaneCodeEstimate(t *testing.T) {
 			for _, ns := range []int{0, 2, 5} {
 				for _, mem := range []bool{false, true} {
 					memoryStages = mem
-					c, err := buildLaneCode(tb, dim, 2, ode.LaneWidth, ns, nil, 0)
+					c, err := buildLaneCode(tb, dim, 2, ode.LaneWidth, ns, nil, 0, nil, 0)
 					memoryStages = false
 					if err != nil {
 						t.Fatal(err)

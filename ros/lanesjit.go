@@ -77,10 +77,13 @@ type laneLayout struct {
 	rtol, atol                     laneArray // the tolerances, tiled over the lanes
 	h, tt, t                       laneArray // the step sizes, the stage times, the lanes' times
 	// files is where f's register files lie (one per group, fileLen
-	// values each) where f's body is in the code (fused), else 0.
-	files, fileLen int
-	p              laneArray // the parameters
-	k, fs          []laneArray
+	// values each) where f's body is in the code (fused), else 0; with
+	// sensitivity columns, jfiles those of the tangent program's body
+	// (jfileLen values each).
+	files, fileLen   int
+	jfiles, jfileLen int
+	p                laneArray // the parameters
+	k, fs            []laneArray
 	// The sensitivity columns (ns of them): each one's increments
 	// l[c][i], stage input sIn[c], tangent at the stage input g[c]
 	// (from Go), M_c = ∂(J·S_c + J_p·w_c)/∂y (Dim×Dim) and its ∂_t;
@@ -91,16 +94,19 @@ type laneLayout struct {
 	sIn, g, ftc []laneArray
 	mc          []laneArray
 	accL        laneArray
-	consts      int // the constants: one vector of W equal values each
-	size        int // values in all
+	// wc holds each column's parameter direction w_c, tiled over the
+	// lanes (m values per lane): the tangent program's w.
+	wc     []laneArray
+	consts int // the constants: one vector of W equal values each
+	size   int // values in all
 }
 
 // newLaneLayout lays out the arena of dim components with ns
 // sensitivity columns, s stages, m parameters and L lanes (a multiple of
-// ode.LaneWidth), with register files of fileLen values for f's body (0:
-// none); the constants follow,
+// ode.LaneWidth), with register files of fileLen values for f's body and
+// of jfileLen for the tangent program's (0: none); the constants follow,
 // as many as the code uses (size is set once they are known).
-func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
+func newLaneLayout(dim, s, m, L, fileLen, ns, jfileLen int) *laneLayout {
 	lay := &laneLayout{dim: dim, s: s, m: m, L: L, G: L / ode.LaneWidth, ns: ns}
 	next := 0
 	arr := func(n int) laneArray {
@@ -127,6 +133,7 @@ func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
 		lay.l = append(lay.l, lc)
 		lay.sIn, lay.g, lay.ftc = append(lay.sIn, arr(dim)), append(lay.g, arr(dim)), append(lay.ftc, arr(dim))
 		lay.mc = append(lay.mc, arr(dim*dim))
+		lay.wc = append(lay.wc, arr(m))
 	}
 	if ns > 0 {
 		lay.accL = arr(dim)
@@ -136,6 +143,11 @@ func newLaneLayout(dim, s, m, L, fileLen, ns int) *laneLayout {
 		lay.fileLen = (fileLen + 3) &^ 3 // whole vectors
 		lay.files = next
 		next += lay.G * lay.fileLen
+	}
+	if jfileLen > 0 {
+		lay.jfileLen = (jfileLen + 3) &^ 3
+		lay.jfiles = next
+		next += lay.G * lay.jfileLen
 	}
 	lay.consts = next
 	return lay
@@ -925,6 +937,8 @@ type laneKey struct {
 	memory            bool   // memoryStages
 	body              string // f's body in the code, or ""
 	fileLen           int    // its register file's length
+	jbody             string // the tangent program's body (with columns), or ""
+	jfileLen          int
 }
 
 var (
@@ -937,20 +951,27 @@ var (
 
 // laneCodeFor returns the attempt code of tb for dim components, m
 // parameters and L lanes (a multiple of ode.LaneWidth), with f's body
-// k copied in where k is not nil, building it on first use; nil where
-// the processor has no AVX2, the code would pass laneMaxCode, or it
-// cannot be made executable.
-func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k *ode.LaneKernel) *laneCode {
-	if ns > 0 && k != nil {
-		return nil // columns: f and the tangents from Go
+// k copied in where k is not nil — and with ns sensitivity columns the
+// tangent program's body jk too (both or neither) — building it on first
+// use; nil where the processor has no AVX2, the code would pass
+// laneMaxCode, or it cannot be made executable.
+func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k, jk *ode.LaneKernel) *laneCode {
+	if ns == 0 {
+		jk = nil
 	}
-	est := laneCodeEstimate(tb, dim, ns, L)
-	var body []byte
-	fileLen := 0
+	if ns > 0 && (k == nil) != (jk == nil) {
+		return nil // columns: f and the tangents both in the code, or both from Go
+	}
+	est := bodiesEstimate(tb, dim, ns, L, k, jk)
+	var body, jbody []byte
+	fileLen, jfileLen := 0, 0
 	if k != nil {
 		body = k.Body
 		fileLen = len(k.Registers())
-		est += tb.Stages() * L / ode.LaneWidth * (len(body) + 64)
+	}
+	if jk != nil {
+		jbody = jk.Body
+		jfileLen = len(jk.Registers())
 	}
 	if !jit.HasAVX2() || L%ode.LaneWidth != 0 || est > laneMaxCode {
 		return nil
@@ -960,13 +981,13 @@ func laneCodeFor(tb *method.Rosenbrock, dim, m, L, ns int, k *ode.LaneKernel) *l
 	for _, c := range kernelgen.Rosenbrock(tb) {
 		key.WriteString(" " + strconv.FormatUint(math.Float64bits(c), 16))
 	}
-	ck := laneKey{key.String(), dim, m, L, ns, memoryStages, string(body), fileLen}
+	ck := laneKey{key.String(), dim, m, L, ns, memoryStages, string(body), fileLen, string(jbody), jfileLen}
 	laneMu.Lock()
 	defer laneMu.Unlock()
 	if c, ok := laneCache[ck]; ok {
 		return c
 	}
-	c, err := buildLaneCode(tb, dim, m, L, ns, body, fileLen)
+	c, err := buildLaneCode(tb, dim, m, L, ns, body, fileLen, jbody, jfileLen)
 	if err != nil {
 		c = nil
 	}
@@ -989,6 +1010,20 @@ func laneCodeEstimate(tb *method.Rosenbrock, dim, ns, L int) int {
 	return per * (L / ode.LaneWidth)
 }
 
+// bodiesEstimate is laneCodeEstimate with f's body k and the tangent
+// program's jk (either may be nil) copied in at every stage, for every
+// group (and column).
+func bodiesEstimate(tb *method.Rosenbrock, dim, ns, L int, k, jk *ode.LaneKernel) int {
+	est := laneCodeEstimate(tb, dim, ns, L)
+	if k != nil {
+		est += tb.Stages() * L / ode.LaneWidth * (len(k.Body) + 64)
+	}
+	if jk != nil {
+		est += tb.Stages() * ns * L / ode.LaneWidth * (len(jk.Body) + 96)
+	}
+	return est
+}
+
 // LaneCodeFits reports whether the lane attempt of tb for dim
 // components with ns forward-sensitivity columns on L lanes stays
 // within the bound on its generated code (laneMaxCode: 2 MiB; the LU is
@@ -1002,10 +1037,11 @@ func LaneCodeFits(tb *method.Rosenbrock, dim, ns, L int) bool {
 }
 
 // buildLaneCode generates the pieces of an attempt (laneCode), or with
-// f's body the whole attempt.
-func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLen int) (*laneCode, error) {
+// f's body (and with sensitivity columns the tangent program's, jbody)
+// the whole attempt.
+func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLen int, jbody []byte, jfileLen int) (*laneCode, error) {
 	s := tb.Stages()
-	g := &laneGen{lay: newLaneLayout(dim, s, m, L, fileLen, ns), cidx: map[uint64]int{}}
+	g := &laneGen{lay: newLaneLayout(dim, s, m, L, fileLen, ns, jfileLen), cidx: map[uint64]int{}}
 	lay := g.lay
 	fused := body != nil
 	var offs []int
@@ -1013,6 +1049,9 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 		if i == 0 || !fused {
 			offs = append(offs, len(g.a.B))
 			g.begin()
+		}
+		if i == 0 && fused && ns > 0 {
+			g.tangents(jbody, tb.C[0], 0) // at (t, y) and S_c themselves
 		}
 		if i == 0 {
 			switch {
@@ -1047,6 +1086,9 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 		}
 		if fused && i+1 < s {
 			g.f(body, tb.C[i+1], i+1)
+			if ns > 0 {
+				g.tangents(jbody, tb.C[i+1], i+1)
+			}
 			continue
 		}
 		if i+1 == s {
@@ -1163,5 +1205,44 @@ func (g *laneGen) f(body []byte, c float64, j int) {
 		g.a.Lea(jit.R11, g.mem(out.off+grp*out.n*W))
 		g.a.MovRR(jit.CX, jit.R11)
 		g.a.B = append(g.a.B, body...)
+	}
+}
+
+// tangents emits the tangent program's body for every column and group
+// at stage i: J·v + J_p·w_c at the stage time t + c·h (the scalar
+// solver's t + float64(c·h)) and the stage's input — at stage 0 the
+// state y and the column S_c themselves, else yt and the column's stage
+// input sIn[c] — into g[c], as LaneSolver.tangents computes them from
+// Go: under ode.LaneKernel's contract, the group's register file in DI
+// (the times in its first values), y in SI, p in DX, v in R8, w (wc[c])
+// in R9, the output in R11 (and CX).
+func (g *laneGen) tangents(body []byte, c float64, i int) {
+	lay := g.lay
+	const W = ode.LaneWidth
+	n := lay.dim
+	for col := range lay.ns {
+		for grp := range lay.G {
+			file := g.mem(lay.jfiles + grp*lay.jfileLen)
+			g.ld(0, g.of(lay.t, 0, grp))
+			g.ld(1, g.of(lay.h, 0, grp))
+			g.opm(jit.OpMul, 1, 1, g.c(c))
+			g.op(jit.OpAdd, 0, 0, 1) // t + c·h
+			g.st(file, 0)
+			g.a.Lea(jit.DI, file)
+			if i == 0 {
+				b := lay.y.off + grp*lay.y.n*W
+				g.a.Lea(jit.SI, g.mem(b))
+				g.a.Lea(jit.R8, g.mem(b+n*(1+col)*W))
+			} else {
+				g.a.Lea(jit.SI, g.mem(lay.yt.off+grp*lay.yt.n*W))
+				g.a.Lea(jit.R8, g.mem(lay.sIn[col].off+grp*lay.sIn[col].n*W))
+			}
+			g.a.Lea(jit.DX, g.mem(lay.p.off+grp*lay.p.n*W))
+			g.a.Lea(jit.R9, g.mem(lay.wc[col].off+grp*lay.wc[col].n*W))
+			out := lay.g[col]
+			g.a.Lea(jit.R11, g.mem(out.off+grp*out.n*W))
+			g.a.MovRR(jit.CX, jit.R11)
+			g.a.B = append(g.a.B, body...)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ros
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -26,8 +27,12 @@ import (
 // of J·v and of f_t) called from Go between its pieces, for every group
 // of lanes at once where the problem has their lane forms. So each
 // trajectory gets the scalar replayer's gradient bit for bit
-// (TestLaneReverseMatchesScalar). Save times inside a step and the
-// forward replay run on the scalar replayer lane by lane.
+// (TestLaneReverseMatchesScalar). Where the cotangent programs are lane
+// code of one piece (ode.LaneKernel: Programs.VJPKernel, JVPVJPKernel
+// and, for a non-autonomous problem, DfDtVJPKernel), their bodies are
+// copied into the sweep at each stage, for every group, and the whole
+// sweep is one function. Save times inside a step run on the scalar
+// replayer lane by lane.
 
 // revBase is the register of the reverse code's own arena.
 const revBase = jit.R13
@@ -37,10 +42,20 @@ type revLayout struct {
 	kbar                     []laneArray // the stages' cotangents
 	rb, v, gy, ybar, yi, ynb laneArray   // R̄_i, the programs' v, their ∂/∂y, ȳ, Y_i, ȳ_new
 	gpT, gp, zero            laneArray   // their ∂/∂p, p̄, and zeros (JVPVJP's w)
-	consts, size             int
+	// files[kind] is where the register files of the cotangent program
+	// kind's body lie (one per group, fileLen[kind] values each) where
+	// it is in the code.
+	files, fileLen [3]int
+	consts, size   int
 }
 
-func newRevLayout(dim, s, m, L int) *revLayout {
+// revKernels are the bodies of the cotangent programs the sweep copies
+// in: uᵀJ (VJP), the second derivatives of J·v (JVPVJP) and, for a
+// non-autonomous problem, of f_t (DfDtVJP; nil otherwise), indexed by
+// the calls' kinds.
+type revKernels [3]*ode.LaneKernel
+
+func newRevLayout(dim, s, m, L int, ks *revKernels) *revLayout {
 	rl := &revLayout{}
 	next := 0
 	arr := func(n int) laneArray {
@@ -53,6 +68,15 @@ func newRevLayout(dim, s, m, L int) *revLayout {
 	}
 	rl.rb, rl.v, rl.gy, rl.ybar, rl.yi, rl.ynb = arr(dim), arr(dim), arr(dim), arr(dim), arr(dim), arr(dim)
 	rl.gpT, rl.gp, rl.zero = arr(m), arr(m), arr(m)
+	if ks != nil {
+		for kind, k := range ks {
+			if k != nil {
+				rl.fileLen[kind] = (len(k.Registers()) + 3) &^ 3 // whole vectors
+				rl.files[kind] = next
+				next += L / ode.LaneWidth * rl.fileLen[kind]
+			}
+		}
+	}
 	rl.consts = next
 	return rl
 }
@@ -69,8 +93,10 @@ type revCall struct{ kind, stage int }
 
 // revCode is the reverse sweep of one tableau, dimension, parameter
 // count and lane count as pieces of machine code, entered with the
-// forward arena's address in DI and the reverse arena's in SI.
+// forward arena's address in DI and the reverse arena's in SI; with the
+// cotangent programs' bodies in it (fused), one piece, calls empty.
 type revCode struct {
+	fused   bool
 	code    *jit.Code
 	entries []uintptr
 	calls   []revCall
@@ -85,21 +111,30 @@ var (
 )
 
 // revCodeFor returns the reverse code of the forward code fc (whose
-// layout it reads) for tb, with the h²·d_i·f_t terms where dfdt is set;
-// nil where there is no forward code or the system is larger than the
-// registers hold (regMaxDim).
-func revCodeFor(tb *method.Rosenbrock, fc *laneCode, m int, dfdt bool) *revCode {
+// layout it reads) for tb, with the h²·d_i·f_t terms where dfdt is set,
+// and with the cotangent programs' bodies ks copied in where ks is not
+// nil; nil where there is no forward code or the system is larger than
+// the registers hold (regMaxDim).
+func revCodeFor(tb *method.Rosenbrock, fc *laneCode, m int, dfdt bool, ks *revKernels) *revCode {
 	if fc == nil || fc.lay.ns != 0 || fc.lay.dim > regMaxDim {
 		return nil
 	}
 	fl := fc.lay
 	k := laneKey{coefs: fmt.Sprintf("%p %v", fc, dfdt), dim: fl.dim, m: m, lanes: fl.L}
+	if ks != nil {
+		for _, kk := range ks {
+			if kk != nil {
+				k.body += strconv.Itoa(len(kk.Body)) + ":" + string(kk.Body)
+				k.fileLen = k.fileLen*1000 + len(kk.Registers())
+			}
+		}
+	}
 	revMu.Lock()
 	defer revMu.Unlock()
 	if c, ok := revCache[k]; ok {
 		return c
 	}
-	c, err := buildRevCode(tb, fl, m, dfdt)
+	c, err := buildRevCode(tb, fl, m, dfdt, ks)
 	if err != nil {
 		c = nil
 	}
@@ -107,12 +142,18 @@ func revCodeFor(tb *method.Rosenbrock, fc *laneCode, m int, dfdt bool) *revCode 
 	return c
 }
 
-// buildRevCode emits reverseStep's sweep (see revCode).
-func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool) (*revCode, error) {
+// revMaxCode bounds the fused sweep's machine code (the programs'
+// bodies at every stage, for every group): beyond it the programs run
+// from Go between the pieces.
+const revMaxCode = 2 << 20
+
+// buildRevCode emits reverseStep's sweep (see revCode), with the
+// cotangent programs' bodies ks in it where ks is not nil.
+func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *revKernels) (*revCode, error) {
 	s, n := tb.Stages(), fl.dim
-	rl := newRevLayout(n, s, m, fl.L)
+	rl := newRevLayout(n, s, m, fl.L, ks)
 	g := &laneGen{lay: fl, cidx: map[uint64]int{}, cbase: revBase, coff: rl.consts}
-	rc := &revCode{lay: rl}
+	rc := &revCode{lay: rl, fused: ks != nil}
 	var offs []int
 	begin := func() {
 		offs = append(offs, len(g.a.B))
@@ -120,6 +161,10 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool) (*rev
 		g.a.MovRR(revBase, jit.SI)
 	}
 	call := func(kind, i int) {
+		if ks != nil {
+			g.cotangent(rl, ks[kind].Body, kind, tb.C[i])
+			return
+		}
 		g.end()
 		rc.calls = append(rc.calls, revCall{kind, i})
 		begin()
@@ -235,6 +280,9 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool) (*rev
 		}
 	}
 	g.end()
+	if len(g.a.B) > revMaxCode {
+		return nil, fmt.Errorf("ros: the fused reverse sweep has %d bytes of code", len(g.a.B))
+	}
 	rl.size = rl.consts + len(g.consts)*ode.LaneWidth
 	code, err := jit.NewCode(g.a.B)
 	if err != nil {
@@ -245,6 +293,47 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool) (*rev
 		rc.entries = append(rc.entries, code.Addr(o))
 	}
 	return rc, nil
+}
+
+// cotangent emits the body of the cotangent program kind for every
+// group, into gy and gpT, with the inputs program gives it from Go:
+// uᵀJ at the stage time t + c·h (the scalar replayer's t + float64(c·h))
+// and the stage input Y_i with u = v; the second derivatives of J·v at
+// (t, y) with v, w = zero and u = R̄_i; those of f_t at (t, y) with
+// u = v. Under ode.LaneKernel's contract: the group's register file in DI
+// (the times in its first values), y in SI, p in DX, the seeds in R8,
+// R9 and R10, gy in R11 and gp in CX.
+func (g *laneGen) cotangent(rl *revLayout, body []byte, kind int, c float64) {
+	fl := g.lay
+	addr := func(r byte, x laneArray, grp int) { g.a.Lea(r, g.of(x, 0, grp)) }
+	for grp := range fl.G {
+		file := jit.Mem{Base: revBase, Disp: int32(8 * (rl.files[kind] + grp*rl.fileLen[kind]))}
+		g.ld(0, g.of(fl.t, 0, grp))
+		if kind == callVJP {
+			g.ld(1, g.h(grp))
+			g.opm(jit.OpMul, 1, 1, g.c(c))
+			g.op(jit.OpAdd, 0, 0, 1) // t + c·h
+		}
+		g.st(file, 0)
+		g.a.Lea(jit.DI, file)
+		addr(jit.DX, fl.p, grp)
+		addr(jit.R11, rl.gy, grp)
+		addr(jit.CX, rl.gpT, grp)
+		switch kind {
+		case callVJP:
+			addr(jit.SI, rl.yi, grp)
+			addr(jit.R10, rl.v, grp)
+		case callJVPVJP:
+			addr(jit.SI, fl.y, grp)
+			addr(jit.R8, rl.v, grp)
+			addr(jit.R9, rl.zero, grp)
+			addr(jit.R10, rl.rb, grp)
+		case callDfDtVJP:
+			addr(jit.SI, fl.y, grp)
+			addr(jit.R10, rl.v, grp)
+		}
+		g.a.B = append(g.a.B, body...)
+	}
 }
 
 // solveTRegs writes into dst lu.solveT of src for every lane (Wᵀ·x =
@@ -294,6 +383,7 @@ type LaneReplayer struct {
 	*Replayer
 	ls   *LaneSolver // the forward arrays and code, f and J in lanes
 	rc   *revCode
+	ks   revKernels // the programs' bodies in rc (where fused)
 	walk *ivp.LaneWalk
 	// The cotangent programs' lane forms (nil: lane by lane).
 	vjpL, dfdtvjpL func(t, y, p, u, gy, gp []float64)
@@ -326,11 +416,7 @@ func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*
 	if err != nil {
 		return nil, err
 	}
-	rc := revCodeFor(cfg.Tableau, ls.code, m, rp.dfdtvjp != nil)
-	if rc == nil {
-		return nil, fmt.Errorf("ros: no lane reverse replay here (AVX2, lanes a multiple of %d, at most %d components)", ode.LaneWidth, regMaxDim)
-	}
-	lr := &LaneReplayer{Replayer: rp, ls: ls, rc: rc, st: make([]ode.Stats, L)}
+	lr := &LaneReplayer{Replayer: rp, ls: ls, st: make([]ode.Stats, L)}
 	n := cfg.Dim
 	if v := pg.VJPLanes; v != nil && lanecheck.VJPAgrees(pg.VJP, v, n, m) {
 		lr.vjpL = v
@@ -341,6 +427,19 @@ func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*
 	if v := pg.DfDtVJPLanes; v != nil && rp.dfdtvjp != nil && lanecheck.VJPAgrees(rp.dfdtvjp, v, n, m) {
 		lr.dfdtvjpL = v
 	}
+	dfdt := rp.dfdtvjp != nil
+	var rc *revCode
+	if ks := lr.kernels(pg, dfdt); ks != nil {
+		rc = revCodeFor(cfg.Tableau, ls.code, m, dfdt, ks)
+	}
+	if rc == nil {
+		lr.ks = revKernels{}
+		rc = revCodeFor(cfg.Tableau, ls.code, m, dfdt, nil)
+	}
+	if rc == nil {
+		return nil, fmt.Errorf("ros: no lane reverse replay here (AVX2, lanes a multiple of %d, at most %d components)", ode.LaneWidth, regMaxDim)
+	}
+	lr.rc = rc
 	rl := rc.lay
 	buf := make([]float64, rl.size+8)
 	skip := int((64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 8)
@@ -348,6 +447,13 @@ func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*
 	for i, c := range rc.consts {
 		for w := range ode.LaneWidth {
 			lr.arena[rl.consts+i*ode.LaneWidth+w] = c
+		}
+	}
+	for kind, k := range lr.ks {
+		for grp := range L / ode.LaneWidth {
+			if rl.fileLen[kind] > 0 {
+				copy(lr.arena[rl.files[kind]+grp*rl.fileLen[kind]:], k.Registers())
+			}
 		}
 	}
 	a := lr.arena
@@ -362,6 +468,32 @@ func NewLaneReplayer(cfg Config, L, m int, pg *ode.Programs, lp LanePrograms) (*
 	lr.walk = ivp.NewLaneWalk(lr, n)
 	return lr, nil
 }
+
+// kernels returns the bodies of the cotangent programs the sweep needs
+// (revKernels), kept in lr.ks, where every one of them is lane code of
+// one piece whose lane form agrees with the scalar program (the
+// checked lane forms run the same code), else nil.
+func (lr *LaneReplayer) kernels(pg *ode.Programs, dfdt bool) *revKernels {
+	get := func(f func() *ode.LaneKernel, lane bool) *ode.LaneKernel {
+		if f == nil || !lane {
+			return nil
+		}
+		return f()
+	}
+	ks := &revKernels{get(pg.VJPKernel, lr.vjpL != nil), get(pg.JVPVJPKernel, lr.jvpvjpL != nil), nil}
+	if dfdt {
+		ks[callDfDtVJP] = get(pg.DfDtVJPKernel, lr.dfdtvjpL != nil)
+	}
+	if ks[callVJP] == nil || ks[callJVPVJP] == nil || dfdt && ks[callDfDtVJP] == nil {
+		return nil
+	}
+	lr.ks = *ks
+	return ks
+}
+
+// Fused reports whether the reverse sweep runs as one function of
+// machine code, with the cotangent programs' bodies in it.
+func (lr *LaneReplayer) Fused() bool { return lr.rc.fused }
 
 // Lanes returns L.
 func (lr *LaneReplayer) Lanes() int { return lr.ls.L }

@@ -92,6 +92,9 @@ func (pl *rosLanesPlan) NewSolver() (engine.Solver, error) {
 	}
 	lp := ros.LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes,
 		JVP: pg.JVPLanes, JVPJacY: pg.JVPJacYLanes, JVPDfDt: pg.JVPDfDtLanes}
+	if c.NS > 0 && pg.JVPKernel != nil && pg.Kernel != nil {
+		lp.JVPKernel = pg.JVPKernel() // the tangents in the attempt's code, with f
+	}
 	ls, err := ros.NewLanes(c, pl.lanes, pl.spec.Problem.NumParams, lp)
 	if err != nil {
 		return nil, err
