@@ -400,3 +400,52 @@ func TestRosPlumbing(t *testing.T) {
 		}
 	}
 }
+
+// TestERKRecordLayout: ERKRecordJob and ERKAdjointJob have the size
+// and offsets of gs_erk_record_job and gs_erk_adjoint_job as the host
+// C++ compiler lays out the generated source's structs (fields of 8
+// bytes, and a gs_erk_job first, on which x86-64 and a GPU agree).
+func TestERKRecordLayout(t *testing.T) {
+	cxx, err := cudaemu.Compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Record: true, Adjoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cname  string
+		typ    reflect.Type
+		fields []string // in the Go struct's order
+	}{
+		{"gs_erk_record_job", reflect.TypeOf(ERKRecordJob{}), []string{"fwd", "cap", "mesh_t", "mesh_h", "mesh_y", "steps"}},
+		{"gs_erk_adjoint_job", reflect.TypeOf(ERKAdjointJob{}), []string{"n", "nsave", "save_stride", "cap", "p", "save",
+			"mesh_t", "mesh_h", "mesh_y", "steps", "status", "cot_y", "cot_saved", "gy0", "gp"}},
+	} {
+		var b strings.Builder
+		b.WriteString("#include \"cuda_emu.h\"\n#include <cstddef>\n#include <cstdio>\n")
+		b.Write(src.Code)
+		fmt.Fprintf(&b, "int main() {\n  printf(\"%%zu\", sizeof(%s));\n", c.cname)
+		for _, f := range c.fields {
+			fmt.Fprintf(&b, "  printf(\" %%zu\", offsetof(%s, %s));\n", c.cname, f)
+		}
+		b.WriteString("  return 0;\n}\n")
+		exe, err := cudaemu.Build(context.Background(), cxx, t.TempDir(), []byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cudaemu.Run(context.Background(), exe, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprint(c.typ.Size())
+		for i := range c.typ.NumField() {
+			want += fmt.Sprintf(" %d", c.typ.Field(i).Offset)
+		}
+		if c.typ.NumField() != len(c.fields) || string(out) != want {
+			t.Errorf("%s: size and offsets %q; %v (%d fields): %q", c.cname, out, c.typ, c.typ.NumField(), want)
+		}
+	}
+}

@@ -163,12 +163,9 @@ func (e *Engine) ReferenceJobsFor(m method.Method) []engine.Job {
 
 // erkRecordKernels says whether sym/emitcuda writes the explicit
 // methods' record and adjoint kernels (gs_erk_<method>_record,
-// gs_erk_<method>_adjoint). Until it does, Record with an explicit
-// method is refused (errERKRecord).
-const erkRecordKernels = false
-
-// errERKRecord refuses Record with an explicit method.
-var errERKRecord = fmt.Errorf("the cuda engine does not record meshes of the explicit methods yet (Record, Recording.Gradient, LossGradient's reverse mode): their record and adjoint kernels (gs_erk_<method>_record, _adjoint) are not built; forward sensitivities (Options.Sens) run on it, and the Rosenbrock methods record")
+// gs_erk_<method>_adjoint): it does, so Record runs with the explicit
+// methods as with the Rosenbrock methods.
+const erkRecordKernels = true
 
 // Available returns nil where the backend has a device, else its
 // error, wrapping cuda.ErrUnavailable, whose text starts with
@@ -232,7 +229,7 @@ func devicesText(n int, what string) string {
 }
 
 // Serves refuses, with the reason: everything where the backend cannot
-// run (Available); a Record job (and so gradients through the adjoint);
+// run (Available); a job other than Forward, Sensitivities and Record;
 // DenseSave with an explicit method; float32 until its kernels exist; a
 // problem without a symbolic form; a device index the machine does not
 // have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
@@ -246,10 +243,8 @@ func (e *Engine) Serves(req *engine.Request) error {
 		return e.servesRos(req, n)
 	}
 	switch {
-	case req.Job == engine.Record && !erkRecordKernels:
-		return errERKRecord
-	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
-		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
+		return fmt.Errorf("the cuda engine runs forward, sensitivity and record jobs, not %v", req.Job)
 	case req.DenseSave:
 		return fmt.Errorf("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", req.Method.MethodName())
 	case req.Float32 && !float32Kernels:
@@ -305,8 +300,10 @@ var builtins = []*method.Tableau{method.Tsit5, method.DP5, method.Vern7, method.
 
 // source returns the generated source of set with the forward kernels
 // of the built-in explicit methods (and tb, if it is another) and, for
-// sens, their sensitivity kernels: generated once per key.
-func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) (*emitcuda.Source, error) {
+// sens, their sensitivity kernels: generated once per key. With record
+// it has the record and adjoint kernels instead of sensitivity kernels
+// (a Record job's source).
+func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, record bool) (*emitcuda.Source, error) {
 	methods := builtins
 	if !isBuiltin(tb) {
 		methods = append(append([]*method.Tableau(nil), builtins...), tb)
@@ -316,7 +313,11 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) 
 		key.methods = "builtins"
 	}
 	opts := emitcuda.Options{Methods: methods}
-	if sens != nil {
+	switch {
+	case record:
+		key.sens = "record"
+		opts.Record, opts.Adjoint = true, true
+	case sens != nil:
 		key.sens = fmt.Sprint(sens.Cols, sens.ErrorTest)
 		opts.Sens = []emitcuda.Sens{*sens}
 	}
@@ -403,15 +404,15 @@ func isBuiltin(tb *method.Tableau) bool {
 	return false
 }
 
-// kernelFor returns the kernel of src that runs tb: the forward kernel,
-// or with sens the sensitivity kernel.
-func kernelFor(src *emitcuda.Source, tb *method.Tableau, sens bool) (emitcuda.Kernel, error) {
+// kernelFor returns the float64 kernel of src of the given kind that
+// runs tb.
+func kernelFor(src *emitcuda.Source, tb *method.Tableau, kind emitcuda.KernelKind) (emitcuda.Kernel, error) {
 	for _, k := range src.Kernels {
-		if k.Method == tb && (k.Sens >= 0) == sens {
+		if k.Method == tb && k.Kind == kind && !k.Float32 {
 			return k, nil
 		}
 	}
-	return emitcuda.Kernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s", src.Model, tb.Name)
+	return emitcuda.Kernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s (kind %d)", src.Model, tb.Name, kind)
 }
 
 // Prepare generates the job's source (once per problem and columns),
@@ -439,11 +440,23 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 	if spec.Job == engine.Sensitivities {
 		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...), ErrorTest: spec.ErrorTest}
 	}
-	src, err := e.source(set, tb, sens)
+	record := spec.Job == engine.Record
+	src, err := e.source(set, tb, sens, record)
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
 	}
-	k, err := kernelFor(src, tb, sens != nil)
+	kind := emitcuda.Forward
+	switch {
+	case record:
+		kind = emitcuda.Record
+	case sens != nil:
+		kind = emitcuda.Sensitivities
+	}
+	k, err := kernelFor(src, tb, kind)
+	var adj emitcuda.Kernel
+	if err == nil && record {
+		adj, err = kernelFor(src, tb, emitcuda.Adjoint)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -456,6 +469,13 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 		return nil, err
 	}
 	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: erkKernel(k), dim: dim}
+	if record {
+		rec, ok := mod.(Recorder)
+		if !ok {
+			return nil, fmt.Errorf("gpu: the %s device's modules run no record kernels", e.backend.Name())
+		}
+		pl.rec, pl.adjoint = rec, erkKernel(adj)
+	}
 	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0}
 	if spec.Controller != nil {
 		pl.set.Controller = *spec.Controller
