@@ -84,6 +84,11 @@ func (e *Emulated) Devices() (int, error) {
 	return 1, nil
 }
 
+// Float32 returns nil: the emulated device runs the float32 kernels
+// (Float32Backend), its host program rounding the inputs to float and
+// widening the results.
+func (e *Emulated) Float32() error { return nil }
+
 // Open returns the emulated device (n must be 0).
 func (e *Emulated) Open(n int) (Device, error) {
 	if _, err := e.Devices(); err != nil {
@@ -135,11 +140,12 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 	// The explicit methods' tables: forward and sensitivity kernels
 	// (gs_erk_job), record kernels (gs_erk_record_job), adjoint
 	// kernels (gs_erk_adjoint_job).
-	var names, erec, eadj []string
-	var dims, nds, erd, ernd, ead, eand []int
+	var names, erec, eadj, f32 []string
+	var dims, nds, erd, ernd, ead, eand, fd, fnd []int
 	for _, k := range src.Kernels {
 		switch {
 		case k.Float32:
+			f32, fd, fnd = append(f32, k.Name), append(fd, k.Dim), append(fnd, k.NormDim)
 		case k.Kind == emitcuda.Record:
 			erec, erd, ernd = append(erec, k.Name), append(erd, k.Dim), append(ernd, k.NormDim)
 		case k.Kind == emitcuda.Adjoint:
@@ -149,6 +155,10 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 		}
 	}
 	table("gs_erk_job", "gs_kernels", names, dims, nds)
+	if len(f32) > 0 {
+		b.WriteString("#define GS_ERK_F32 1\n")
+		table("gs_erk_job_f32", "gs_kernels_f32", f32, fd, fnd)
+	}
 	if len(erec) > 0 || len(eadj) > 0 {
 		b.WriteString("#define GS_ERK_RECORD 1\n")
 		table("gs_erk_record_job", "gs_erk_record_kernels", erec, erd, ernd)
@@ -196,7 +206,7 @@ type emuModule struct {
 }
 
 // index returns kernel k's family code on the wire (0: gs_kernels, 1:
-// gs_ros_kernels) and its index in that table.
+// gs_ros_kernels, 6: gs_kernels_f32) and its index in that table.
 func (m *emuModule) index(k Kernel) (family, index int, err error) {
 	if k.Family == ROS {
 		i := 0
@@ -212,10 +222,13 @@ func (m *emuModule) index(k Kernel) (family, index int, err error) {
 	} else {
 		i := 0
 		for _, kk := range m.src.Kernels {
-			if kk.Float32 || kk.Kind == emitcuda.Record || kk.Kind == emitcuda.Adjoint {
+			if kk.Float32 != k.Float32 || kk.Kind == emitcuda.Record || kk.Kind == emitcuda.Adjoint {
 				continue
 			}
 			if kk.Name == k.Name {
+				if k.Float32 {
+					return 6, i, nil
+				}
 				return 0, i, nil
 			}
 			i++

@@ -201,14 +201,26 @@ func (e *Engine) Available() error {
 // used).
 func (e *Engine) Loaded() error { return e.Available() }
 
-// errFloat32 refuses Options.Precision float32 until the float32
-// kernels exist.
-var errFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has no float32 kernels yet (gs_erk_<method>_f32: sym/emitcuda writes f in float, not yet the driver): it computes in float64")
+// errRosFloat32 refuses Options.Precision float32 with a Rosenbrock
+// method.
+var errRosFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has float32 kernels of the explicit methods only (gs_erk_<method>_f32); the Rosenbrock kernels compute in float64")
+
+// errRecordFloat32 refuses a float32 Record job.
+var errRecordFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only (its record and adjoint kernels are float64); float32 runs forward and forward-sensitivity jobs of the explicit methods")
 
 // float32Kernels says whether sym/emitcuda writes the float32 kernels
-// gs_erk_<method>_f32. When it does, set it (and Generate's option that
-// asks for them in source), and kernelFor finds them by that name.
-const float32Kernels = false
+// gs_erk_<method>_f32[_sens<k>] (Options.Float32): it does, and
+// kernelFor finds them by their Float32 mark.
+const float32Kernels = true
+
+// Float32Backend is a Backend that says whether its modules run the
+// float32 kernels (Kernel.Float32: the batch's states, parameters and
+// tolerances rounded to float on the way in, the float results widened
+// to float64 on the way out): nil where they do, else the reason. A
+// backend that is not one refuses Options.Precision float32.
+type Float32Backend interface {
+	Float32() error
+}
 
 // symbolic returns the problem's tape.Set, or nil.
 func symbolic(p *ode.Problem) *tape.Set {
@@ -247,8 +259,10 @@ func (e *Engine) Serves(req *engine.Request) error {
 		return fmt.Errorf("the cuda engine runs forward, sensitivity and record jobs, not %v", req.Job)
 	case req.DenseSave:
 		return fmt.Errorf("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", req.Method.MethodName())
-	case req.Float32 && !float32Kernels:
-		return errFloat32
+	case req.Float32 && req.Job == engine.Record:
+		return errRecordFloat32
+	case req.Float32 && e.float32() != nil:
+		return e.float32()
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
@@ -266,14 +280,26 @@ func (e *Engine) servesRos(req *engine.Request, n int) error {
 	switch {
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
-	case req.Float32 && !float32Kernels:
-		return errFloat32
+	case req.Float32:
+		return errRosFloat32
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
 		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
 	}
 	return cpu.ROS{}.Serves(req)
+}
+
+// float32 returns why the backend's modules cannot run the float32
+// kernels, or nil.
+func (e *Engine) float32() error {
+	if !float32Kernels {
+		return fmt.Errorf("Options.Precision float32: the cuda engine has no float32 kernels")
+	}
+	if fb, ok := e.backend.(Float32Backend); ok {
+		return fb.Float32()
+	}
+	return fmt.Errorf("Options.Precision float32: the %s backend runs no float32 kernels", e.backend.Name())
 }
 
 // Prefers returns why the router should leave a request to the CPU: an
@@ -303,7 +329,10 @@ var builtins = []*method.Tableau{method.Tsit5, method.DP5, method.Vern7, method.
 // sens, their sensitivity kernels: generated once per key. With record
 // it has the record and adjoint kernels instead of sensitivity kernels
 // (a Record job's source).
-func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, record bool) (*emitcuda.Source, error) {
+//
+// With f32 it also has the float32 twins of the forward and sensitivity
+// kernels (Options.Float32).
+func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, record, f32 bool) (*emitcuda.Source, error) {
 	methods := builtins
 	if !isBuiltin(tb) {
 		methods = append(append([]*method.Tableau(nil), builtins...), tb)
@@ -312,7 +341,10 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, 
 	if isBuiltin(tb) {
 		key.methods = "builtins"
 	}
-	opts := emitcuda.Options{Methods: methods}
+	opts := emitcuda.Options{Methods: methods, Float32: f32 && !record}
+	if opts.Float32 {
+		key.methods += " float32"
+	}
 	switch {
 	case record:
 		key.sens = "record"
@@ -404,11 +436,11 @@ func isBuiltin(tb *method.Tableau) bool {
 	return false
 }
 
-// kernelFor returns the float64 kernel of src of the given kind that
-// runs tb.
-func kernelFor(src *emitcuda.Source, tb *method.Tableau, kind emitcuda.KernelKind) (emitcuda.Kernel, error) {
+// kernelFor returns the kernel of src of the given kind that runs tb:
+// the float64 one, or with f32 the float32 one.
+func kernelFor(src *emitcuda.Source, tb *method.Tableau, kind emitcuda.KernelKind, f32 bool) (emitcuda.Kernel, error) {
 	for _, k := range src.Kernels {
-		if k.Method == tb && k.Kind == kind && !k.Float32 {
+		if k.Method == tb && k.Kind == kind && k.Float32 == f32 {
 			return k, nil
 		}
 	}
@@ -441,7 +473,8 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...), ErrorTest: spec.ErrorTest}
 	}
 	record := spec.Job == engine.Record
-	src, err := e.source(set, tb, sens, record)
+	f32 := spec.Float32 && !record
+	src, err := e.source(set, tb, sens, record, f32)
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
 	}
@@ -452,10 +485,10 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 	case sens != nil:
 		kind = emitcuda.Sensitivities
 	}
-	k, err := kernelFor(src, tb, kind)
+	k, err := kernelFor(src, tb, kind, f32)
 	var adj emitcuda.Kernel
 	if err == nil && record {
-		adj, err = kernelFor(src, tb, emitcuda.Adjoint)
+		adj, err = kernelFor(src, tb, emitcuda.Adjoint, false)
 	}
 	if err != nil {
 		return nil, err
