@@ -15,12 +15,13 @@
 // It runs the forward and forward-sensitivity jobs of the explicit
 // methods (cpu-erk's bits) and of the Rosenbrock methods (cpu-ros's
 // bits, DenseSave where the method has a continuous extension; the
-// references per family: engine.FamilyReference), the Rosenbrock
-// methods' recordings (the record kernel) and their gradients (the
-// adjoint kernel, in a LaneReplayer), and refuses the rest in the Go
-// API's terms: recordings of the explicit methods (no record or
-// adjoint kernel yet), float32 (no float32 kernels yet) and problems
-// without a symbolic form. On a real
+// references per family: engine.FamilyReference), both families'
+// recordings (the record kernels) and their gradients (the adjoint
+// kernels, in a LaneReplayer), float32 forward and sensitivity jobs of
+// the explicit methods on a backend that runs the float32 kernels
+// (Float32Backend: the emulated device), and refuses the rest in the
+// Go API's terms: float32 with a Rosenbrock method, in a recording or
+// on the CUDA backend, and problems without a symbolic form. On a real
 // device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
