@@ -68,7 +68,8 @@ func tolUnits(y, ref []float64) float64 {
 
 // TestEmulatedFloat32: float32 solves through the engine are within
 // the bound above of the truth, for Lorenz and the halo orbit with
-// Tsit5 and DP5, in chunks of 1, 7 and the batch (with the same bits
+// Tsit5 and DP5 (and the halo's sensitivities to a parameter and an
+// initial value, compared as the state is), in chunks of 1, 7 and the batch (with the same bits
 // in each); the float32 solve
 // is not the float64 one (its bits differ); and Record in float32 is
 // refused with the reason.
@@ -84,24 +85,32 @@ func TestEmulatedFloat32(t *testing.T) {
 		pr   *gradsolve.Problem
 		span float64
 		m    *method.Tableau
+		sens bool // with sensitivity columns (in the error test, so that they are as accurate as the state)
 	}{
-		{"lorenz Tsit5", lz, 1, method.Tsit5},
-		{"halo Tsit5", halo, 5, method.Tsit5},
-		{"halo DP5", halo, 5, method.DP5},
+		{"lorenz Tsit5", lz, 1, method.Tsit5, false},
+		{"halo Tsit5", halo, 5, method.Tsit5, false},
+		{"halo DP5", halo, 5, method.DP5, false},
+		{"halo Tsit5 sensitivities", halo, 5, method.Tsit5, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ens := floatEnsemble(c.pr, n, c.span)
 			o := gradsolve.Options{Method: c.m, RTol: f32RTol, ATol: f32ATol, MaxSteps: 20000}
+			refOpts := gradsolve.Options{Engine: "cpu-erk", Method: method.DP8, RTol: 1e-12, ATol: 1e-14, MaxSteps: 1 << 20}
+			if c.sens {
+				sens := &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0), gradsolve.InitialValue(1)}, ErrorTest: true}
+				o.Sens, refOpts.Sens = sens, sens
+			}
 			o.Engine = "cpu-erk"
 			want := solve(t, c.pr, ens, o)
-			ref := solve(t, c.pr, ens, gradsolve.Options{Engine: "cpu-erk", Method: method.DP8, RTol: 1e-12, ATol: 1e-14, MaxSteps: 1 << 20})
+			ref := solve(t, c.pr, ens, refOpts)
 			pert := *ens
 			pert.Y0 = append([]float64(nil), ens.Y0...)
 			for i := range pert.Y0 {
 				pert.Y0[i] *= 1 + 0x1p-24
 			}
-			refPert := solve(t, c.pr, &pert, gradsolve.Options{Engine: "cpu-erk", Method: method.DP8, RTol: 1e-12, ATol: 1e-14, MaxSteps: 1 << 20})
+			refPert := solve(t, c.pr, &pert, refOpts)
 			d, k := c.pr.Dim, len(ens.Save)/n
+			ds := d * want.NS // the sensitivities of a trajectory's state
 			var first *gradsolve.Result
 			for name := range chunkEngines {
 				o32 := o
@@ -125,12 +134,22 @@ func TestEmulatedFloat32(t *testing.T) {
 					}
 					compared++
 					steps := float64(got.Stats[i].Accepted * c.m.Stages())
-					for q := -1; q < k; q++ {
+					rows := k
+					if c.sens {
+						rows = k + 1 + k // and the final and saved sensitivities
+					}
+					for q := -1; q < rows; q++ {
 						row := func(r *gradsolve.Result) []float64 {
-							if q < 0 {
+							switch {
+							case q < 0:
 								return r.Y[i*d : (i+1)*d]
+							case q < k:
+								return r.Saved[(i*k+q)*d : (i*k+q+1)*d]
+							case q == k:
+								return r.S[i*ds : (i+1)*ds]
 							}
-							return r.Saved[(i*k+q)*d : (i*k+q+1)*d]
+							j := q - k - 1
+							return r.SavedS[(i*k+j)*ds : (i*k+j+1)*ds]
 						}
 						y32, y64, yr := row(got), row(want), row(ref)
 						e32, e64, delta := tolUnits(y32, yr), tolUnits(y64, yr), tolUnits(row(refPert), yr)
