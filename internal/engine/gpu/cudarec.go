@@ -234,8 +234,8 @@ func (m *cudaModule) adjointChunk(fn *cuda.Function, k Kernel, s *Settings, c *A
 	if k.Family == ERK {
 		// The engine hands the adjoint only successful recordings:
 		// their statuses are Success.
-		status, err := a.alloc(n)
-		if err != nil {
+		var status cuda.Ptr
+		if status, err = a.alloc(n); err != nil {
 			return err
 		}
 		ok := make([]int64, n)

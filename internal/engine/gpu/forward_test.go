@@ -449,3 +449,95 @@ func TestERKRecordLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestERKRecordPlumbing runs the explicit record and adjoint kernels'
+// launches through the fake driver: ERKRecordJob (the forward job, cap
+// and the meshes) and ERKAdjointJob (sizes, meshes, statuses,
+// cotangents, gradients) arrive where gs_erk_record_job and
+// gs_erk_adjoint_job have their fields, the meshes and gradients come
+// back, and a failing launch is the call's error. The plumbing only:
+// the fake solves nothing.
+func TestERKRecordPlumbing(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
+	dev, err := b0.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Record: true, Adjoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mod.(*cudaModule)
+	rk, err := kernelFor(src, method.Tsit5, emitcuda.Record, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := kernelFor(src, method.Tsit5, emitcuda.Adjoint, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Settings{MaxSteps: 77, HMax: math.Inf(1), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}}
+	const n = 20
+	var stop atomic.Bool
+	b := plumbingBatch(n)
+	for i := range b.JacEvals {
+		b.JacEvals[i], b.LUs[i] = -5, -6 // the explicit kernels have no such counters: left as they are
+	}
+	ms := NewMeshes(n, 5, 3)
+	if done, err := m.Record(erkKernel(rk), s, b, ms, 7, &stop); err != nil || done != n {
+		t.Fatalf("record: %d, %v", done, err)
+	}
+	for i := range n {
+		c := i % 7
+		lo := i - c
+		wantSteps := int64(5)
+		if c%2 == 1 {
+			wantSteps = -1
+		}
+		if b.T[i] != float64(1001*i) || b.Accepted[i] != 77 || ms.Steps[i] != wantSteps || b.JacEvals[i] != -5 || b.LUs[i] != -6 {
+			t.Fatalf("record: trajectory %d: t %v accepted %d steps %d jac_evals %d lus %d", i, b.T[i], b.Accepted[i], ms.Steps[i], b.JacEvals[i], b.LUs[i])
+		}
+		cm := ms.Slice(lo, min(lo+7, n))
+		if cm.T[c*6] != b.T0[i] || cm.H[c*5] != b.T1[i] || cm.Y[c*6] != b.Y0[3*lo+c] {
+			t.Fatalf("record: trajectory %d's mesh: t %v h %v y %v", i, cm.T[c*6], cm.H[c*5], cm.Y[c*6])
+		}
+	}
+	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
+		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
+	for i := range a.CotY {
+		a.CotY[i] = float64(i)
+	}
+	if done, err := m.Adjoint(erkKernel(ak), s, a, n, &stop); err != nil || done != n {
+		t.Fatalf("adjoint: %d, %v", done, err)
+	}
+	for c := range n {
+		// Status Success (1) for every job, save_stride K = 2.
+		wy := 5*1000 + float64(ms.Steps[c]) + float64(ode.Success)*100 + 2*10
+		wp := a.CotY[c] + ms.T[c*6] + ms.H[c*5] + ms.Y[c] + a.P[c] + a.Save[c*2] + 0.5
+		if a.GY0[c] != wy || a.GP[c] != wp {
+			t.Fatalf("adjoint: row %d: gy0 %v gp %v, want %v %v", c, a.GY0[c], a.GP[c], wy, wp)
+		}
+	}
+	t.Setenv("FAKE_CUDA_LAUNCH", "719")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"record", func() error {
+			_, err := m.Record(erkKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
+			return err
+		}},
+		{"adjoint", func() error { _, err := m.Adjoint(erkKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
+	} {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
+			t.Errorf("%s with a failing launch: %v", c.name, err)
+		}
+	}
+}
