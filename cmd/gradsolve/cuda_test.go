@@ -1,10 +1,13 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gradsolve/gradsolve/npy"
 )
 
 // TestEngineCUDAUnavailable: where there is no CUDA driver, --engine
@@ -55,18 +58,20 @@ func TestDevicePrecisionFlags(t *testing.T) {
 		{"float32 on the CPU", nil, []string{"--precision", "float32"},
 			"gradsolve: --precision float32: the CPU engines compute in float64 only: their core (packages ivp, erk, ros, control and the compiled tapes) is written for float64, not generic over the float type"},
 		{"float32 on cpu-ros", nil, []string{"--precision", "float32", "--engine", "cpu-ros"}, "--precision float32: the CPU engines compute in float64 only"},
-		{"float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu"},
-			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --precision float32: the cuda engine has no float32 kernels yet`},
+		{"float32 Rosenbrock on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu", "--method", "rodas5p"},
+			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --precision float32: the cuda engine has float32 kernels of the explicit methods only`},
 		{"device out of range", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--device", "3", "--engine", "cuda-emu"},
 			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --device 3: the machine has 1 emulated CUDA device (0)`},
 		{"no GPU", []string{"GRADSOLVE_CUDA_DRIVER=" + missing}, []string{"--device", "1", "--engine", "cuda"},
 			`gradsolve: --engine "cuda" cannot serve this forward job: unavailable: no CUDA driver (` + missing},
 		{"grad float32", nil, []string{"--precision", "float32"}, "--precision float32: the CPU engines compute in float64 only"},
+		{"grad float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu"},
+			`gradsolve: --engine "cuda-emu" cannot serve this record job: --precision float32: the cuda engine records meshes and takes gradients in float64 only`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append(append([]string(nil), lorenz...), c.args...)
-			if c.name == "grad float32" {
-				args = []string{"grad", "../../examples/lorenz.ode", "--n", "2", "--loss", "sumsq", "--precision", "float32"}
+			if strings.HasPrefix(c.name, "grad float32") {
+				args = append([]string{"grad", "../../examples/lorenz.ode", "--n", "2", "--loss", "sumsq"}, c.args...)
 			}
 			r := execCmd(t, c.env, append(args, "--out", t.TempDir())...)
 			line := strings.TrimSuffix(r.stderr, "\n")
@@ -82,5 +87,46 @@ func TestDevicePrecisionFlags(t *testing.T) {
 		if r.code != 0 {
 			t.Errorf("gradsolve %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestFloat32Emulated: gradsolve solve --engine cuda-emu --precision
+// float32 runs the float32 kernels: every trajectory Success, finite
+// final states that are not the float64 solve's bits. (Their accuracy
+// against the truth is internal/engine/gpu's TestEmulatedFloat32.)
+func TestFloat32Emulated(t *testing.T) {
+	env := []string{"GRADSOLVE_CUDA_EMULATE=1"}
+	run := func(prec string) *npy.Array {
+		dir := t.TempDir()
+		r := execCmd(t, env, "solve", "../../examples/lorenz.ode", "--n", "4", "--ref", "0", "--engine", "cuda-emu",
+			"--precision", prec, "--rtol", "1e-5", "--atol", "1e-6", "--out", dir)
+		if r.code != 0 {
+			if strings.Contains(r.stderr, "unavailable: ") {
+				t.Skipf("the emulated device cannot run here: %s", r.stderr)
+			}
+			t.Fatalf("--precision %s: exit %d, stderr %q", prec, r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "status: 4 Success") {
+			t.Fatalf("--precision %s: stdout %q: want every trajectory Success", prec, r.stdout)
+		}
+		y, err := npy.ReadFile(filepath.Join(dir, "y_final.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Check("y_final", []int{4, 3}); err != nil {
+			t.Fatal(err)
+		}
+		return y
+	}
+	y32, y64 := run("float32"), run("float64")
+	same := true
+	for i, v := range y32.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("float32 y_final[%d] = %v", i, v)
+		}
+		same = same && v == y64.Data[i]
+	}
+	if same {
+		t.Errorf("the float32 solve's final states are the float64 solve's bits: it did not run in float")
 	}
 }

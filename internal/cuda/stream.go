@@ -77,6 +77,10 @@ func (h *HostMem) Len() int { return h.n }
 // Free).
 func (h *HostMem) Float64s() []float64 { return unsafe.Slice((*float64)(h.p), h.n/8) }
 
+// Float32s returns the memory as float32 values (a view, valid until
+// Free).
+func (h *HostMem) Float32s() []float32 { return unsafe.Slice((*float32)(h.p), h.n/4) }
+
 // Int64s returns the memory as int64 values (a view, valid until Free).
 func (h *HostMem) Int64s() []int64 { return unsafe.Slice((*int64)(h.p), h.n/8) }
 

@@ -61,15 +61,20 @@ const (
 // Kernel is a kernel as a Module runs it: its name, family, state size
 // (the rows of y0, y and saved) and the number of components of the
 // error norm (the length of the tolerances).
+//
+// Float32 marks a float32 kernel (gs_erk_job_f32): the module rounds
+// the batch's states, parameters and tolerances to float for it and
+// widens its float results back (Float32Backend).
 type Kernel struct {
 	Name         string
 	Family       Family
 	Dim, NormDim int
+	Float32      bool
 }
 
 // erkKernel and rosKernel describe the generated kernels.
 func erkKernel(k emitcuda.Kernel) Kernel {
-	return Kernel{Name: k.Name, Family: ERK, Dim: k.Dim, NormDim: k.NormDim}
+	return Kernel{Name: k.Name, Family: ERK, Dim: k.Dim, NormDim: k.NormDim, Float32: k.Float32}
 }
 
 func rosKernel(k emitcuda.RosKernel) Kernel {

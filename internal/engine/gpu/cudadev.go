@@ -28,6 +28,12 @@ type CUDA struct {
 // Name returns "CUDA".
 func (c *CUDA) Name() string { return "CUDA" }
 
+// Float32 returns nil: the CUDA backend runs the float32 kernels
+// (Float32Backend), packing their float inputs and unpacking their float
+// results (cudaModule.launch32). The self-test checks float64 bits
+// only: a device's float32 results are not checked.
+func (c *CUDA) Float32() error { return nil }
+
 // Devices opens the driver and NVRTC (once) and returns the number of
 // devices; where the driver, a device or NVRTC is missing, an error
 // wrapping cuda.ErrUnavailable that says which.
@@ -273,7 +279,16 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		return 0, err
 	}
 	defer dev.Free(tol)
-	if err := cuda.CopyIn(dev, tol, append(append([]float64(nil), s.RTol...), s.ATol...)); err != nil {
+	if k.Float32 {
+		tol32 := make([]float32, 0, 2*nd)
+		for _, v := range append(append([]float64(nil), s.RTol...), s.ATol...) {
+			tol32 = append(tol32, float32(v))
+		}
+		err = cuda.CopyIn(dev, tol, tol32)
+	} else {
+		err = cuda.CopyIn(dev, tol, append(append([]float64(nil), s.RTol...), s.ATol...))
+	}
+	if err != nil {
 		return 0, err
 	}
 	var lanes [2]*lane
@@ -305,6 +320,25 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		c := b.Slice(l.lo, l.hi)
 		f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
 		o := 0
+		if k.Float32 {
+			// t, h (double), the counters, then y and saved (float).
+			for _, dst := range [][]float64{c.T, c.H} {
+				o += copy(dst, f[o:o+len(dst)])
+			}
+			for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+				o += copy(dst, in[o:o+len(dst)])
+			}
+			f32 := l.pinOut.Float32s()[2*o:]
+			o = 0
+			for _, dst := range [][]float64{c.Y, c.Saved} {
+				for j := range dst {
+					dst[j] = float64(f32[o+j])
+				}
+				o += len(dst)
+			}
+			done = l.hi
+			return nil
+		}
 		for _, dst := range [][]float64{c.Y, c.T, c.H, c.Saved} {
 			o += copy(dst, f[o:o+len(dst)])
 		}
@@ -326,6 +360,13 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		hi := min(lo+chunk, b.N)
 		c := b.Slice(lo, hi)
 		n := c.N
+		at := func(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
+		if k.Float32 {
+			if err := m.launch32(fn, l, s, c, tol, nd, lo, hi); err != nil {
+				return done, err
+			}
+			continue
+		}
 		// Pack the chunk's inputs: t0, t1, y0, p, save.
 		f := l.pinIn.Float64s()
 		o := 0
@@ -335,7 +376,6 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		if err := l.st.CopyIn(l.devIn, l.pinIn, 0, 8*o); err != nil {
 			return done, err
 		}
-		at := func(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
 		var rj RosJob
 		job := &rj.Job
 		*job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
@@ -386,4 +426,56 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		}
 	}
 	return done, nil
+}
+
+// launch32 packs chunk c [lo, hi) of a float32 kernel's batch on lane l
+// and queues its copies and launch: the 8-byte inputs (t0, t1, save)
+// first, then y0 and p rounded to float; the outputs t, h and the
+// counters, then y and saved in float (finish widens them).
+func (m *cudaModule) launch32(fn *cuda.Function, l *lane, s *Settings, c *Batch, tol cuda.Ptr, nd, lo, hi int) error {
+	n, dim, K := c.N, c.Dim, c.K
+	f := l.pinIn.Float64s()
+	o := 0
+	for _, src := range [][]float64{c.T0, c.T1, c.Save} {
+		o += copy(f[o:], src)
+	}
+	f32 := l.pinIn.Float32s()[2*o:]
+	o32 := 0
+	for _, src := range [][]float64{c.Y0, c.P} {
+		for j, v := range src {
+			f32[o32+j] = float32(v)
+		}
+		o32 += len(src)
+	}
+	if err := l.st.CopyIn(l.devIn, l.pinIn, 0, 8*o+4*o32); err != nil {
+		return err
+	}
+	ctl := s.Controller
+	job := Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+		HMax: s.HMax, H0: s.H0,
+		Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
+		RTol: tol, ATol: tol + cuda.Ptr(4*nd)}
+	// gs_erk_job_f32 has Job's layout (its float pointers are pointers).
+	job.T0 = l.devIn
+	job.T1 = job.T0 + cuda.Ptr(8*n)
+	job.Save = job.T1 + cuda.Ptr(8*n)
+	job.Y0 = job.Save + cuda.Ptr(8*n*K)
+	job.P = job.Y0 + cuda.Ptr(4*n*dim)
+	job.T = l.devOut
+	job.H = job.T + cuda.Ptr(8*n)
+	job.Status = job.H + cuda.Ptr(8*n)
+	job.Accepted = job.Status + cuda.Ptr(8*n)
+	job.Rejected = job.Accepted + cuda.Ptr(8*n)
+	job.FEvals = job.Rejected + cuda.Ptr(8*n)
+	job.Y = job.FEvals + cuda.Ptr(8*n)
+	job.Saved = job.Y + cuda.Ptr(4*n*dim)
+	grid := uint32((n + Block - 1) / Block)
+	if err := fn.LaunchOn(l.st, grid, Block, unsafe.Pointer(&job)); err != nil {
+		return err
+	}
+	if err := l.st.CopyOut(l.pinOut, 0, l.devOut, 8*6*n+4*(n*dim+n*K*dim)); err != nil {
+		return err
+	}
+	l.pending, l.lo, l.hi = true, lo, hi
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gradsolve/gradsolve/internal/cuda"
+	"github.com/gradsolve/gradsolve/ode"
 )
 
 // RosMesh is gs_ros_mesh: the room for steps (cap) and the device
@@ -19,6 +20,27 @@ type RosMesh struct {
 // and of the scratch of save-time owners.
 type RosAdj struct {
 	CotY, CotSaved, GY0, GP, Owner cuda.Ptr
+}
+
+// ERKRecordJob is gs_erk_record_job, an explicit record kernel's one
+// parameter: the forward job, the room for steps (cap) and the device
+// addresses of the meshes' times, step sizes, states and step counts
+// (−1 where the room ran out).
+type ERKRecordJob struct {
+	Fwd                        Job
+	Cap                        int64
+	MeshT, MeshH, MeshY, Steps cuda.Ptr
+}
+
+// ERKAdjointJob is gs_erk_adjoint_job, an explicit adjoint kernel's one
+// parameter: the sizes, then the device addresses of the parameters,
+// save times, meshes, step counts and statuses of the recordings, the
+// cotangents of the final and saved states (CotSaved 0 for none), and
+// the room for ∂L/∂y0 and ∂L/∂p.
+type ERKAdjointJob struct {
+	N, NSave, SaveStride, Cap                   int64
+	P, Save, MeshT, MeshH, MeshY, Steps, Status cuda.Ptr
+	CotY, CotSaved, GY0, GP                     cuda.Ptr
 }
 
 // devArrays allocates device memory for each of the values' arrays (8
@@ -114,7 +136,13 @@ func (m *cudaModule) recordChunk(fn *cuda.Function, k Kernel, s *Settings, c *Ba
 		}
 	}
 	grid := uint32((n + Block - 1) / Block)
-	if err := fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh)); err != nil {
+	if k.Family == ERK {
+		ej := ERKRecordJob{Fwd: rj.Job, Cap: mesh.Cap, MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps}
+		err = fn.Launch(grid, Block, unsafe.Pointer(&ej))
+	} else {
+		err = fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh))
+	}
+	if err != nil {
 		return err
 	}
 	if err := m.dev.Synchronize(); err != nil {
@@ -135,6 +163,9 @@ func (m *cudaModule) recordChunk(fn *cuda.Function, k Kernel, s *Settings, c *Ba
 		src cuda.Ptr
 	}{{c.Status, rj.Status}, {c.Accepted, rj.Accepted}, {c.Rejected, rj.Rejected}, {c.FEvals, rj.FEvals},
 		{c.JacEvals, rj.JacEvals}, {c.LUs, rj.LUs}, {cm.Steps, mesh.Steps}} {
+		if k.Family == ERK && (x.src == rj.JacEvals || x.src == rj.LUs) {
+			continue // the explicit kernels have no such counters
+		}
 		if err := cuda.CopyOut(m.dev, x.dst, x.src); err != nil {
 			return err
 		}
@@ -153,14 +184,14 @@ func (m *cudaModule) Adjoint(k Kernel, s *Settings, ab *AdjBatch, chunk int, sto
 		if stop.Load() {
 			return lo, nil
 		}
-		if err := m.adjointChunk(fn, s, ab.Slice(lo, min(lo+chunk, ab.N))); err != nil {
+		if err := m.adjointChunk(fn, k, s, ab.Slice(lo, min(lo+chunk, ab.N))); err != nil {
 			return lo, err
 		}
 	}
 	return ab.N, nil
 }
 
-func (m *cudaModule) adjointChunk(fn *cuda.Function, s *Settings, c *AdjBatch) error {
+func (m *cudaModule) adjointChunk(fn *cuda.Function, k Kernel, s *Settings, c *AdjBatch) error {
 	a := &devArrays{dev: m.dev}
 	defer a.free()
 	n := c.N
@@ -200,7 +231,28 @@ func (m *cudaModule) adjointChunk(fn *cuda.Function, s *Settings, c *AdjBatch) e
 		}
 	}
 	grid := uint32((n + Block - 1) / Block)
-	if err := fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh), unsafe.Pointer(&adj)); err != nil {
+	if k.Family == ERK {
+		// The engine hands the adjoint only successful recordings:
+		// their statuses are Success.
+		var status cuda.Ptr
+		if status, err = a.alloc(n); err != nil {
+			return err
+		}
+		ok := make([]int64, n)
+		for i := range ok {
+			ok[i] = int64(ode.Success)
+		}
+		if err := cuda.CopyIn(m.dev, status, ok); err != nil {
+			return err
+		}
+		ej := ERKAdjointJob{N: rj.N, NSave: rj.NSave, SaveStride: rj.SaveStride, Cap: mesh.Cap, P: rj.P, Save: rj.Save,
+			MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps, Status: status,
+			CotY: adj.CotY, CotSaved: adj.CotSaved, GY0: adj.GY0, GP: adj.GP}
+		err = fn.Launch(grid, Block, unsafe.Pointer(&ej))
+	} else {
+		err = fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh), unsafe.Pointer(&adj))
+	}
+	if err != nil {
 		return err
 	}
 	if err := m.dev.Synchronize(); err != nil {

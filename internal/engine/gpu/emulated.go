@@ -84,6 +84,11 @@ func (e *Emulated) Devices() (int, error) {
 	return 1, nil
 }
 
+// Float32 returns nil: the emulated device runs the float32 kernels
+// (Float32Backend), its host program rounding the inputs to float and
+// widening the results.
+func (e *Emulated) Float32() error { return nil }
+
 // Open returns the emulated device (n must be 0).
 func (e *Emulated) Open(n int) (Device, error) {
 	if _, err := e.Devices(); err != nil {
@@ -132,12 +137,33 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 			b.WriteString("0};\n")
 		}
 	}
-	var names []string
-	var dims, nds []int
+	// The explicit methods' tables: forward and sensitivity kernels
+	// (gs_erk_job), record kernels (gs_erk_record_job), adjoint
+	// kernels (gs_erk_adjoint_job).
+	var names, erec, eadj, f32 []string
+	var dims, nds, erd, ernd, ead, eand, fd, fnd []int
 	for _, k := range src.Kernels {
-		names, dims, nds = append(names, k.Name), append(dims, k.Dim), append(nds, k.NormDim)
+		switch {
+		case k.Float32:
+			f32, fd, fnd = append(f32, k.Name), append(fd, k.Dim), append(fnd, k.NormDim)
+		case k.Kind == emitcuda.Record:
+			erec, erd, ernd = append(erec, k.Name), append(erd, k.Dim), append(ernd, k.NormDim)
+		case k.Kind == emitcuda.Adjoint:
+			eadj, ead, eand = append(eadj, k.Name), append(ead, k.Dim), append(eand, k.NormDim)
+		default:
+			names, dims, nds = append(names, k.Name), append(dims, k.Dim), append(nds, k.NormDim)
+		}
 	}
 	table("gs_erk_job", "gs_kernels", names, dims, nds)
+	if len(f32) > 0 {
+		b.WriteString("#define GS_ERK_F32 1\n")
+		table("gs_erk_job_f32", "gs_kernels_f32", f32, fd, fnd)
+	}
+	if len(erec) > 0 || len(eadj) > 0 {
+		b.WriteString("#define GS_ERK_RECORD 1\n")
+		table("gs_erk_record_job", "gs_erk_record_kernels", erec, erd, ernd)
+		table("gs_erk_adjoint_job", "gs_erk_adjoint_kernels", eadj, ead, eand)
+	}
 	if len(src.RosKernels) > 0 {
 		// The Rosenbrock tables: forward and sensitivity kernels
 		// (gs_ros_job), record kernels (gs_ros_job, gs_ros_mesh),
@@ -180,7 +206,7 @@ type emuModule struct {
 }
 
 // index returns kernel k's family code on the wire (0: gs_kernels, 1:
-// gs_ros_kernels) and its index in that table.
+// gs_ros_kernels, 6: gs_kernels_f32) and its index in that table.
 func (m *emuModule) index(k Kernel) (family, index int, err error) {
 	if k.Family == ROS {
 		i := 0
@@ -194,19 +220,39 @@ func (m *emuModule) index(k Kernel) (family, index int, err error) {
 			i++
 		}
 	} else {
-		for i, kk := range m.src.Kernels {
+		i := 0
+		for _, kk := range m.src.Kernels {
+			if kk.Float32 != k.Float32 || kk.Kind == emitcuda.Record || kk.Kind == emitcuda.Adjoint {
+				continue
+			}
 			if kk.Name == k.Name {
+				if k.Float32 {
+					return 6, i, nil
+				}
 				return 0, i, nil
 			}
+			i++
 		}
 	}
 	return 0, 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, k.Name)
 }
 
-// rosIndex returns the index of the record (or adjoint) kernel named
-// name in its table.
-func (m *emuModule) rosIndex(name string, adjoint bool) (int, error) {
+// rosIndex returns the index of the record (or adjoint) kernel k in
+// its table (the Rosenbrock or the explicit methods').
+func (m *emuModule) rosIndex(k Kernel, adjoint bool) (int, error) {
+	name := k.Name
 	i := 0
+	if k.Family == ERK {
+		for _, kk := range m.src.Kernels {
+			if !kk.Float32 && ((adjoint && kk.Kind == emitcuda.Adjoint) || (!adjoint && kk.Kind == emitcuda.Record)) {
+				if kk.Name == name {
+					return i, nil
+				}
+				i++
+			}
+		}
+		return 0, fmt.Errorf("gpu: module %s has no kernel %s", m.src.Model, name)
+	}
 	for _, kk := range m.src.RosKernels {
 		if (adjoint && kk.Adjoint) || (!adjoint && kk.Record) {
 			if kk.Name == name {
@@ -230,7 +276,7 @@ func (m *emuModule) Record(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk in
 
 // Adjoint runs an adjoint kernel's chunks, each one run of the program.
 func (m *emuModule) Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop *atomic.Bool) (int, error) {
-	ki, err := m.rosIndex(k.Name, true)
+	ki, err := m.rosIndex(k, true)
 	if err != nil {
 		return 0, err
 	}
@@ -245,7 +291,11 @@ func (m *emuModule) Adjoint(k Kernel, s *Settings, a *AdjBatch, chunk int, stop 
 		if s.DenseSave {
 			dense = 1
 		}
-		for _, v := range []int{3, ki, c.N, c.K, dense, c.Mesh.Cap, m.dev.grid, m.dev.block} {
+		fam := 3
+		if k.Family == ERK {
+			fam = 5
+		}
+		for _, v := range []int{fam, ki, c.N, c.K, dense, c.Mesh.Cap, m.dev.grid, m.dev.block} {
 			e.Int(int64(v))
 		}
 		e.Floats(c.P)
@@ -281,7 +331,10 @@ func (m *emuModule) run(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, 
 	fam, ki, err := 0, 0, error(nil)
 	if ms != nil {
 		fam = 2
-		ki, err = m.rosIndex(k.Name, false)
+		if k.Family == ERK {
+			fam = 4
+		}
+		ki, err = m.rosIndex(k, false)
 	} else {
 		fam, ki, err = m.index(k)
 	}
@@ -323,7 +376,7 @@ func (m *emuModule) run(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, 
 			copy(f, d.Floats(len(f)))
 		}
 		counters := [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals}
-		if fam >= 1 {
+		if fam == 1 || fam == 2 {
 			counters = append(counters, c.JacEvals, c.LUs)
 		}
 		for _, f := range counters {

@@ -400,3 +400,200 @@ func TestRosPlumbing(t *testing.T) {
 		}
 	}
 }
+
+// TestERKRecordLayout: ERKRecordJob and ERKAdjointJob have the size
+// and offsets of gs_erk_record_job and gs_erk_adjoint_job as the host
+// C++ compiler lays out the generated source's structs (fields of 8
+// bytes, and a gs_erk_job first, on which x86-64 and a GPU agree).
+func TestERKRecordLayout(t *testing.T) {
+	cxx, err := cudaemu.Compiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Record: true, Adjoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cname  string
+		typ    reflect.Type
+		fields []string // in the Go struct's order
+	}{
+		{"gs_erk_record_job", reflect.TypeOf(ERKRecordJob{}), []string{"fwd", "cap", "mesh_t", "mesh_h", "mesh_y", "steps"}},
+		{"gs_erk_adjoint_job", reflect.TypeOf(ERKAdjointJob{}), []string{"n", "nsave", "save_stride", "cap", "p", "save",
+			"mesh_t", "mesh_h", "mesh_y", "steps", "status", "cot_y", "cot_saved", "gy0", "gp"}},
+	} {
+		var b strings.Builder
+		b.WriteString("#include \"cuda_emu.h\"\n#include <cstddef>\n#include <cstdio>\n")
+		b.Write(src.Code)
+		fmt.Fprintf(&b, "int main() {\n  printf(\"%%zu\", sizeof(%s));\n", c.cname)
+		for _, f := range c.fields {
+			fmt.Fprintf(&b, "  printf(\" %%zu\", offsetof(%s, %s));\n", c.cname, f)
+		}
+		b.WriteString("  return 0;\n}\n")
+		exe, err := cudaemu.Build(context.Background(), cxx, t.TempDir(), []byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cudaemu.Run(context.Background(), exe, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprint(c.typ.Size())
+		for i := range c.typ.NumField() {
+			want += fmt.Sprintf(" %d", c.typ.Field(i).Offset)
+		}
+		if c.typ.NumField() != len(c.fields) || string(out) != want {
+			t.Errorf("%s: size and offsets %q; %v (%d fields): %q", c.cname, out, c.typ, c.typ.NumField(), want)
+		}
+	}
+}
+
+// TestERKRecordPlumbing runs the explicit record and adjoint kernels'
+// launches through the fake driver: ERKRecordJob (the forward job, cap
+// and the meshes) and ERKAdjointJob (sizes, meshes, statuses,
+// cotangents, gradients) arrive where gs_erk_record_job and
+// gs_erk_adjoint_job have their fields, the meshes and gradients come
+// back, and a failing launch is the call's error. The plumbing only:
+// the fake solves nothing.
+func TestERKRecordPlumbing(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
+	dev, err := b0.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Record: true, Adjoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mod.(*cudaModule)
+	rk, err := kernelFor(src, method.Tsit5, emitcuda.Record, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := kernelFor(src, method.Tsit5, emitcuda.Adjoint, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Settings{MaxSteps: 77, HMax: math.Inf(1), RTol: []float64{1, 1, 1}, ATol: []float64{1, 1, 1}}
+	const n = 20
+	var stop atomic.Bool
+	b := plumbingBatch(n)
+	for i := range b.JacEvals {
+		b.JacEvals[i], b.LUs[i] = -5, -6 // the explicit kernels have no such counters: left as they are
+	}
+	ms := NewMeshes(n, 5, 3)
+	if done, err := m.Record(erkKernel(rk), s, b, ms, 7, &stop); err != nil || done != n {
+		t.Fatalf("record: %d, %v", done, err)
+	}
+	for i := range n {
+		c := i % 7
+		lo := i - c
+		wantSteps := int64(5)
+		if c%2 == 1 {
+			wantSteps = -1
+		}
+		if b.T[i] != float64(1001*i) || b.Accepted[i] != 77 || ms.Steps[i] != wantSteps || b.JacEvals[i] != -5 || b.LUs[i] != -6 {
+			t.Fatalf("record: trajectory %d: t %v accepted %d steps %d jac_evals %d lus %d", i, b.T[i], b.Accepted[i], ms.Steps[i], b.JacEvals[i], b.LUs[i])
+		}
+		cm := ms.Slice(lo, min(lo+7, n))
+		if cm.T[c*6] != b.T0[i] || cm.H[c*5] != b.T1[i] || cm.Y[c*6] != b.Y0[3*lo+c] {
+			t.Fatalf("record: trajectory %d's mesh: t %v h %v y %v", i, cm.T[c*6], cm.H[c*5], cm.Y[c*6])
+		}
+	}
+	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
+		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
+	for i := range a.CotY {
+		a.CotY[i] = float64(i)
+	}
+	if done, err := m.Adjoint(erkKernel(ak), s, a, n, &stop); err != nil || done != n {
+		t.Fatalf("adjoint: %d, %v", done, err)
+	}
+	for c := range n {
+		// Status Success (1) for every job, save_stride K = 2.
+		wy := 5*1000 + float64(ms.Steps[c]) + float64(ode.Success)*100 + 2*10
+		wp := a.CotY[c] + ms.T[c*6] + ms.H[c*5] + ms.Y[c] + a.P[c] + a.Save[c*2] + 0.5
+		if a.GY0[c] != wy || a.GP[c] != wp {
+			t.Fatalf("adjoint: row %d: gy0 %v gp %v, want %v %v", c, a.GY0[c], a.GP[c], wy, wp)
+		}
+	}
+	t.Setenv("FAKE_CUDA_LAUNCH", "719")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"record", func() error {
+			_, err := m.Record(erkKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
+			return err
+		}},
+		{"adjoint", func() error { _, err := m.Adjoint(erkKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
+	} {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
+			t.Errorf("%s with a failing launch: %v", c.name, err)
+		}
+	}
+}
+
+// TestRun32Plumbing runs a float32 kernel's batch through the fake
+// driver in chunks on two streams: gs_erk_job_f32's double fields (t0,
+// t1, save, t, h, the counters) and float fields (the tolerances, y0,
+// p rounded to float; y and saved widened back) arrive and return where
+// the C struct has them, each chunk to its own rows. The plumbing only.
+func TestRun32Plumbing(t *testing.T) {
+	l := fakeLibs(t)
+	t.Setenv("FAKE_CUDA_DEVICES", "")
+	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
+	if err := b0.Float32(); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := b0.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := lorenzProblem(t).Symbolic.(*tape.Set)
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Float32: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := dev.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k32, err := kernelFor(src, method.Tsit5, emitcuda.Forward, true)
+	if err != nil || !k32.Float32 {
+		t.Fatalf("kernelFor float32: %+v, %v", k32, err)
+	}
+	s := &Settings{MaxSteps: 77, HMax: 2, RTol: []float64{1e-5, 1e-5, 1e-5}, ATol: []float64{1e-7, 1e-7, 1e-7}}
+	const n = 20
+	var stop atomic.Bool
+	for _, chunk := range []int{7, n} {
+		b := plumbingBatch(n)
+		if done, err := mod.Run(erkKernel(k32), s, b, chunk, &stop); err != nil || done != n {
+			t.Fatalf("chunk %d: Run = %d, %v", chunk, done, err)
+		}
+		for i := range n {
+			c := i % chunk
+			lo := i - c
+			// The fake's row c of its launch: t = t0 + t1, h from the
+			// float tolerances and p[c] of the chunk's flat array, y[c]
+			// = 2·y0[c] in float, saved[d] = save[d] for d < n·K.
+			wh := 2 + 0 + float64(float32(1e-5)) + float64(float32(1e-7)) + float64(float32(b.P[3*lo+c]))
+			wy := float64(float32(b.Y0[3*lo+c]) * 2)
+			if b.T[i] != float64(1001*i) || b.H[i] != wh || b.Y[3*lo+c] != wy || b.Status[i] != 2002 || b.Accepted[i] != 77 || b.Rejected[i] != int64(c) {
+				t.Fatalf("chunk %d: trajectory %d: t %v h %v (want %v) y %v (want %v) status %d accepted %d rejected %d",
+					chunk, i, b.T[i], b.H[i], wh, b.Y[3*lo+c], wy, b.Status[i], b.Accepted[i], b.Rejected[i])
+			}
+			if w := float64(float32(b.Save[2*lo+c])); b.Saved[6*lo+c] != w {
+				t.Fatalf("chunk %d: trajectory %d: saved %v, want %v", chunk, i, b.Saved[6*lo+c], w)
+			}
+		}
+	}
+}

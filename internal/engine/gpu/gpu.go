@@ -15,12 +15,13 @@
 // It runs the forward and forward-sensitivity jobs of the explicit
 // methods (cpu-erk's bits) and of the Rosenbrock methods (cpu-ros's
 // bits, DenseSave where the method has a continuous extension; the
-// references per family: engine.FamilyReference), the Rosenbrock
-// methods' recordings (the record kernel) and their gradients (the
-// adjoint kernel, in a LaneReplayer), and refuses the rest in the Go
-// API's terms: recordings of the explicit methods (no record or
-// adjoint kernel yet), float32 (no float32 kernels yet) and problems
-// without a symbolic form. On a real
+// references per family: engine.FamilyReference), both families'
+// recordings (the record kernels) and their gradients (the adjoint
+// kernels, in a LaneReplayer), float32 forward and sensitivity jobs of
+// the explicit methods on a backend that runs the float32 kernels
+// (Float32Backend: the emulated device), and refuses the rest in the
+// Go API's terms: float32 with a Rosenbrock method, in a recording or
+// on the CUDA backend, and problems without a symbolic form. On a real
 // device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
@@ -163,12 +164,9 @@ func (e *Engine) ReferenceJobsFor(m method.Method) []engine.Job {
 
 // erkRecordKernels says whether sym/emitcuda writes the explicit
 // methods' record and adjoint kernels (gs_erk_<method>_record,
-// gs_erk_<method>_adjoint). Until it does, Record with an explicit
-// method is refused (errERKRecord).
-const erkRecordKernels = false
-
-// errERKRecord refuses Record with an explicit method.
-var errERKRecord = fmt.Errorf("the cuda engine does not record meshes of the explicit methods yet (Record, Recording.Gradient, LossGradient's reverse mode): their record and adjoint kernels (gs_erk_<method>_record, _adjoint) are not built; forward sensitivities (Options.Sens) run on it, and the Rosenbrock methods record")
+// gs_erk_<method>_adjoint): it does, so Record runs with the explicit
+// methods as with the Rosenbrock methods.
+const erkRecordKernels = true
 
 // Available returns nil where the backend has a device, else its
 // error, wrapping cuda.ErrUnavailable, whose text starts with
@@ -204,14 +202,26 @@ func (e *Engine) Available() error {
 // used).
 func (e *Engine) Loaded() error { return e.Available() }
 
-// errFloat32 refuses Options.Precision float32 until the float32
-// kernels exist.
-var errFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has no float32 kernels yet (gs_erk_<method>_f32: sym/emitcuda writes f in float, not yet the driver): it computes in float64")
+// errRosFloat32 refuses Options.Precision float32 with a Rosenbrock
+// method.
+var errRosFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has float32 kernels of the explicit methods only (gs_erk_<method>_f32); the Rosenbrock kernels compute in float64")
+
+// errRecordFloat32 refuses a float32 Record job.
+var errRecordFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only (its record and adjoint kernels are float64); float32 runs forward and forward-sensitivity jobs of the explicit methods")
 
 // float32Kernels says whether sym/emitcuda writes the float32 kernels
-// gs_erk_<method>_f32. When it does, set it (and Generate's option that
-// asks for them in source), and kernelFor finds them by that name.
-const float32Kernels = false
+// gs_erk_<method>_f32[_sens<k>] (Options.Float32): it does, and
+// kernelFor finds them by their Float32 mark.
+const float32Kernels = true
+
+// Float32Backend is a Backend that says whether its modules run the
+// float32 kernels (Kernel.Float32: the batch's states, parameters and
+// tolerances rounded to float on the way in, the float results widened
+// to float64 on the way out): nil where they do, else the reason. A
+// backend that is not one refuses Options.Precision float32.
+type Float32Backend interface {
+	Float32() error
+}
 
 // symbolic returns the problem's tape.Set, or nil.
 func symbolic(p *ode.Problem) *tape.Set {
@@ -232,7 +242,7 @@ func devicesText(n int, what string) string {
 }
 
 // Serves refuses, with the reason: everything where the backend cannot
-// run (Available); a Record job (and so gradients through the adjoint);
+// run (Available); a job other than Forward, Sensitivities and Record;
 // DenseSave with an explicit method; float32 until its kernels exist; a
 // problem without a symbolic form; a device index the machine does not
 // have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
@@ -246,14 +256,14 @@ func (e *Engine) Serves(req *engine.Request) error {
 		return e.servesRos(req, n)
 	}
 	switch {
-	case req.Job == engine.Record && !erkRecordKernels:
-		return errERKRecord
-	case req.Job != engine.Forward && req.Job != engine.Sensitivities:
-		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
+	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
+		return fmt.Errorf("the cuda engine runs forward, sensitivity and record jobs, not %v", req.Job)
 	case req.DenseSave:
 		return fmt.Errorf("DenseSave needs a Rosenbrock method with a continuous extension (Rodas5P, Rosenbrock23); %s re-steps its save times", req.Method.MethodName())
-	case req.Float32 && !float32Kernels:
-		return errFloat32
+	case req.Float32 && req.Job == engine.Record:
+		return errRecordFloat32
+	case req.Float32 && e.float32() != nil:
+		return e.float32()
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
@@ -271,14 +281,26 @@ func (e *Engine) servesRos(req *engine.Request, n int) error {
 	switch {
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
-	case req.Float32 && !float32Kernels:
-		return errFloat32
+	case req.Float32:
+		return errRosFloat32
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
 		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
 	}
 	return cpu.ROS{}.Serves(req)
+}
+
+// float32 returns why the backend's modules cannot run the float32
+// kernels, or nil.
+func (e *Engine) float32() error {
+	if !float32Kernels {
+		return fmt.Errorf("Options.Precision float32: the cuda engine has no float32 kernels")
+	}
+	if fb, ok := e.backend.(Float32Backend); ok {
+		return fb.Float32()
+	}
+	return fmt.Errorf("Options.Precision float32: the %s backend runs no float32 kernels", e.backend.Name())
 }
 
 // Prefers returns why the router should leave a request to the CPU: an
@@ -305,8 +327,13 @@ var builtins = []*method.Tableau{method.Tsit5, method.DP5, method.Vern7, method.
 
 // source returns the generated source of set with the forward kernels
 // of the built-in explicit methods (and tb, if it is another) and, for
-// sens, their sensitivity kernels: generated once per key.
-func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) (*emitcuda.Source, error) {
+// sens, their sensitivity kernels: generated once per key. With record
+// it has the record and adjoint kernels instead of sensitivity kernels
+// (a Record job's source).
+//
+// With f32 it also has the float32 twins of the forward and sensitivity
+// kernels (Options.Float32).
+func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, record, f32 bool) (*emitcuda.Source, error) {
 	methods := builtins
 	if !isBuiltin(tb) {
 		methods = append(append([]*method.Tableau(nil), builtins...), tb)
@@ -315,8 +342,15 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens) 
 	if isBuiltin(tb) {
 		key.methods = "builtins"
 	}
-	opts := emitcuda.Options{Methods: methods}
-	if sens != nil {
+	opts := emitcuda.Options{Methods: methods, Float32: f32 && !record}
+	if opts.Float32 {
+		key.methods += " float32"
+	}
+	switch {
+	case record:
+		key.sens = "record"
+		opts.Record, opts.Adjoint = true, true
+	case sens != nil:
 		key.sens = fmt.Sprint(sens.Cols, sens.ErrorTest)
 		opts.Sens = []emitcuda.Sens{*sens}
 	}
@@ -403,15 +437,15 @@ func isBuiltin(tb *method.Tableau) bool {
 	return false
 }
 
-// kernelFor returns the kernel of src that runs tb: the forward kernel,
-// or with sens the sensitivity kernel.
-func kernelFor(src *emitcuda.Source, tb *method.Tableau, sens bool) (emitcuda.Kernel, error) {
+// kernelFor returns the kernel of src of the given kind that runs tb:
+// the float64 one, or with f32 the float32 one.
+func kernelFor(src *emitcuda.Source, tb *method.Tableau, kind emitcuda.KernelKind, f32 bool) (emitcuda.Kernel, error) {
 	for _, k := range src.Kernels {
-		if k.Method == tb && (k.Sens >= 0) == sens {
+		if k.Method == tb && k.Kind == kind && k.Float32 == f32 {
 			return k, nil
 		}
 	}
-	return emitcuda.Kernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s", src.Model, tb.Name)
+	return emitcuda.Kernel{}, fmt.Errorf("gpu: the generated source of %s has no kernel of %s (kind %d)", src.Model, tb.Name, kind)
 }
 
 // Prepare generates the job's source (once per problem and columns),
@@ -439,11 +473,24 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 	if spec.Job == engine.Sensitivities {
 		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...), ErrorTest: spec.ErrorTest}
 	}
-	src, err := e.source(set, tb, sens)
+	record := spec.Job == engine.Record
+	f32 := spec.Float32 && !record
+	src, err := e.source(set, tb, sens, record, f32)
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
 	}
-	k, err := kernelFor(src, tb, sens != nil)
+	kind := emitcuda.Forward
+	switch {
+	case record:
+		kind = emitcuda.Record
+	case sens != nil:
+		kind = emitcuda.Sensitivities
+	}
+	k, err := kernelFor(src, tb, kind, f32)
+	var adj emitcuda.Kernel
+	if err == nil && record {
+		adj, err = kernelFor(src, tb, emitcuda.Adjoint, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -456,6 +503,13 @@ func (e *Engine) prepare(spec *engine.Spec) (engine.Plan, error) {
 		return nil, err
 	}
 	pl := &plan{e: e, spec: spec, dev: dev, mod: mod, kernel: erkKernel(k), dim: dim}
+	if record {
+		rec, ok := mod.(Recorder)
+		if !ok {
+			return nil, fmt.Errorf("gpu: the %s device's modules run no record kernels", e.backend.Name())
+		}
+		pl.rec, pl.adjoint = rec, erkKernel(adj)
+	}
 	pl.set = Settings{MaxSteps: spec.MaxSteps, HMax: hmaxOf(spec.HMax), H0: spec.H0}
 	if spec.Controller != nil {
 		pl.set.Controller = *spec.Controller

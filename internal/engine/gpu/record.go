@@ -71,7 +71,10 @@ func (s *Solver) record(b *Batch, stop *atomic.Bool) (int, error) {
 		var redo []int
 		for l := range done {
 			m, r := s.meshOf[l], s.meshRow[l]
-			if ode.Status(b.Status[l]) == ode.Cancelled && int(m.Steps[r]) == m.Cap {
+			// Room ran out: the Rosenbrock record kernels end such a
+			// trajectory with its mesh full, the explicit ones with
+			// steps −1.
+			if ode.Status(b.Status[l]) == ode.Cancelled && (int(m.Steps[r]) == m.Cap || m.Steps[r] < 0) {
 				redo = append(redo, l)
 			}
 		}
@@ -126,6 +129,12 @@ func (s *Solver) writeMesh(l int, out *ivp.Output) {
 	c1 := m.Cap + 1
 	t, h, y := m.T[r*c1:(r+1)*c1], m.H[r*m.Cap:(r+1)*m.Cap], m.Y[r*c1*d:(r+1)*c1*d]
 	ms.Reset(t[0], y[:d])
+	if m.Steps[r] < 0 {
+		// The room ran out at the step budget (an explicit record
+		// kernel's steps −1): as a refused Grow on the CPU.
+		out.Status = ode.Cancelled
+		return
+	}
 	for k := range int(m.Steps[r]) {
 		if !ms.Push(h[k], t[k+1], y[(k+1)*d:(k+2)*d]) {
 			out.Status = ode.Cancelled
@@ -138,14 +147,20 @@ func (s *Solver) writeMesh(l int, out *ivp.Output) {
 // engine.LaneReplayer whose ReverseLanes runs the adjoint kernel on
 // batches of Lanes() recordings. Forward (the forward replay with the
 // step sizes fixed) and Reverse of one recording (a checkpointed
-// mesh's, whose states the kernel does not have) run on cpu-ros's
-// replayer, whose bits the kernels give: there is no forward-replay
+// mesh's, whose states the kernel does not have) run on the
+// reference's replayer (cpu-ros's or cpu-erk's), whose bits the kernels give: there is no forward-replay
 // kernel.
 func (pl *plan) NewReplayer() (engine.Replayer, error) {
 	if pl.rec == nil {
 		return nil, fmt.Errorf("the cuda engine replays only the recordings of its Record jobs")
 	}
-	cp, err := cpu.ROS{}.Prepare(pl.spec)
+	var cp engine.Plan
+	var err error
+	if pl.kernel.Family == ROS {
+		cp, err = cpu.ROS{}.Prepare(pl.spec)
+	} else {
+		cp, err = cpu.ERK{}.Prepare(pl.spec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +179,7 @@ func (pl *plan) NewReplayer() (engine.Replayer, error) {
 }
 
 // Replayer is the engine's replayer of its recordings (see
-// plan.NewReplayer): the adjoint kernel on batches, cpu-ros's replayer
+// plan.NewReplayer): the adjoint kernel on batches, the reference's replayer (cpu-ros's or cpu-erk's)
 // for the rest.
 type Replayer struct {
 	pl   *plan
@@ -181,12 +196,12 @@ func (r *Replayer) Lanes() int { return r.L }
 // (engine.FailingReplayer), or nil.
 func (r *Replayer) Err() error { return r.err }
 
-// Forward replays ms forward on cpu-ros's replayer.
+// Forward replays ms forward on the reference's replayer (cpu-ros's or cpu-erk's).
 func (r *Replayer) Forward(ms *ivp.Mesh, y0, p, save, yOut, saved []float64) {
 	r.cpu.Forward(ms, y0, p, save, yOut, saved)
 }
 
-// Reverse reverses one recording on cpu-ros's replayer.
+// Reverse reverses one recording on the reference's replayer (cpu-ros's or cpu-erk's).
 func (r *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []float64) {
 	r.cpu.Reverse(ms, p, save, cotY, cotSaved, gy0, gp)
 }
@@ -196,9 +211,9 @@ func (r *Replayer) Reverse(ms *ivp.Mesh, p, save, cotY, cotSaved, gy0, gp []floa
 // cotangents packed into an AdjBatch (room for the batch's longest
 // mesh). A job whose mesh is checkpointed, or whose saved states'
 // cotangents are given where the batch's first job's are not (or the
-// other way), is reversed on cpu-ros's replayer instead. A failure of
+// other way), is reversed on the reference's replayer (cpu-ros's or cpu-erk's) instead. A failure of
 // the device leaves its batch's gradients NaN and the rest of the walk
-// to cpu-ros's replayer, and Err returns it (the front end then fails
+// to the reference's replayer (cpu-ros's or cpu-erk's), and Err returns it (the front end then fails
 // the walk: engine.FailingReplayer).
 func (r *Replayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
 	pl := r.pl
@@ -284,7 +299,7 @@ func (r *Replayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
 	}
 }
 
-// one reverses job j on cpu-ros's replayer.
+// one reverses job j on the reference's replayer (cpu-ros's or cpu-erk's).
 func (r *Replayer) one(j *ivp.ReverseJob) {
 	r.cpu.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, j.GY0, j.GP)
 }
