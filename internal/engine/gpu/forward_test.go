@@ -370,11 +370,7 @@ func TestRosPlumbing(t *testing.T) {
 			t.Fatalf("record: trajectory %d's mesh: t %v h %v y %v", i, cm.T[c*6], cm.H[c*5], cm.Y[c*6])
 		}
 	}
-	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
-		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
-	for i := range a.CotY {
-		a.CotY[i] = float64(i)
-	}
+	a := plumbingAdj(b, ms)
 	if done, err := m.Adjoint(rosKernel(ak), s, a, n, &stop); err != nil || done != n {
 		t.Fatalf("adjoint: %d, %v", done, err)
 	}
@@ -384,21 +380,7 @@ func TestRosPlumbing(t *testing.T) {
 			t.Fatalf("adjoint: row %d: gy0 %v gp %v, want %v %v", c, a.GY0[c], a.GP[c], 5*1000+float64(ms.Steps[c])+100, want)
 		}
 	}
-	t.Setenv("FAKE_CUDA_LAUNCH", "719")
-	for _, c := range []struct {
-		name string
-		run  func() error
-	}{
-		{"record", func() error {
-			_, err := m.Record(rosKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
-			return err
-		}},
-		{"adjoint", func() error { _, err := m.Adjoint(rosKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
-	} {
-		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
-			t.Errorf("%s with a failing launch: %v", c.name, err)
-		}
-	}
+	checkFailingLaunches(t, m, rosKernel(rk), rosKernel(ak), s, a)
 }
 
 // TestERKRecordLayout: ERKRecordJob and ERKAdjointJob have the size
@@ -509,11 +491,7 @@ func TestERKRecordPlumbing(t *testing.T) {
 			t.Fatalf("record: trajectory %d's mesh: t %v h %v y %v", i, cm.T[c*6], cm.H[c*5], cm.Y[c*6])
 		}
 	}
-	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
-		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
-	for i := range a.CotY {
-		a.CotY[i] = float64(i)
-	}
+	a := plumbingAdj(b, ms)
 	if done, err := m.Adjoint(erkKernel(ak), s, a, n, &stop); err != nil || done != n {
 		t.Fatalf("adjoint: %d, %v", done, err)
 	}
@@ -525,21 +503,7 @@ func TestERKRecordPlumbing(t *testing.T) {
 			t.Fatalf("adjoint: row %d: gy0 %v gp %v, want %v %v", c, a.GY0[c], a.GP[c], wy, wp)
 		}
 	}
-	t.Setenv("FAKE_CUDA_LAUNCH", "719")
-	for _, c := range []struct {
-		name string
-		run  func() error
-	}{
-		{"record", func() error {
-			_, err := m.Record(erkKernel(rk), s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
-			return err
-		}},
-		{"adjoint", func() error { _, err := m.Adjoint(erkKernel(ak), s, a.Slice(0, 3), 7, &stop); return err }},
-	} {
-		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
-			t.Errorf("%s with a failing launch: %v", c.name, err)
-		}
-	}
+	checkFailingLaunches(t, m, erkKernel(rk), erkKernel(ak), s, a)
 }
 
 // TestRun32Plumbing runs a float32 kernel's batch through the fake
@@ -594,6 +558,41 @@ func TestRun32Plumbing(t *testing.T) {
 			if w := float64(float32(b.Save[2*lo+c])); b.Saved[6*lo+c] != w {
 				t.Fatalf("chunk %d: trajectory %d: saved %v, want %v", chunk, i, b.Saved[6*lo+c], w)
 			}
+		}
+	}
+}
+
+// plumbingAdj is the adjoint batch of the fake driver's plumbing tests
+// on the recorded meshes ms of batch b (3 states, 3 parameters, 2 save
+// times): cotangents 0, 1, 2, … of the final states.
+func plumbingAdj(b *Batch, ms *Meshes) *AdjBatch {
+	n := len(b.T)
+	a := &AdjBatch{N: n, Dim: 3, NP: 3, K: 2, P: b.P, Save: b.Save, Mesh: ms, CotY: make([]float64, 3*n),
+		CotSaved: make([]float64, 6*n), GY0: make([]float64, 3*n), GP: make([]float64, 3*n)}
+	for i := range a.CotY {
+		a.CotY[i] = float64(i)
+	}
+	return a
+}
+
+// checkFailingLaunches makes the fake driver's launches fail and checks
+// that the record kernel rec and the adjoint kernel adj report it.
+func checkFailingLaunches(t *testing.T, m *cudaModule, rec, adj Kernel, s *Settings, a *AdjBatch) {
+	t.Helper()
+	var stop atomic.Bool
+	t.Setenv("FAKE_CUDA_LAUNCH", "719")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"record", func() error {
+			_, err := m.Record(rec, s, plumbingBatch(3), NewMeshes(3, 5, 3), 7, &stop)
+			return err
+		}},
+		{"adjoint", func() error { _, err := m.Adjoint(adj, s, a.Slice(0, 3), 7, &stop); return err }},
+	} {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_FAILED") {
+			t.Errorf("%s with a failing launch: %v", c.name, err)
 		}
 	}
 }
