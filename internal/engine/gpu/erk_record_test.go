@@ -1,15 +1,12 @@
 package gpu_test
 
 import (
-	"context"
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/engine"
 	"github.com/gradsolve/gradsolve/internal/engine/gpu"
-	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -41,44 +38,7 @@ func TestEmulatedERKRecordGradient(t *testing.T) {
 		{"halo DP8", halo, stiffEnsemble(halo, n, halo.T1-halo.T0), gradsolve.Options{Method: method.DP8, MaxSteps: 500, RTol: 1e-8, ATol: 1e-10}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			type out struct {
-				res, replay *gradsolve.Result
-				g           *gradsolve.Gradient
-			}
-			run := func(name string) out {
-				o := c.o
-				o.Engine = name
-				rec, err := gradsolve.Record(context.Background(), c.pr, c.ens, &o)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if rec.Result.Engine != name {
-					t.Fatalf("recorded on %s, want %s", rec.Result.Engine, name)
-				}
-				r := out{res: rec.Result}
-				// The cotangents of Σ y²/2: the states themselves
-				// (zero where a failed trajectory has none).
-				finite := func(v []float64) []float64 {
-					w := append([]float64(nil), v...)
-					for i, x := range w {
-						if math.IsNaN(x) || math.IsInf(x, 0) {
-							w[i] = 0
-						}
-					}
-					return w
-				}
-				if r.g, err = rec.Gradient(context.Background(), gradsolve.Cotangents{Y: finite(r.res.Y), Saved: finite(r.res.Saved)}); err != nil {
-					t.Fatalf("%s: gradient: %v", name, err)
-				}
-				p := append([]float64(nil), c.ens.P...)
-				for i := range p {
-					p[i] *= 1.001
-				}
-				if r.replay, err = rec.Replay(context.Background(), &gradsolve.Point{P: p}); err != nil {
-					t.Fatalf("%s: replay: %v", name, err)
-				}
-				return r
-			}
+			run := func(name string) recRun { return runRecording(t, c.pr, c.ens, c.o, name, 1.001) }
 			want := run("cpu-erk")
 			ok, longest := 0, 0
 			for i := range n {
@@ -96,10 +56,7 @@ func TestEmulatedERKRecordGradient(t *testing.T) {
 			for name := range chunkEngines {
 				got := run(name)
 				what := fmt.Sprintf("%s on %s", c.name, name)
-				sameResults(t, what+": record", got.res, want.res)
-				sameResults(t, what+": replay", got.replay, want.replay)
-				testutil.CheckBits(t, what+": dL/dy0", got.g.Y0, want.g.Y0)
-				testutil.CheckBits(t, what+": dL/dp", got.g.P, want.g.P)
+				sameRecordings(t, what, got, want)
 			}
 		})
 	}

@@ -173,44 +173,7 @@ func TestEmulatedRecordGradient(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ens := stiffEnsemble(c.pr, n, 1)
-			type out struct {
-				res, replay *gradsolve.Result
-				g           *gradsolve.Gradient
-			}
-			run := func(name string) out {
-				o := c.o
-				o.Engine = name
-				rec, err := gradsolve.Record(context.Background(), c.pr, ens, &o)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if rec.Result.Engine != name {
-					t.Fatalf("recorded on %s, want %s", rec.Result.Engine, name)
-				}
-				r := out{res: rec.Result}
-				// The cotangents of the loss Σ y²/2: the states
-				// themselves (zero where a failed trajectory has none).
-				finite := func(v []float64) []float64 {
-					w := append([]float64(nil), v...)
-					for i, x := range w {
-						if math.IsNaN(x) || math.IsInf(x, 0) {
-							w[i] = 0
-						}
-					}
-					return w
-				}
-				if r.g, err = rec.Gradient(context.Background(), gradsolve.Cotangents{Y: finite(r.res.Y), Saved: finite(r.res.Saved)}); err != nil {
-					t.Fatalf("%s: gradient: %v", name, err)
-				}
-				p := append([]float64(nil), ens.P...)
-				for i := range p {
-					p[i] *= 1.01
-				}
-				if r.replay, err = rec.Replay(context.Background(), &gradsolve.Point{P: p}); err != nil {
-					t.Fatalf("%s: replay: %v", name, err)
-				}
-				return r
-			}
+			run := func(name string) recRun { return runRecording(t, c.pr, ens, c.o, name, 1.01) }
 			want := run("cpu-ros")
 			ok, longest := 0, 0
 			for i := range n {
@@ -228,10 +191,7 @@ func TestEmulatedRecordGradient(t *testing.T) {
 			for name := range chunkEngines {
 				got := run(name)
 				what := fmt.Sprintf("%s on %s", c.name, name)
-				sameResults(t, what+": record", got.res, want.res)
-				sameResults(t, what+": replay", got.replay, want.replay)
-				testutil.CheckBits(t, what+": dL/dy0", got.g.Y0, want.g.Y0)
-				testutil.CheckBits(t, what+": dL/dp", got.g.P, want.g.P)
+				sameRecordings(t, what, got, want)
 			}
 		})
 	}
@@ -288,4 +248,57 @@ func TestEmulatedAdjointFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "engine emu-test-adjfail: cuda: cuLaunchKernel(gs_ros_rodas5p_adjoint): CUDA_ERROR_LAUNCH_FAILED") {
 		t.Errorf("Gradient = %v, %v; want the launch's error", g, err)
 	}
+}
+
+// recRun is what runRecording computed on one engine.
+type recRun struct {
+	res, replay *gradsolve.Result
+	g           *gradsolve.Gradient
+}
+
+// runRecording records ens on the named engine, takes the gradient of
+// Σ y²/2 over the final and saved states (their cotangents are the
+// states themselves, zero where a failed trajectory has none) and
+// replays the recording at the parameters scaled by scale.
+func runRecording(t *testing.T, pr *gradsolve.Problem, ens *gradsolve.Ensemble, o gradsolve.Options, name string, scale float64) recRun {
+	t.Helper()
+	o.Engine = name
+	rec, err := gradsolve.Record(context.Background(), pr, ens, &o)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if rec.Result.Engine != name {
+		t.Fatalf("recorded on %s, want %s", rec.Result.Engine, name)
+	}
+	r := recRun{res: rec.Result}
+	finite := func(v []float64) []float64 {
+		w := append([]float64(nil), v...)
+		for i, x := range w {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				w[i] = 0
+			}
+		}
+		return w
+	}
+	if r.g, err = rec.Gradient(context.Background(), gradsolve.Cotangents{Y: finite(r.res.Y), Saved: finite(r.res.Saved)}); err != nil {
+		t.Fatalf("%s: gradient: %v", name, err)
+	}
+	p := append([]float64(nil), ens.P...)
+	for i := range p {
+		p[i] *= scale
+	}
+	if r.replay, err = rec.Replay(context.Background(), &gradsolve.Point{P: p}); err != nil {
+		t.Fatalf("%s: replay: %v", name, err)
+	}
+	return r
+}
+
+// sameRecordings requires got's recording, replay and gradient to be
+// want's bit for bit.
+func sameRecordings(t *testing.T, what string, got, want recRun) {
+	t.Helper()
+	sameResults(t, what+": record", got.res, want.res)
+	sameResults(t, what+": replay", got.replay, want.replay)
+	testutil.CheckBits(t, what+": dL/dy0", got.g.Y0, want.g.Y0)
+	testutil.CheckBits(t, what+": dL/dp", got.g.P, want.g.P)
 }
