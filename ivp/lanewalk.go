@@ -187,7 +187,7 @@ func (w *LaneWalk) fill(src ReverseSource, l int) bool {
 		clear(job.GP)
 		ln.job = job
 		ln.owner = ms.SaveOwners(job.Save, ln.owner)
-		ln.next = len(job.Save) - 1
+		ln.next = lastReached(ln.owner)
 		r.Mesh[l], r.P[l], r.GP[l] = ms, job.P, job.GP
 		r.K[l] = len(ms.H) - 1
 		if r.K[l] >= 0 {

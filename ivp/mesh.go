@@ -183,10 +183,16 @@ func (ms *Mesh) grow(s []float64, n int) (_ []float64, ok bool) {
 	return g, true
 }
 
+// Unreached is SaveOwners' owner of a save time past the mesh's last
+// step (a trajectory that failed before reaching it): no step computed
+// its state, so a reverse walk gives its cotangent to nothing.
+const Unreached = -2
+
 // SaveOwners returns, for each save time (ordered in the direction of
-// integration), the step whose interval (T[k], T[k+1]] holds it, or −1
-// for a save at T[0]: the assignment the solve made when it computed
-// them. It reuses owner's storage when large enough.
+// integration), the step whose interval (T[k], T[k+1]] holds it, −1
+// for a save at T[0], or Unreached for one beyond the mesh: the
+// assignment the solve made when it computed them. It reuses owner's
+// storage when large enough.
 func (ms *Mesh) SaveOwners(save []float64, owner []int) []int {
 	if cap(owner) < len(save) {
 		owner = make([]int, len(save))
@@ -210,5 +216,18 @@ func (ms *Mesh) SaveOwners(save []float64, owner []int) []int {
 		}
 		t = tn
 	}
+	for ; isave < len(save); isave++ {
+		owner[isave] = Unreached
+	}
 	return owner
+}
+
+// lastReached returns the index of the last save time whose owner
+// (SaveOwners) is not Unreached, or −1: where a reverse walk starts.
+func lastReached(owner []int) int {
+	next := len(owner) - 1
+	for next >= 0 && owner[next] == Unreached {
+		next--
+	}
+	return next
 }

@@ -197,7 +197,7 @@ func (w *Walk) Reverse(rs ReverseStepper, ms *Mesh, dim int, dense bool, p, save
 	copy(w.ybar, cotY)
 	clear(gp)
 	w.owner = ms.SaveOwners(save, w.owner)
-	next := len(save) - 1 // the last save time not yet reversed
+	next := lastReached(w.owner) // the last save time not yet reversed
 	if c := ms.Every(); c == 1 {
 		for k := len(ms.H) - 1; k >= 0; k-- {
 			next = w.step(rs, ms.T[k], ms.H[k], ms.T[k+1], k, ms.Y[k*dim:(k+1)*dim], ms, k, nil, nil, dense, p, save, cotSaved, gp, next)

@@ -299,3 +299,37 @@ func TestCheckpointedWalks(t *testing.T) {
 		}
 	}
 }
+
+// TestReverseSkipsUnreachedSaves: a trajectory that failed part way has
+// a mesh ending before some of its save times. Those states were never
+// computed, so their cotangents reach nothing: the walk's gradient is
+// that of the reached saves alone, exactly, also when the Walk's owner
+// storage last held a longer mesh's assignment (reused, as the workers
+// reuse it from trajectory to trajectory).
+func TestReverseSkipsUnreachedSaves(t *testing.T) {
+	p := []float64{-0.7}
+	full := mesh(0, 0.3, 0.5, 0.9, 1)
+	short := mesh(0, 0.3, 0.5) // failed at 0.5
+	save := []float64{0, 0.2, 0.3, 0.45, 0.7, 0.9, 1}
+	reached := save[:4]
+	cotY := []float64{1.5}
+	cotSaved := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}
+	yOut := make([]float64, 1)
+	Forward(&expStep{}, full, 1, []float64{2}, p, save, yOut, make([]float64, len(save)))
+	Forward(&expStep{}, short, 1, []float64{2}, p, reached, yOut, make([]float64, len(reached)))
+	if got := short.SaveOwners(save, nil); got[4] != Unreached || got[5] != Unreached || got[6] != Unreached || got[3] != 1 {
+		t.Fatalf("owners %v: want 1 for 0.45 and Unreached past the mesh's end 0.5", got)
+	}
+	for _, dense := range []bool{false, true} {
+		var w Walk
+		gy0, gp := make([]float64, 1), make([]float64, 1)
+		w.Reverse(&expStep{}, full, 1, dense, p, save, cotY, cotSaved, gy0, gp) // fills the owners
+		w.Reverse(&expStep{}, short, 1, dense, p, save, cotY, cotSaved, gy0, gp)
+		var fresh Walk
+		wy0, wp := make([]float64, 1), make([]float64, 1)
+		fresh.Reverse(&expStep{}, short, 1, dense, p, reached, cotY, cotSaved[:len(reached)], wy0, wp)
+		if gy0[0] != wy0[0] || gp[0] != wp[0] {
+			t.Errorf("dense=%v: ∂L/∂y0 = %v, ∂L/∂λ = %v; want those of the reached saves %v, %v", dense, gy0[0], gp[0], wy0[0], wp[0])
+		}
+	}
+}
