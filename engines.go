@@ -163,7 +163,7 @@ func route(req *engine.Request, named string) (engine.Engine, router.Route) {
 	if err := e.Serves(req); err != nil {
 		return nil, router.Route{Err: fmt.Errorf("Options.Engine = %q cannot serve this %s job: %w", named, req.Job, err)}
 	}
-	return e, router.Route{Engine: named, Reason: "named by Options.Engine"}
+	return e, router.Route{Engine: named, Reason: "named by Options.Engine", Costs: engine.CostsOf(e, req)}
 }
 
 func unknownEngine(name string) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/method"
+	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -25,7 +26,8 @@ func TestSolveBuildsWhatItUses(t *testing.T) {
 		{"auto explicit", "lorenz", gradsolve.Options{}, false, false, nil},
 		{"tsit5", "robertson", gradsolve.Options{Method: method.Tsit5}, false, false, nil},
 		{"tsit5 sens", "robertson", gradsolve.Options{Method: method.Tsit5}, true, false, nil},
-		{"tsit5 gradient", "robertson", gradsolve.Options{Method: method.Tsit5}, false, true, []string{"vjp"}},
+		{"tsit5 gradient", "robertson", gradsolve.Options{Method: method.Tsit5, Mode: router.Reverse}, false, true, []string{"vjp"}},
+		{"tsit5 forward gradient", "robertson", gradsolve.Options{Method: method.Tsit5, Mode: router.Forward}, false, true, nil},
 		{"auto stiff", "robertson", gradsolve.Options{}, false, false, []string{"dfdt", "jac_y"}},
 		{"rodas5p sens", "robertson", gradsolve.Options{Method: method.Rodas5P}, true, false,
 			[]string{"jvp", "dfdt", "jac_y", "jvp_jac_y", "jvp_dfdt"}},

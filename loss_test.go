@@ -26,7 +26,8 @@ func TestLossGradients(t *testing.T) {
 		"lsq":     gradsolve.LeastSquares(data, nil),
 		"weights": gradsolve.LeastSquares(data[:3], []float64{1, 2, 0.5}),
 	} {
-		l, g, rec, err := gradsolve.LossGradient(context.Background(), pr, ens, &gradsolve.Options{RTol: 1e-9, ATol: 1e-12}, loss)
+		// The reverse route, whose recording the check replays.
+		l, g, rec, err := gradsolve.LossGradient(context.Background(), pr, ens, &gradsolve.Options{RTol: 1e-9, ATol: 1e-12, Mode: router.Reverse}, loss)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,9 +58,9 @@ func TestLossGradients(t *testing.T) {
 	}
 }
 
-// The router picks the reverse replay for a scalar loss of many
-// quantities; forcing forward mode gives the same gradient to rounding
-// (both are the exact derivative of the same discrete map: 1e-12).
+// The router picks the mode its cost model finds cheaper; forcing the
+// other gives the same gradient to rounding (both are the exact
+// derivative of the same discrete map: 1e-12).
 func TestLossGradientModes(t *testing.T) {
 	pr := exampleProblem(t, "halo")
 	ens := &gradsolve.Ensemble{N: 3, P: []float64{1, 0.7, 0.2, 1, 0.8, 0.2, 1.1, 0.9, 0.25}, Save: []float64{5, 20}}
@@ -81,17 +82,17 @@ func TestLossGradientModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gr.Decision.Mode != router.Reverse || rec == nil || !strings.Contains(gr.Decision.Reason, "reverse") {
+	if gr.Decision.Overridden || (rec != nil) != (gr.Decision.Mode == router.Reverse) || !strings.Contains(gr.Decision.Reason, "cheaper") {
 		t.Errorf("auto chose %+v", gr.Decision)
 	}
 	fo := *o
-	fo.Mode = router.Forward
+	fo.Mode = router.Forward + router.Reverse - gr.Decision.Mode // the other mode
 	lf, gf, recf, err := gradsolve.LossGradient(context.Background(), pr, ens, &fo, loss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gf.Decision.Mode != router.Forward || !gf.Decision.Overridden || recf != nil {
-		t.Errorf("forced forward: %+v", gf.Decision)
+	if gf.Decision.Mode != fo.Mode || !gf.Decision.Overridden || (recf != nil) != (fo.Mode == router.Reverse) {
+		t.Errorf("forced %v: %+v", fo.Mode, gf.Decision)
 	}
 	if lr != lf {
 		t.Errorf("losses differ: %v vs %v", lr, lf)

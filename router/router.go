@@ -11,12 +11,13 @@
 //
 // The mode comes from what the engines can serve — forward
 // sensitivities and the reverse replay need different derivative
-// programs — and, where both can run, from a cost model measured on the
-// explicit engine (BenchmarkLorenzDerivatives; figures in
-// bench/results):
+// programs — and, where both can run, from a cost model each engine
+// states for itself (engine.Coster, measured by BenchmarkDerivativeCosts
+// in package gradsolve; figures in bench/results), in forward solves on
+// that engine:
 //
-//	forward sensitivities for k quantities  ≈ (1 + SensCost·k) forward solves
-//	reverse replay for r scalar outputs      ≈ RecordCost + GradientCost·r forward solves
+//	forward sensitivities for k quantities  ≈ 1 + SensColumn·k
+//	reverse replay for r scalar outputs      ≈ Record + Gradient·r
 //
 // so forward mode wins for few parameters and many outputs, reverse
 // mode for a scalar loss of many parameters. A user can override the
@@ -65,15 +66,6 @@ func ParseMode(s string) (Mode, error) {
 	return Auto, fmt.Errorf("router: unknown mode %q: want auto, forward or reverse", s)
 }
 
-// Costs of the derivative jobs in units of one forward solve, measured
-// on 10⁴ Lorenz trajectories (BenchmarkLorenzDerivatives, one worker):
-// one-parameter sensitivities 2.0×, record 0.8×, reverse gradient 2.1×.
-const (
-	SensCost     = 1.0 // each sensitivity column adds about one forward solve
-	RecordCost   = 0.8
-	GradientCost = 2.1
-)
-
 // ErrNoEngine is wrapped by Pick's errors when no registered engine
 // runs the request's method at all.
 var ErrNoEngine = errors.New("no registered engine runs the method")
@@ -85,6 +77,9 @@ type Route struct {
 	Engine string
 	// Reason says why that engine.
 	Reason string
+	// Costs are the engine's costs of the derivative jobs
+	// (engine.CostsOf), which Choose weighs; zero: engine.DefaultCosts.
+	Costs engine.Costs
 	// Err, when not nil, says why the job cannot run: Engine and
 	// Reason are then empty.
 	Err error
@@ -108,7 +103,7 @@ func Pick(engines []engine.Engine, req *engine.Request) (engine.Engine, Route) {
 		if len(passed) > 0 {
 			r += "; passed over: " + strings.Join(passed, "; ")
 		}
-		return Route{Engine: e.Name(), Reason: r}
+		return Route{Engine: e.Name(), Reason: r, Costs: engine.CostsOf(e, req)}
 	}
 	for _, e := range engines {
 		if !e.Runs(req.Method) {
@@ -215,8 +210,9 @@ type Decision struct {
 // its mode, or when neither mode can run (then that of the mode the
 // cost model prefers).
 func Choose(req Request) (Decision, error) {
-	fwd := 1 + SensCost*float64(req.NumWrt)
-	rev := RecordCost + GradientCost*float64(req.NumOutputs)
+	fc, rc := costsOf(req.Forward), costsOf(req.Reverse)
+	fwd := 1 + fc.SensColumn*float64(req.NumWrt)
+	rev := rc.Record + rc.Gradient*float64(req.NumOutputs)
 	costs := fmt.Sprintf("estimated cost, in forward solves: forward sensitivities %.1f (%d columns), reverse replay %.1f (%d outputs)",
 		fwd, req.NumWrt, rev, req.NumOutputs)
 	cheaper := Forward
@@ -253,12 +249,21 @@ func Choose(req Request) (Decision, error) {
 	}
 	r := route(d.Mode)
 	d.Engine, d.EngineReason = r.Engine, r.Reason
-	if d.Engine != "cpu-erk" {
-		d.Reason += " (costs measured on the explicit engine)"
+	if c := costsOf(r); c.Source != "" {
+		d.Reason += " (costs: " + c.Source + ")"
 	}
 	d.Reason += "; engine " + d.Engine
 	if req.MethodReason != "" {
 		d.Reason += ": " + req.MethodReason
 	}
 	return d, nil
+}
+
+// costsOf returns the route's costs, engine.DefaultCosts where it
+// carries none.
+func costsOf(r Route) engine.Costs {
+	if r.Costs == (engine.Costs{}) {
+		return engine.DefaultCosts
+	}
+	return r.Costs
 }

@@ -65,7 +65,7 @@ func TestDevicePrecisionFlags(t *testing.T) {
 		{"no GPU", []string{"GRADSOLVE_CUDA_DRIVER=" + missing}, []string{"--device", "1", "--engine", "cuda"},
 			`gradsolve: --engine "cuda" cannot serve this forward job: unavailable: no CUDA driver (` + missing},
 		{"grad float32", nil, []string{"--precision", "float32"}, "--precision float32: the CPU engines compute in float64 only"},
-		{"grad float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu"},
+		{"grad float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu", "--mode", "reverse"},
 			`gradsolve: --engine "cuda-emu" cannot serve this record job: --precision float32: the cuda engine records meshes and takes gradients in float64 only`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

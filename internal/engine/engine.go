@@ -311,6 +311,47 @@ type LaneForwarder interface {
 	ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool)
 }
 
+// Costs are an engine's costs of the derivative jobs, each in forward
+// solves of the same ensemble on the same engine: what the router's
+// choice between forward sensitivities and the reverse replay weighs.
+type Costs struct {
+	// SensColumn is what each forward sensitivity column adds to a
+	// solve.
+	SensColumn float64
+	// Record is a recording solve (the forward solve that keeps the
+	// mesh).
+	Record float64
+	// Gradient is one reverse replay of a recording for one scalar
+	// output.
+	Gradient float64
+	// Source says where the figures come from (the benchmark and
+	// problem they were measured on).
+	Source string
+}
+
+// Coster is an Engine that states its Costs for the requests it serves.
+// An engine that does not is weighed with DefaultCosts.
+type Coster interface {
+	Costs(req *Request) Costs
+}
+
+// DefaultCosts are the costs of the explicit engine cpu-erk, which the
+// router uses for an engine that measured none of its own (figures in
+// internal/engine/cpu's costs.go).
+var DefaultCosts = Costs{SensColumn: 0.2, Record: 1.2, Gradient: 3.2,
+	Source: "cpu-erk's, BenchmarkDerivativeCosts on 2000 Lorenz trajectories"}
+
+// CostsOf returns e's Costs for req, or DefaultCosts (with a Source
+// that says so) for an engine that states none.
+func CostsOf(e Engine, req *Request) Costs {
+	if c, ok := e.(Coster); ok {
+		return c.Costs(req)
+	}
+	c := DefaultCosts
+	c.Source = "not measured on " + e.Name() + ": " + c.Source
+	return c
+}
+
 // Preferrer is an Engine that serves some requests it should not be
 // picked for by default (they run, but slower than on another engine):
 // Prefers returns nil where the router may pick it, else why not. An
