@@ -104,9 +104,9 @@ const (
 // exact derivative of the same discrete map computed the other way).
 var rebased = map[string]string{
 	"grad-halo-dp5-data-shared-auto": "per-engine measured costs in router.Choose: forward mode",
-	"app-quintessence":           "pmath exp and log (issue 14)",
-	"app-quintessence-check":     "pmath exp and log (issue 14)",
-	"app-quintessence-radiation": "pmath exp and log (issue 14)",
+	"app-quintessence":               "pmath exp and log (issue 14)",
+	"app-quintessence-check":         "pmath exp and log (issue 14)",
+	"app-quintessence-radiation":     "pmath exp and log (issue 14)",
 }
 
 // goldenCase is one command line of the corpus. In args, {ex} stands for
