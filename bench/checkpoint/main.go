@@ -44,10 +44,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -283,12 +283,9 @@ func measure(problem string, n int, t1 float64, k, workers int, engine string) (
 		b := math.Float64bits(v)
 		h.Write([]byte{byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24), byte(b >> 32), byte(b >> 40), byte(b >> 48), byte(b >> 56)})
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return run{}, err
-	}
+	peak, _ := memory.PeakRSS() // 0 where the platform does not tell it
 	return run{K: k, Steps: steps, MeshBytes: rec.MeshBytes(), Footprint: fp.Bytes + fp.PerStep*uint64(steps), LiveHeap: ms.HeapAlloc,
-		Engine: rec.Result.Engine, RecordSec: recSec, GradSec: gradSec, PeakRSSMiB: float64(ru.Maxrss) / 1024, Hash: fmt.Sprintf("%016x", h.Sum64())}, nil
+		Engine: rec.Result.Engine, RecordSec: recSec, GradSec: gradSec, PeakRSSMiB: float64(peak) / (1 << 20), Hash: fmt.Sprintf("%016x", h.Sum64())}, nil
 }
 
 func fatalf(format string, args ...any) {

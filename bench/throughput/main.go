@@ -41,10 +41,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/sym/parse"
@@ -264,12 +264,9 @@ func measure(spec string, budget time.Duration) error {
 		best = math.Min(best, time.Since(t0).Seconds())
 		engine = res.Engine
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return err
-	}
+	peak, _ := memory.PeakRSS() // 0 where the platform does not tell it
 	p := point{Problem: pb.name, N: n, Workers: w, Engine: engine, Seconds: best, Reps: reps,
-		UsTraj: best / float64(n) * 1e6, PeakMiB: float64(ru.Maxrss) / 1024} // maxrss is in KiB on Linux
+		UsTraj: best / float64(n) * 1e6, PeakMiB: float64(peak) / (1 << 20)}
 	return json.NewEncoder(os.Stdout).Encode(p)
 }
 

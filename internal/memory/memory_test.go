@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -254,4 +255,22 @@ func TestRecordingPerStep(t *testing.T) {
 	if got, want := RecordingPerStep(1500, true), "and grow by 1.50 kB per accepted step of each trajectory"; got != want {
 		t.Errorf("grown: %q, want %q", got, want)
 	}
+}
+
+// TestPeakRSS: where the platform tells the peak resident set, it is at
+// least the heap the test has just touched (64 MiB, written so that its
+// pages are resident) and below the machine's memory.
+func TestPeakRSS(t *testing.T) {
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	peak, ok := PeakRSS()
+	if !ok {
+		t.Skip("no peak resident set size on this platform")
+	}
+	if peak < uint64(len(buf)) || peak > 1<<50 {
+		t.Errorf("PeakRSS = %d bytes after touching %d", peak, len(buf))
+	}
+	runtime.KeepAlive(buf)
 }
