@@ -324,21 +324,23 @@ func TestRecordStreams(t *testing.T) {
 func TestMeasuredMemory(t *testing.T) {
 	fams := recFamilies(t)
 	for _, c := range []struct {
-		name            string
-		fam             int // 0 explicit, 1 Rosenbrock
-		dim, np, k, cap int
+		name       string
+		fam        int // 0 explicit, 1 Rosenbrock
+		dim, np, k int
+		steps      int // the adjoint's mesh
+		room       int // the record launch's room
 	}{
 		// The meshes' lengths are the longest of 64 trajectories of
 		// the cases docs/gpu.md reports (cpu-erk's and cpu-ros's
-		// accepted steps), and a record launch's room for the
-		// longest halo orbit (4096: 128 doubled until it fits).
-		{"lorenz (Tsit5, 1e-6, t1 = 1)", 0, 3, 3, 0, 61},
-		{"lorenz with save times", 0, 3, 3, 2, 61},
-		{"halo (Tsit5, 1e-8, t1 = 200)", 0, 6, 3, 0, 3266},
-		{"halo room", 0, 6, 3, 0, 4096},
-		{"halo (DP8, 1e-8, t1 = 20) with save times", 0, 6, 3, 5, 100},
-		{"robertson (Rodas5P, 1e-6)", 1, 3, 3, 0, 157},
-		{"robertson with save times", 1, 3, 3, 4, 157},
+		// accepted steps); a record launch's room is 128 doubled
+		// until the longest fits (FirstMeshCap, Solver.record).
+		{"lorenz (Tsit5, 1e-6, t1 = 1)", 0, 3, 3, 0, 61, 128},
+		{"lorenz with save times", 0, 3, 3, 2, 61, 128},
+		{"halo (Tsit5, 1e-8, t1 = 200)", 0, 6, 3, 0, 3266, 4096},
+		{"halo (DP8, 1e-8, t1 = 20)", 0, 6, 3, 0, 100, 128},
+		{"halo (DP8) with save times", 0, 6, 3, 5, 100, 128},
+		{"robertson (Rodas5P, 1e-6)", 1, 3, 3, 0, 157, 256},
+		{"robertson with save times", 1, 3, 3, 4, 157, 256},
 	} {
 		f := fams[c.fam]
 		ros := c.fam == 1
@@ -353,7 +355,7 @@ func TestMeasuredMemory(t *testing.T) {
 				// the tolerances are 2·dim values.
 				drainIdle(f.m)
 				log := callLog(t)
-				b, ms := recBatch(n, c.dim, c.np, c.k, c.cap)
+				b, ms := recBatch(n, c.dim, c.np, c.k, c.room)
 				var stop atomic.Bool
 				if done, err := f.m.Record(f.rec, tolSettings(c.dim), b, ms, chunk, &stop); done != n || err != nil {
 					t.Fatalf("record: %d, %v", done, err)
@@ -361,16 +363,17 @@ func TestMeasuredMemory(t *testing.T) {
 				dev, host, peak, _ := memory(t, readCalls(t, log))
 				tol := int64(8 * 2 * c.dim)
 				per := float64(peak-tol) / float64(lanes*chunk)
-				if want := 8 * recordWordsStated(ros, c.dim, c.np, c.k, c.cap); per != float64(want) {
+				if want := 8 * recordWordsStated(ros, c.dim, c.np, c.k, c.room); per != float64(want) {
 					t.Errorf("record: %v bytes per trajectory measured (peak %d, tolerances %d, %d lanes of %d); stated %d",
 						per, peak, tol, lanes, chunk, want)
 				}
 				if dev != peak-tol || host != dev {
 					t.Errorf("record: %d device and %d page-locked bytes kept after the run; want the lanes' %d of each", dev, host, peak-tol)
 				}
-				t.Logf("record: %d bytes per trajectory (D %d, P %d, K %d, room for %d steps)", int(per), c.dim, c.np, c.k, c.cap)
+				t.Logf("record: %d bytes per trajectory (D %d, P %d, K %d, room for %d steps)", int(per), c.dim, c.np, c.k, c.room)
 				// Adjoint, with and without the saved states'
 				// cotangents: no tolerances.
+				_, ms = recBatch(n, c.dim, c.np, c.k, c.steps)
 				for _, cs := range []bool{false, true} {
 					drainIdle(f.m)
 					log := callLog(t)
@@ -380,12 +383,12 @@ func TestMeasuredMemory(t *testing.T) {
 					}
 					_, _, peak, _ := memory(t, readCalls(t, log))
 					per := float64(peak) / float64(lanes*chunk)
-					if want := 8 * adjointWordsStated(ros, c.dim, c.np, c.k, c.cap, cs); per != float64(want) {
+					if want := 8 * adjointWordsStated(ros, c.dim, c.np, c.k, c.steps, cs); per != float64(want) {
 						t.Errorf("adjoint (saved cotangents %v): %v bytes per trajectory measured (peak %d, %d lanes of %d); stated %d",
 							cs, per, peak, lanes, chunk, want)
 					}
 					if cs {
-						t.Logf("adjoint: %d bytes per trajectory", int(per))
+						t.Logf("adjoint (%d steps, saved cotangents %v): %d bytes per trajectory", c.steps, cs, int(per))
 					}
 				}
 			})
