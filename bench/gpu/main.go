@@ -5,6 +5,7 @@
 //	go run ./bench/gpu [-engine cuda] [-cpu-engine auto] [-lo 10] [-hi 24]
 //	    [-sens-hi 20] [-cpu-hi 20] [-cpu-sens-hi 18] [-budget 1s]
 //	    [-deadline 6m] [-out DIR]
+//	go run ./bench/gpu -memory
 //
 // The workloads (the problem files of examples/, each trajectory with
 // its own parameter):
@@ -42,6 +43,13 @@
 // CPU time over its GPU time at the same n — the target is at least 20)
 // and gpu.png (µs per trajectory against n, log–log) into -out, and
 // prints the ratios.
+//
+// -memory measures no time: it solves 64 trajectories of each case of
+// docs/gpu.md's memory table on the CPU reference engine (cpu-erk,
+// cpu-ros), takes the longest mesh (accepted steps), and prints the
+// device memory per trajectory of the cuda engine's record and adjoint
+// launches for it (gpu.RecordBytes, gpu.AdjointBytes: the formula the
+// engine's tests check against the allocations, TestMeasuredMemory).
 package main
 
 import (
@@ -57,6 +65,7 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	enginegpu "github.com/gradsolve/gradsolve/internal/engine/gpu"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/plots"
 	"github.com/gradsolve/gradsolve/router"
@@ -144,7 +153,14 @@ func main() {
 	deadline := flag.Duration("deadline", 6*time.Minute, "no point starts after this much time")
 	examples := flag.String("examples", "examples", "the directory of the problem files")
 	out := flag.String("out", "", "directory for gpu.csv and gpu.png (none: stdout only)")
+	memory := flag.Bool("memory", false, "print the record and adjoint launches' device memory per trajectory of docs/gpu.md's cases, and exit")
 	flag.Parse()
+	if *memory {
+		if err := memoryTable(*examples); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 	if *lo < 0 || *hi < *lo || *hi > 30 {
 		fatalf("-lo %d, -hi %d: want 0 ≤ lo ≤ hi ≤ 30", *lo, *hi)
 	}
@@ -270,6 +286,57 @@ func ratios(rows []row, gpu string) []ratio {
 		}
 	}
 	return out
+}
+
+// memoryTable prints, for each case, the longest of 64 trajectories'
+// meshes on the reference engine and the device memory per trajectory
+// of the cuda engine's record launch (with its room: 128 steps doubled
+// until the longest fits, gpu.FirstMeshCap) and adjoint launch (no
+// save times).
+func memoryTable(examples string) error {
+	haloLong := func(n int) *gradsolve.Ensemble { e := haloEns(n); e.T0, e.T1 = []float64{0}, []float64{200}; return e }
+	cases := []struct {
+		name, file string
+		ens        func(int) *gradsolve.Ensemble
+		opts       gradsolve.Options
+	}{
+		{"lorenz Tsit5 1e-6, t in [0, 1]", "lorenz.ode", lorenzEns, lorenzOpts},
+		{"halo Tsit5 1e-8, t in [0, 200]", "halo.ode", haloLong, gradsolve.Options{Method: method.Tsit5, RTol: 1e-8, ATol: 1e-8}},
+		{"halo DP8 1e-8, t in [0, 20]", "halo.ode", haloEns, haloOpts},
+		{"robertson Rodas5P 1e-6, 1e-10", "robertson.ode", robertsonEns, robertsonOpts},
+	}
+	fmt.Printf("%-32s %3s %3s %6s %14s %14s %10s %14s\n", "case", "D", "P", "steps", "(steps+1)·D·8", "adjoint B/traj", "room", "record B/traj")
+	for _, c := range cases {
+		pr, err := load(filepath.Join(examples, c.file))
+		if err != nil {
+			return err
+		}
+		o := c.opts
+		fam := enginegpu.ERK
+		o.Engine = "cpu-erk"
+		if o.Method.Family() == method.RosenbrockFamily {
+			fam, o.Engine = enginegpu.ROS, "cpu-ros"
+		}
+		res, err := gradsolve.Solve(context.Background(), pr, c.ens(64), &o)
+		if err == nil {
+			err = res.Errs()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		steps := 0
+		for _, st := range res.Stats {
+			steps = max(steps, st.Accepted)
+		}
+		room := enginegpu.FirstMeshCap
+		for room < steps {
+			room *= 2
+		}
+		d, np := pr.Dim, pr.NumParams
+		fmt.Printf("%-32s %3d %3d %6d %14d %14d %10d %14d\n", c.name, d, np, steps, 8*(steps+1)*d,
+			enginegpu.AdjointBytes(fam, d, np, 0, steps, false), room, enginegpu.RecordBytes(fam, d, np, 0, room))
+	}
+	return nil
 }
 
 // load compiles a problem file.

@@ -75,3 +75,13 @@ func TestRunScript(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryTable: -memory's cases solve on the reference engines and
+// their rows print (the figures are the engine's formula, which
+// internal/engine/gpu's TestMeasuredMemory checks against the
+// allocations).
+func TestMemoryTable(t *testing.T) {
+	if err := memoryTable(filepath.Join("..", "..", "examples")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -59,6 +59,26 @@ func adjointWords(f Family, dim, np, k, cap int, cotSaved bool) (in, out int) {
 	return in, out
 }
 
+// RecordBytes returns the bytes of device memory one trajectory of a
+// record launch of family f takes on the CUDA backend (recordWords, 8
+// bytes a word) for a state of dim values, np parameters, k save times
+// and room for room steps; the launch takes as much page-locked host
+// memory, and 16·NormDim bytes of tolerances beside.
+func RecordBytes(f Family, dim, np, k, room int) int64 {
+	in, out := recordWords(f, dim, np, k, room)
+	return 8 * int64(in+out)
+}
+
+// AdjointBytes returns the bytes of device memory one job of an adjoint
+// launch of family f takes on the CUDA backend (adjointWords) for a
+// mesh of steps steps (the longest of its batch), with the saved
+// states' cotangents where cotSaved; as much page-locked host memory
+// beside.
+func AdjointBytes(f Family, dim, np, k, steps int, cotSaved bool) int64 {
+	in, out := adjointWords(f, dim, np, k, steps, cotSaved)
+	return 8 * int64(in+out)
+}
+
 // chunkOf returns the chunk of a batch of n trajectories of per bytes
 // each for mem bytes of device memory: all of them where they fit in
 // one lane (one launch), else as many as one of the two lanes' halves

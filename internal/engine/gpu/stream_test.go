@@ -370,6 +370,9 @@ func TestMeasuredMemory(t *testing.T) {
 				if dev != peak-tol || host != dev {
 					t.Errorf("record: %d device and %d page-locked bytes kept after the run; want the lanes' %d of each", dev, host, peak-tol)
 				}
+				if RecordBytes(f.rec.Family, c.dim, c.np, c.k, c.room) != int64(per) {
+					t.Errorf("RecordBytes = %d; measured %v", RecordBytes(f.rec.Family, c.dim, c.np, c.k, c.room), per)
+				}
 				t.Logf("record: %d bytes per trajectory (D %d, P %d, K %d, room for %d steps)", int(per), c.dim, c.np, c.k, c.room)
 				// Adjoint, with and without the saved states'
 				// cotangents: no tolerances.
@@ -388,7 +391,10 @@ func TestMeasuredMemory(t *testing.T) {
 							cs, per, peak, lanes, chunk, want)
 					}
 					if cs {
-						t.Logf("adjoint (%d steps, saved cotangents %v): %d bytes per trajectory", c.steps, cs, int(per))
+						if AdjointBytes(f.adj.Family, c.dim, c.np, c.k, c.steps, cs) != int64(per) {
+						t.Errorf("AdjointBytes = %d; measured %v", AdjointBytes(f.adj.Family, c.dim, c.np, c.k, c.steps, cs), per)
+					}
+					t.Logf("adjoint (%d steps, saved cotangents %v): %d bytes per trajectory", c.steps, cs, int(per))
 					}
 				}
 			})
