@@ -407,8 +407,10 @@ func counters(f Family) int {
 // inputs (t0, t1, y0, p, save) and outputs (y, t, h, saved, the
 // counters) of a forward kernel of state dim with np parameters, k
 // save times and nc counters.
-func forwardIn(dim, np, k int) int         { return 2 + dim + np + k }
-func forwardOut(dim, k, nc int) int        { return dim + 2 + k*dim + nc }
+func forwardIn(dim, np, k int) int  { return 2 + dim + np + k }
+func forwardOut(dim, k, nc int) int { return dim + 2 + k*dim + nc }
+
+// at returns the device address words 8-byte values past base.
 func at(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
 
 // packForward writes chunk c's inputs (t0, t1, y0, p, save) at the
