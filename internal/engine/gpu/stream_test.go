@@ -544,3 +544,62 @@ func TestRecordStop(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordChunks: a record and an adjoint launch of 20 trajectories
+// in chunks of 1, 7 and 20, each family: every chunk's inputs reach its
+// kernel and its results come back to its own rows (the fake writes
+// each output from inputs of the same trajectory, or of the same index
+// within its launch, so a row out of place shows).
+func TestRecordChunks(t *testing.T) {
+	const n, dim, np, k, capa = 20, 3, 3, 2, 5
+	for _, f := range recFamilies(t) {
+		ros := f.rec.Family == ROS
+		for _, chunk := range []int{1, 7, n} {
+			b, ms := recBatch(n, dim, np, k, capa)
+			var stop atomic.Bool
+			if done, err := f.m.Record(f.rec, tolSettings(dim), b, ms, chunk, &stop); done != n || err != nil {
+				t.Fatalf("%s record, chunk %d: %d, %v", f.name, chunk, done, err)
+			}
+			for i := range n {
+				c := i % chunk
+				size := min(chunk, n-(i-c))
+				steps := int64(capa)
+				if !ros && c%2 == 1 {
+					steps = -1 // the explicit fake's room "ran out"
+				}
+				if b.T[i] != float64(1001*i) || b.Status[i] != 2002 || b.Accepted[i] != 77 || b.Rejected[i] != int64(c) ||
+					b.FEvals[i] != int64(size) || ms.T[i*(capa+1)] != b.T0[i] || ms.H[i*capa] != b.T1[i] || ms.Steps[i] != steps ||
+					(ros && (b.JacEvals[i] != int64(c) || b.LUs[i] != int64(c+1))) {
+					t.Fatalf("%s record, chunk %d: trajectory %d: t %v status %d accepted %d rejected %d fevals %d mesh t %v h %v steps %d jac %d lus %d",
+						f.name, chunk, i, b.T[i], b.Status[i], b.Accepted[i], b.Rejected[i], b.FEvals[i], ms.T[i*(capa+1)], ms.H[i*capa],
+						ms.Steps[i], b.JacEvals[i], b.LUs[i])
+				}
+			}
+			for i := range ms.Steps {
+				ms.Steps[i] = int64(3 * i)
+			}
+			a := recAdj(b, ms, true)
+			if done, err := f.m.Adjoint(f.adj, tolSettings(dim), a, chunk, &stop); done != n || err != nil {
+				t.Fatalf("%s adjoint, chunk %d: %d, %v", f.name, chunk, done, err)
+			}
+			for i := range n {
+				c := i % chunk
+				lo := i - c
+				// The fake's row c of a launch: gy0[c] and gp[c] of
+				// the chunk's flat arrays, from trajectory lo + c's
+				// steps, mesh rows and save times and the chunk's
+				// flat cot_y, y, p at c.
+				wy := float64(capa*1000 + 3*i)
+				wp := a.CotY[lo*dim+c] + ms.T[i*(capa+1)] + ms.H[i*capa] + ms.Y[lo*(capa+1)*dim+c] + a.P[lo*np+c] + a.Save[i*k] + 0.5
+				if ros {
+					wp += 0.25 // the owners' scratch is there
+				} else {
+					wy += float64(ode.Success)*100 + k*10
+				}
+				if a.GY0[lo*dim+c] != wy || a.GP[lo*np+c] != wp {
+					t.Fatalf("%s adjoint, chunk %d: job %d: gy0 %v gp %v; want %v %v", f.name, chunk, i, a.GY0[lo*dim+c], a.GP[lo*np+c], wy, wp)
+				}
+			}
+		}
+	}
+}
