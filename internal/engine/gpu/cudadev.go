@@ -177,7 +177,10 @@ type lane struct {
 // acquire returns a lane with buffers of at least in and out bytes: an
 // idle one of the module's (the buffers of an earlier run, so that a
 // solve of many batches allocates its page-locked and device memory
-// once), else a new one.
+// once), else a new one — freeing first an idle lane too small for
+// the run (a record lane has a small input and a large output region,
+// an adjoint lane the other way), so that a module that alternates
+// between kinds of launch holds two lanes, not four.
 func (m *cudaModule) acquire(in, out int) (*lane, error) {
 	m.mu.Lock()
 	for i, l := range m.idle {
@@ -188,7 +191,14 @@ func (m *cudaModule) acquire(in, out int) (*lane, error) {
 			return l, nil
 		}
 	}
+	var unfit *lane
+	if len(m.idle) > 0 {
+		unfit, m.idle = m.idle[0], m.idle[1:]
+	}
 	m.mu.Unlock()
+	if unfit != nil {
+		m.free(unfit)
+	}
 	l := &lane{inCap: in, outCap: out}
 	var err error
 	if l.st, err = m.dev.NewStream(); err == nil {

@@ -603,3 +603,92 @@ func TestRecordChunks(t *testing.T) {
 		}
 	}
 }
+
+// peakFrom returns the peak of the device bytes held at the calls from
+// index from on (the memory allocated before them counted).
+func peakFrom(t *testing.T, calls [][]string, from int) int64 {
+	t.Helper()
+	size := map[string]int64{}
+	var dev, peak int64
+	for i, c := range calls {
+		switch c[0] {
+		case "alloc":
+			n, err := strconv.ParseInt(c[2], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size[c[1]] = n
+			dev += n
+		case "free":
+			dev -= size[c[1]]
+			delete(size, c[1])
+		}
+		if i >= from {
+			peak = max(peak, dev)
+		}
+	}
+	return peak
+}
+
+// TestLaneReuse: a record launch, then an adjoint launch on the same
+// module (a gradient), another adjoint, and a record again: the
+// record's lanes (small inputs, large outputs) do not fit the adjoint,
+// which frees each before allocating its own, so the device memory
+// held never exceeds two lanes (and the record's tolerances), not
+// four; after each run the module keeps the run's two lanes alone; the
+// second adjoint allocates nothing.
+func TestLaneReuse(t *testing.T) {
+	const n, chunk, dim, np, k, capa = 20, 7, 3, 3, 2, 50
+	for _, f := range recFamilies(t) {
+		ros := f.rec.Family == ROS
+		drainIdle(f.m)
+		log := callLog(t)
+		var stop atomic.Bool
+		b, ms := recBatch(n, dim, np, k, capa)
+		recLane := int64(8 * chunk * recordWordsStated(ros, dim, np, k, capa))
+		adjLane := int64(8 * chunk * adjointWordsStated(ros, dim, np, k, capa, true))
+		tol := int64(8 * 2 * dim)
+		lanesOf := func() (dev int64) {
+			for _, l := range f.m.idle {
+				dev += int64(l.inCap + l.outCap)
+			}
+			return dev
+		}
+		for q, run := range []func() error{
+			func() error { _, err := f.m.Record(f.rec, tolSettings(dim), b, ms, chunk, &stop); return err },
+			func() error {
+				_, err := f.m.Adjoint(f.adj, tolSettings(dim), recAdj(b, ms, true), chunk, &stop)
+				return err
+			},
+			func() error {
+				_, err := f.m.Adjoint(f.adj, tolSettings(dim), recAdj(b, ms, true), chunk, &stop)
+				return err
+			},
+			func() error { _, err := f.m.Record(f.rec, tolSettings(dim), b, ms, chunk, &stop); return err },
+		} {
+			before := len(readCalls(t, log))
+			if err := run(); err != nil {
+				t.Fatalf("%s: run %d: %v", f.name, q, err)
+			}
+			calls := readCalls(t, log)
+			dev, _, _, streams := memory(t, calls)
+			if len(f.m.idle) != 2 || dev != lanesOf() || streams != 2 {
+				t.Errorf("%s: after run %d: %d idle lanes of %d bytes, %d device bytes held, %d streams; want the run's 2 lanes alone",
+					f.name, q, len(f.m.idle), lanesOf(), dev, streams)
+			}
+			if peak, bound := peakFrom(t, calls, before), 2*max(recLane, adjLane)+tol; peak > bound {
+				t.Errorf("%s: run %d held %d device bytes at its peak; want at most two lanes' %d (lanes of %d and %d bytes)",
+					f.name, q, peak, bound, recLane, adjLane)
+			}
+			allocs := 0
+			for _, c := range calls[before:] {
+				if c[0] == "alloc" {
+					allocs++
+				}
+			}
+			if q == 2 && allocs != 0 {
+				t.Errorf("%s: the second adjoint allocated %d buffers; want none (it reuses the first's lanes)", f.name, allocs)
+			}
+		}
+	}
+}
