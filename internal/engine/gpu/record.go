@@ -80,11 +80,10 @@ func AdjointBytes(f Family, dim, np, k, steps int, cotSaved bool) int64 {
 }
 
 // chunkOf returns the chunk of a batch of n trajectories of per bytes
-// each for mem bytes of device memory: all of them where they fit in
-// one lane (one launch), else as many as one of the two lanes' halves
-// of mem holds; at most half the batch where it has 2·MinChunk or more,
-// so that the two streams overlap. It is 0 where one trajectory does
-// not fit.
+// each for mem bytes of device memory: as many as one of the two lanes'
+// halves of mem holds, at most n, and at most half the batch where it
+// has 2·MinChunk or more, so that the two streams overlap. It is 0
+// where one trajectory does not fit.
 func chunkOf(mem, per int64, n int) int {
 	fit := mem / (2 * per)
 	c := int(min(fit, int64(n)))
