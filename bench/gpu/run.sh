@@ -5,8 +5,13 @@
 #   bench/gpu/run.sh run     on a machine with an NVIDIA GPU, from the
 #                            repository root, with the binaries built:
 #                            the conformance suite through the real driver
-#                            (the cuda engine against cpu-erk), then the
-#                            throughput sweep n = 2^10 ... 2^24
+#                            (the cuda engine against cpu-erk and cpu-ros),
+#                            then the throughput sweep n = 2^10 ... 2^24:
+#                            lorenz and halo forward and their gradients
+#                            through the explicit in-kernel adjoint, the
+#                            halo with sensitivities, robertson forward and
+#                            its gradient through the Rosenbrock adjoint,
+#                            each on the GPU, then on the CPU lane engines
 #   bench/gpu/run.sh dry     build, then both steps on the emulated device
 #                            (no GPU; small n): the script's logic here
 #   bench/gpu/run.sh         build, then run
@@ -18,8 +23,11 @@
 # static); "build" prints what the dynamic section asks for.
 #
 # Results go to bench/gpu/out (OUT=DIR to change): conformance.txt,
-# sweep.txt, gpu.csv, gpu.png. The whole run keeps within 10 minutes:
-# the suite has 4 minutes, the sweep starts no point after 4 more.
+# sweep.txt, gpu.csv, ratios.csv (each gradient over its forward solve;
+# the CPU over the GPU), gpu.png. The whole run keeps within 10 minutes:
+# the suite has 4 minutes at most, the sweep starts no point after 4
+# more and is stopped at 5 (docs/gpu.md estimates it at about 3 on an
+# H200 machine).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -89,7 +97,7 @@ run() {
 		exit 2
 	fi
 	conformance cuda
-	sweep cuda -lo 10 -hi 24 -sens-hi 20 -cpu-hi 20 -deadline 4m
+	sweep cuda -lo 10 -hi 24 -sens-hi 20 -cpu-hi 20 -cpu-sens-hi 18 -budget 500ms -deadline 4m
 }
 
 dry() {
@@ -98,8 +106,8 @@ dry() {
 	export GRADSOLVE_CUDA_EMULATE=1
 	"$BIN/gradsolve" solve examples/lorenz.ode --engine cuda-emu --n 64 --ref 0 -q
 	conformance cuda-emu-test
-	sweep cuda-emu -lo 6 -hi 8 -sens-hi 7 -cpu-hi 8 -budget 0 -deadline 2m
-	for f in conformance.txt sweep.txt gpu.csv gpu.png; do
+	sweep cuda-emu -lo 6 -hi 8 -sens-hi 7 -cpu-hi 8 -cpu-sens-hi 7 -budget 0 -deadline 2m
+	for f in conformance.txt sweep.txt gpu.csv ratios.csv gpu.png; do
 		[ -s "$OUT/$f" ] || {
 			echo "dry run: $OUT/$f is missing or empty" >&2
 			exit 1

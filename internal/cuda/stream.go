@@ -124,6 +124,9 @@ func (st *Stream) CopyOut(h *HostMem, off int, src Ptr, n int) error {
 	})
 }
 
+// Name returns the kernel's name.
+func (f *Function) Name() string { return f.name }
+
 // LaunchOn is Launch on the stream st: the kernel runs after the work
 // queued on st before it, and may overlap with other streams' work.
 func (f *Function) LaunchOn(st *Stream, grid, block uint32, args ...unsafe.Pointer) error {

@@ -5,7 +5,10 @@
 // behaviour is set by environment variables, read at each call (see the
 // C sources): FAKE_CUDA_INIT (cuInit's status), FAKE_CUDA_DEVICES (the
 // device count), FAKE_CUDA_LAUNCH and FAKE_CUDA_SYNC (the statuses of
-// cuLaunchKernel and cuCtxSynchronize); a source containing "#error fake:"
+// cuLaunchKernel and cuCtxSynchronize), FAKE_CUDA_ASYNC_BYTES and
+// FAKE_CUDA_LAUNCH_N (which copies and launches fail), FAKE_CUDA_CALLS
+// (a file logging each allocation, free, copy, launch and stream call,
+// for tests of their order and of the memory used); a source containing "#error fake:"
 // fails to compile with a log. The fake device has compute capability
 // 9.0, host memory as device memory, and one kernel it "runs",
 // fake_scale(double *x, int n, double a): x[i] *= a; a

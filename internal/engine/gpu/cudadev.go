@@ -116,6 +116,9 @@ type cudaModule struct {
 	mu   sync.Mutex
 	fns  map[string]*cuda.Function
 	idle []*lane // buffers and streams of earlier runs, for reuse
+	// issued, where set (by tests), is called after each chunk's
+	// copies and launch are queued.
+	issued func(lo, hi int)
 }
 
 func (m *cudaModule) function(name string) (*cuda.Function, error) {
@@ -174,7 +177,10 @@ type lane struct {
 // acquire returns a lane with buffers of at least in and out bytes: an
 // idle one of the module's (the buffers of an earlier run, so that a
 // solve of many batches allocates its page-locked and device memory
-// once), else a new one.
+// once), else a new one — freeing first an idle lane too small for
+// the run (a record lane has a small input and a large output region,
+// an adjoint lane the other way), so that a module that alternates
+// between kinds of launch holds two lanes, not four.
 func (m *cudaModule) acquire(in, out int) (*lane, error) {
 	m.mu.Lock()
 	for i, l := range m.idle {
@@ -185,7 +191,14 @@ func (m *cudaModule) acquire(in, out int) (*lane, error) {
 			return l, nil
 		}
 	}
+	var unfit *lane
+	if len(m.idle) > 0 {
+		unfit, m.idle = m.idle[0], m.idle[1:]
+	}
 	m.mu.Unlock()
+	if unfit != nil {
+		m.free(unfit)
+	}
 	l := &lane{inCap: in, outCap: out}
 	var err error
 	if l.st, err = m.dev.NewStream(); err == nil {
@@ -253,44 +266,49 @@ func (m *cudaModule) free(l *lane) {
 	}
 }
 
-// Run runs the chunks of b alternately on two streams: while one
-// stream's kernel runs, the host packs the next chunk and queues its
-// copy to the device and its kernel on the other, and the results of a
-// stream's chunk are unpacked when the stream is next needed (or at the
-// end). Each trajectory's results are the kernel's for it alone, so
-// they do not depend on the chunk size.
-func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error) {
-	fn, err := m.function(k.Name)
-	if err != nil {
-		return 0, err
+// chunkJob is one kind of chunked launch on the two-stream pipeline
+// (cudaModule.pipeline): a forward kernel's (Run), a record kernel's
+// (Record) or an adjoint kernel's (Adjoint). Every value in a lane's
+// buffers is 8 bytes (a float32 kernel's floats take less room than
+// their words: launch32).
+type chunkJob struct {
+	fn *cuda.Function
+	// n is the number of trajectories; in and out the 8-byte words of
+	// one trajectory's inputs and outputs in a lane's buffers (its
+	// page-locked and its device memory).
+	n, in, out int
+	// pack writes trajectories [lo, hi)'s inputs into l.pinIn and
+	// returns the bytes of them to copy to l.devIn, the bytes of
+	// results to copy back from l.devOut, and the kernel's parameters
+	// (each a pointer to a job struct whose device addresses lie in
+	// l.devIn, l.devOut and the launch's shared arrays).
+	pack func(l *lane, lo, hi int) (in, out int, args []unsafe.Pointer)
+	// unpack copies trajectories [lo, hi)'s results from l.pinOut to
+	// the host's arrays, once the lane's stream has finished.
+	unpack func(l *lane, lo, hi int)
+}
+
+// chunkError is a failure of the pipeline's step what on the chunk
+// [lo, hi) of kernel name: the driver's error, then what failed.
+func chunkError(err error, what, name string, lo, hi int) error {
+	return fmt.Errorf("%w (%s the chunk of trajectories [%d, %d) of %s)", err, what, lo, hi, name)
+}
+
+// pipeline runs job j's chunks alternately on two streams: chunk q on
+// lane q mod 2, whose stream queues the copy of its inputs to the
+// device, the kernel and the copy of its results back; while one
+// stream's kernel runs the host packs the next chunk and queues it on
+// the other, and a lane's results are unpacked when the lane is next
+// needed (or at the end, in order). It polls stop before each chunk.
+// It returns how many trajectories, a prefix, have their results
+// unpacked; an error names the step, the chunk and the kernel, and the
+// lanes of a failed run are freed (those of a run that succeeded are
+// kept for the next: acquire, release).
+func (m *cudaModule) pipeline(j *chunkJob, chunk int, stop *atomic.Bool) (done int, err error) {
+	if j.n == 0 {
+		return 0, nil
 	}
-	dev := m.dev
-	chunk = max(1, min(chunk, b.N))
-	dim, np, K := b.Dim, b.NP, b.K
-	nc := 4 // the counters: status, accepted, rejected, f evaluations
-	if k.Family == ROS {
-		nc = 6 // and Jacobian evaluations, LUs
-	}
-	inPer, outPer := 2+dim+np+K, dim+2+K*dim+nc
-	// The tolerances, shared by every chunk.
-	nd := len(s.RTol)
-	tol, err := dev.Alloc(8 * max(2*nd, 1))
-	if err != nil {
-		return 0, err
-	}
-	defer dev.Free(tol)
-	if k.Float32 {
-		tol32 := make([]float32, 0, 2*nd)
-		for _, v := range append(append([]float64(nil), s.RTol...), s.ATol...) {
-			tol32 = append(tol32, float32(v))
-		}
-		err = cuda.CopyIn(dev, tol, tol32)
-	} else {
-		err = cuda.CopyIn(dev, tol, append(append([]float64(nil), s.RTol...), s.ATol...))
-	}
-	if err != nil {
-		return 0, err
-	}
+	chunk = max(1, min(chunk, j.n))
 	var lanes [2]*lane
 	defer func() {
 		for _, l := range lanes {
@@ -300,12 +318,12 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		}
 	}()
 	nl := 1
-	if b.N > chunk {
+	if j.n > chunk {
 		nl = 2
 	}
 	for i := range nl {
-		if lanes[i], err = m.acquire(8*chunk*inPer, 8*chunk*outPer); err != nil {
-			return 0, err
+		if lanes[i], err = m.acquire(8*chunk*j.in, 8*chunk*j.out); err != nil {
+			return 0, chunkError(err, "allocating a lane for", j.fn.Name(), 0, min(chunk, j.n))
 		}
 	}
 	// finish waits for lane l's chunk and unpacks its results.
@@ -315,41 +333,13 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		}
 		l.pending = false
 		if err := l.st.Synchronize(); err != nil {
-			return err
+			return chunkError(err, "waiting for", j.fn.Name(), l.lo, l.hi)
 		}
-		c := b.Slice(l.lo, l.hi)
-		f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
-		o := 0
-		if k.Float32 {
-			// t, h (double), the counters, then y and saved (float).
-			for _, dst := range [][]float64{c.T, c.H} {
-				o += copy(dst, f[o:o+len(dst)])
-			}
-			for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
-				o += copy(dst, in[o:o+len(dst)])
-			}
-			f32 := l.pinOut.Float32s()[2*o:]
-			o = 0
-			for _, dst := range [][]float64{c.Y, c.Saved} {
-				for j := range dst {
-					dst[j] = float64(f32[o+j])
-				}
-				o += len(dst)
-			}
-			done = l.hi
-			return nil
-		}
-		for _, dst := range [][]float64{c.Y, c.T, c.H, c.Saved} {
-			o += copy(dst, f[o:o+len(dst)])
-		}
-		for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals, c.JacEvals, c.LUs}[:nc] {
-			o += copy(dst, in[o:o+len(dst)])
-		}
+		j.unpack(l, l.lo, l.hi)
 		done = l.hi
 		return nil
 	}
-	ctl := s.Controller
-	for q, lo := 0, 0; lo < b.N; q, lo = q+1, lo+chunk {
+	for q, lo := 0, 0; lo < j.n; q, lo = q+1, lo+chunk {
 		l := lanes[q%nl]
 		if err := finish(l); err != nil {
 			return done, err
@@ -357,63 +347,22 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 		if stop.Load() {
 			break
 		}
-		hi := min(lo+chunk, b.N)
-		c := b.Slice(lo, hi)
-		n := c.N
-		at := func(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
-		if k.Float32 {
-			if err := m.launch32(fn, l, s, c, tol, nd, lo, hi); err != nil {
-				return done, err
-			}
-			continue
+		hi := min(lo+chunk, j.n)
+		in, out, args := j.pack(l, lo, hi)
+		if err := l.st.CopyIn(l.devIn, l.pinIn, 0, in); err != nil {
+			return done, chunkError(err, "copying in", j.fn.Name(), lo, hi)
 		}
-		// Pack the chunk's inputs: t0, t1, y0, p, save.
-		f := l.pinIn.Float64s()
-		o := 0
-		for _, src := range [][]float64{c.T0, c.T1, c.Y0, c.P, c.Save} {
-			o += copy(f[o:], src)
+		grid := uint32((hi - lo + Block - 1) / Block)
+		if err := j.fn.LaunchOn(l.st, grid, Block, args...); err != nil {
+			return done, chunkError(err, "launching", j.fn.Name(), lo, hi)
 		}
-		if err := l.st.CopyIn(l.devIn, l.pinIn, 0, 8*o); err != nil {
-			return done, err
-		}
-		var rj RosJob
-		job := &rj.Job
-		*job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
-			HMax: s.HMax, H0: s.H0,
-			Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
-			RTol: tol, ATol: at(tol, nd)}
-		w := 0
-		for _, a := range []struct {
-			p     *cuda.Ptr
-			words int
-		}{{&job.T0, n}, {&job.T1, n}, {&job.Y0, n * dim}, {&job.P, n * np}, {&job.Save, n * K}} {
-			*a.p = at(l.devIn, w)
-			w += a.words
-		}
-		w = 0
-		for _, a := range []struct {
-			p     *cuda.Ptr
-			words int
-		}{{&job.Y, n * dim}, {&job.T, n}, {&job.H, n}, {&job.Saved, n * K * dim},
-			{&job.Status, n}, {&job.Accepted, n}, {&job.Rejected, n}, {&job.FEvals, n}, {&rj.JacEvals, n}, {&rj.LUs, n}}[:8+nc-4] {
-			*a.p = at(l.devOut, w)
-			w += a.words
-		}
-		grid := uint32((n + Block - 1) / Block)
-		arg := unsafe.Pointer(job)
-		if k.Family == ROS {
-			if s.DenseSave {
-				rj.DenseSave = 1
-			}
-			arg = unsafe.Pointer(&rj)
-		}
-		if err := fn.LaunchOn(l.st, grid, Block, arg); err != nil {
-			return done, err
-		}
-		if err := l.st.CopyOut(l.pinOut, 0, l.devOut, 8*w); err != nil {
-			return done, err
+		if err := l.st.CopyOut(l.pinOut, 0, l.devOut, out); err != nil {
+			return done, chunkError(err, "copying out", j.fn.Name(), lo, hi)
 		}
 		l.pending, l.lo, l.hi = true, lo, hi
+		if m.issued != nil {
+			m.issued(lo, hi)
+		}
 	}
 	// The chunks still in flight, in order.
 	first := 0
@@ -428,12 +377,147 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 	return done, nil
 }
 
-// launch32 packs chunk c [lo, hi) of a float32 kernel's batch on lane l
-// and queues its copies and launch: the 8-byte inputs (t0, t1, save)
-// first, then y0 and p rounded to float; the outputs t, h and the
-// counters, then y and saved in float (finish widens them).
-func (m *cudaModule) launch32(fn *cuda.Function, l *lane, s *Settings, c *Batch, tol cuda.Ptr, nd, lo, hi int) error {
+// tolerances allocates the device copy of the tolerances rtol then
+// atol, shared by a launch's chunks (as floats for a float32 kernel);
+// the caller frees it.
+func (m *cudaModule) tolerances(s *Settings, f32 bool) (cuda.Ptr, error) {
+	nd := len(s.RTol)
+	tol, err := m.dev.Alloc(8 * max(2*nd, 1))
+	if err != nil {
+		return 0, err
+	}
+	v := append(append([]float64(nil), s.RTol...), s.ATol...)
+	if f32 {
+		v32 := make([]float32, len(v))
+		for i, x := range v {
+			v32[i] = float32(x)
+		}
+		err = cuda.CopyIn(m.dev, tol, v32)
+	} else {
+		err = cuda.CopyIn(m.dev, tol, v)
+	}
+	if err != nil {
+		m.dev.Free(tol)
+		return 0, err
+	}
+	return tol, nil
+}
+
+// counters returns the number of per-trajectory counters of a kernel
+// family's job: status, accepted, rejected, f evaluations, and for the
+// Rosenbrock kernels Jacobian evaluations and LUs.
+func counters(f Family) int {
+	if f == ROS {
+		return 6
+	}
+	return 4
+}
+
+// forwardIn and forwardOut are the 8-byte words of one trajectory's
+// inputs (t0, t1, y0, p, save) and outputs (y, t, h, saved, the
+// counters) of a forward kernel of state dim with np parameters, k
+// save times and nc counters.
+func forwardIn(dim, np, k int) int  { return 2 + dim + np + k }
+func forwardOut(dim, k, nc int) int { return dim + 2 + k*dim + nc }
+
+// at returns the device address words 8-byte values past base.
+func at(base cuda.Ptr, words int) cuda.Ptr { return base + cuda.Ptr(8*words) }
+
+// packForward writes chunk c's inputs (t0, t1, y0, p, save) at the
+// start of l.pinIn and returns the job of the chunk (its inputs at the
+// start of l.devIn, its outputs y, t, h, saved and the nc counters at
+// the start of l.devOut) and the words of its inputs and outputs.
+func packForward(l *lane, s *Settings, c *Batch, tol cuda.Ptr, nc int) (rj *RosJob, in, out int) {
+	n, dim, np, K := c.N, c.Dim, c.NP, c.K
+	f := l.pinIn.Float64s()
+	for _, src := range [][]float64{c.T0, c.T1, c.Y0, c.P, c.Save} {
+		in += copy(f[in:], src)
+	}
+	ctl := s.Controller
+	rj = &RosJob{}
+	job := &rj.Job
+	*job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+		HMax: s.HMax, H0: s.H0,
+		Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
+		RTol: tol, ATol: at(tol, len(s.RTol))}
+	if s.DenseSave {
+		rj.DenseSave = 1
+	}
+	w := 0
+	for _, a := range []struct {
+		p     *cuda.Ptr
+		words int
+	}{{&job.T0, n}, {&job.T1, n}, {&job.Y0, n * dim}, {&job.P, n * np}, {&job.Save, n * K}} {
+		*a.p = at(l.devIn, w)
+		w += a.words
+	}
+	for _, a := range []struct {
+		p     *cuda.Ptr
+		words int
+	}{{&job.Y, n * dim}, {&job.T, n}, {&job.H, n}, {&job.Saved, n * K * dim},
+		{&job.Status, n}, {&job.Accepted, n}, {&job.Rejected, n}, {&job.FEvals, n}, {&rj.JacEvals, n}, {&rj.LUs, n}}[:8+nc-4] {
+		*a.p = at(l.devOut, out)
+		out += a.words
+	}
+	return rj, in, out
+}
+
+// unpackForward copies chunk c's forward results (y, t, h, saved, the
+// nc counters) from the start of l.pinOut and returns the words read.
+func unpackForward(l *lane, c *Batch, nc int) int {
+	f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
+	o := 0
+	for _, dst := range [][]float64{c.Y, c.T, c.H, c.Saved} {
+		o += copy(dst, f[o:o+len(dst)])
+	}
+	for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals, c.JacEvals, c.LUs}[:nc] {
+		o += copy(dst, in[o:o+len(dst)])
+	}
+	return o
+}
+
+// Run runs the chunks of b on the two streams (pipeline): while one
+// stream's kernel runs, the host packs the next chunk and queues its
+// copy to the device and its kernel on the other. Each trajectory's
+// results are the kernel's for it alone, so they do not depend on the
+// chunk size.
+func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomic.Bool) (done int, err error) {
+	fn, err := m.function(k.Name)
+	if err != nil {
+		return 0, err
+	}
+	tol, err := m.tolerances(s, k.Float32)
+	if err != nil {
+		return 0, err
+	}
+	defer m.dev.Free(tol)
+	nc := counters(k.Family)
+	j := &chunkJob{fn: fn, n: b.N, in: forwardIn(b.Dim, b.NP, b.K), out: forwardOut(b.Dim, b.K, nc)}
+	if k.Float32 {
+		j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) { return pack32(l, s, b.Slice(lo, hi), tol) }
+		j.unpack = func(l *lane, lo, hi int) { unpack32(l, b.Slice(lo, hi)) }
+		return m.pipeline(j, chunk, stop)
+	}
+	j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) {
+		rj, in, out := packForward(l, s, b.Slice(lo, hi), tol, nc)
+		arg := unsafe.Pointer(&rj.Job)
+		if k.Family == ROS {
+			arg = unsafe.Pointer(rj)
+		}
+		return 8 * in, 8 * out, []unsafe.Pointer{arg}
+	}
+	j.unpack = func(l *lane, lo, hi int) { unpackForward(l, b.Slice(lo, hi), nc) }
+	return m.pipeline(j, chunk, stop)
+}
+
+// pack32 packs chunk c of a float32 kernel's batch into lane l: the
+// 8-byte inputs (t0, t1, save) first, then y0 and p rounded to float;
+// the outputs are t, h and the counters, then y and saved in float
+// (unpack32 widens them). It returns the bytes to copy in and out and
+// the kernel's parameter (gs_erk_job_f32).
+func pack32(l *lane, s *Settings, c *Batch, tol cuda.Ptr) (int, int, []unsafe.Pointer) {
 	n, dim, K := c.N, c.Dim, c.K
+	nd := len(s.RTol)
 	f := l.pinIn.Float64s()
 	o := 0
 	for _, src := range [][]float64{c.T0, c.T1, c.Save} {
@@ -447,11 +531,8 @@ func (m *cudaModule) launch32(fn *cuda.Function, l *lane, s *Settings, c *Batch,
 		}
 		o32 += len(src)
 	}
-	if err := l.st.CopyIn(l.devIn, l.pinIn, 0, 8*o+4*o32); err != nil {
-		return err
-	}
 	ctl := s.Controller
-	job := Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+	job := &Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
 		HMax: s.HMax, H0: s.H0,
 		Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
 		RTol: tol, ATol: tol + cuda.Ptr(4*nd)}
@@ -469,13 +550,26 @@ func (m *cudaModule) launch32(fn *cuda.Function, l *lane, s *Settings, c *Batch,
 	job.FEvals = job.Rejected + cuda.Ptr(8*n)
 	job.Y = job.FEvals + cuda.Ptr(8*n)
 	job.Saved = job.Y + cuda.Ptr(4*n*dim)
-	grid := uint32((n + Block - 1) / Block)
-	if err := fn.LaunchOn(l.st, grid, Block, unsafe.Pointer(&job)); err != nil {
-		return err
+	return 8*o + 4*o32, 8*6*n + 4*(n*dim+n*K*dim), []unsafe.Pointer{unsafe.Pointer(job)}
+}
+
+// unpack32 copies a float32 kernel's chunk results back: t, h
+// (double), the counters, then y and saved widened from float.
+func unpack32(l *lane, c *Batch) {
+	f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
+	o := 0
+	for _, dst := range [][]float64{c.T, c.H} {
+		o += copy(dst, f[o:o+len(dst)])
 	}
-	if err := l.st.CopyOut(l.pinOut, 0, l.devOut, 8*6*n+4*(n*dim+n*K*dim)); err != nil {
-		return err
+	for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+		o += copy(dst, in[o:o+len(dst)])
 	}
-	l.pending, l.lo, l.hi = true, lo, hi
-	return nil
+	f32 := l.pinOut.Float32s()[2*o:]
+	o = 0
+	for _, dst := range [][]float64{c.Y, c.Saved} {
+		for j := range dst {
+			dst[j] = float64(f32[o+j])
+		}
+		o += len(dst)
+	}
 }

@@ -43,226 +43,121 @@ type ERKAdjointJob struct {
 	CotY, CotSaved, GY0, GP                     cuda.Ptr
 }
 
-// devArrays allocates device memory for each of the values' arrays (8
-// bytes a value) and frees them all with free.
-type devArrays struct {
-	dev  *cuda.Device
-	ptrs []cuda.Ptr
-}
-
-func (a *devArrays) alloc(words int) (cuda.Ptr, error) {
-	p, err := a.dev.Alloc(8 * max(words, 1))
-	if err == nil {
-		a.ptrs = append(a.ptrs, p)
-	}
-	return p, err
-}
-
-func (a *devArrays) in(v []float64) (cuda.Ptr, error) {
-	p, err := a.alloc(len(v))
-	if err == nil && len(v) > 0 {
-		err = cuda.CopyIn(a.dev, p, v)
-	}
-	return p, err
-}
-
-func (a *devArrays) free() {
-	for _, p := range a.ptrs {
-		a.dev.Free(p)
-	}
-	a.ptrs = nil
-}
-
-// Record runs a record kernel chunk by chunk, each chunk's copies and
-// launch in turn on the default stream (no overlap: a recording is
-// made once and replayed many times, and its meshes dominate the
-// copies).
+// Record runs a record kernel's chunks on the two streams as Run runs
+// a forward kernel's (pipeline): each lane's buffers hold a chunk's
+// inputs (those of the forward kernel) and its outputs (the forward
+// results, then the meshes' times, step sizes, states and step
+// counts: recordWords), so one chunk's meshes are copied back while
+// the next chunk's kernel runs.
 func (m *cudaModule) Record(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, stop *atomic.Bool) (int, error) {
 	fn, err := m.function(k.Name)
 	if err != nil {
 		return 0, err
 	}
-	chunk = max(1, min(chunk, b.N))
-	dim, K, c1 := b.Dim, b.K, ms.Cap+1
-	for lo := 0; lo < b.N; lo += chunk {
-		if stop.Load() {
-			return lo, nil
-		}
-		hi := min(lo+chunk, b.N)
-		c, cm := b.Slice(lo, hi), ms.Slice(lo, hi)
-		n := c.N
-		if err := m.recordChunk(fn, k, s, c, cm, n, dim, K, c1); err != nil {
-			return lo, err
-		}
-	}
-	return b.N, nil
-}
-
-func (m *cudaModule) recordChunk(fn *cuda.Function, k Kernel, s *Settings, c *Batch, cm *Meshes, n, dim, K, c1 int) error {
-	a := &devArrays{dev: m.dev}
-	defer a.free()
-	var rj RosJob
-	ctl := s.Controller
-	rj.Job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps), HMax: s.HMax, H0: s.H0,
-		Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit}
-	if s.DenseSave {
-		rj.DenseSave = 1
-	}
-	var err error
-	for _, x := range []struct {
-		p *cuda.Ptr
-		v []float64
-	}{{&rj.RTol, s.RTol}, {&rj.ATol, s.ATol}, {&rj.T0, c.T0}, {&rj.T1, c.T1}, {&rj.Y0, c.Y0}, {&rj.P, c.P}, {&rj.Save, c.Save}} {
-		if *x.p, err = a.in(x.v); err != nil {
-			return err
-		}
-	}
-	for _, x := range []struct {
-		p     *cuda.Ptr
-		words int
-	}{{&rj.Y, n * dim}, {&rj.T, n}, {&rj.H, n}, {&rj.Saved, n * K * dim}, {&rj.Status, n}, {&rj.Accepted, n},
-		{&rj.Rejected, n}, {&rj.FEvals, n}, {&rj.JacEvals, n}, {&rj.LUs, n}} {
-		if *x.p, err = a.alloc(x.words); err != nil {
-			return err
-		}
-	}
-	mesh := RosMesh{Cap: int64(cm.Cap)}
-	for _, x := range []struct {
-		p     *cuda.Ptr
-		words int
-	}{{&mesh.T, n * c1}, {&mesh.H, n * cm.Cap}, {&mesh.Y, n * c1 * dim}, {&mesh.Steps, n}} {
-		if *x.p, err = a.alloc(x.words); err != nil {
-			return err
-		}
-	}
-	grid := uint32((n + Block - 1) / Block)
-	if k.Family == ERK {
-		ej := ERKRecordJob{Fwd: rj.Job, Cap: mesh.Cap, MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps}
-		err = fn.Launch(grid, Block, unsafe.Pointer(&ej))
-	} else {
-		err = fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh))
-	}
+	tol, err := m.tolerances(s, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := m.dev.Synchronize(); err != nil {
-		return err
-	}
-	for _, x := range []struct {
-		dst []float64
-		src cuda.Ptr
-	}{{c.Y, rj.Y}, {c.T, rj.T}, {c.H, rj.H}, {c.Saved, rj.Saved}, {cm.T, mesh.T}, {cm.H, mesh.H}, {cm.Y, mesh.Y}} {
-		if len(x.dst) > 0 {
-			if err := cuda.CopyOut(m.dev, x.dst, x.src); err != nil {
-				return err
-			}
+	defer m.dev.Free(tol)
+	nc, dim, capa := counters(k.Family), b.Dim, ms.Cap
+	in, out := recordWords(k.Family, dim, b.NP, b.K, capa)
+	j := &chunkJob{fn: fn, n: b.N, in: in, out: out}
+	j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) {
+		rj, in, w := packForward(l, s, b.Slice(lo, hi), tol, nc)
+		n, c1 := hi-lo, capa+1
+		mesh := &RosMesh{Cap: int64(capa)}
+		for _, a := range []struct {
+			p     *cuda.Ptr
+			words int
+		}{{&mesh.T, n * c1}, {&mesh.H, n * capa}, {&mesh.Y, n * c1 * dim}, {&mesh.Steps, n}} {
+			*a.p = at(l.devOut, w)
+			w += a.words
 		}
-	}
-	for _, x := range []struct {
-		dst []int64
-		src cuda.Ptr
-	}{{c.Status, rj.Status}, {c.Accepted, rj.Accepted}, {c.Rejected, rj.Rejected}, {c.FEvals, rj.FEvals},
-		{c.JacEvals, rj.JacEvals}, {c.LUs, rj.LUs}, {cm.Steps, mesh.Steps}} {
-		if k.Family == ERK && (x.src == rj.JacEvals || x.src == rj.LUs) {
-			continue // the explicit kernels have no such counters
+		if k.Family == ERK {
+			ej := &ERKRecordJob{Fwd: rj.Job, Cap: mesh.Cap, MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps}
+			return 8 * in, 8 * w, []unsafe.Pointer{unsafe.Pointer(ej)}
 		}
-		if err := cuda.CopyOut(m.dev, x.dst, x.src); err != nil {
-			return err
-		}
+		return 8 * in, 8 * w, []unsafe.Pointer{unsafe.Pointer(rj), unsafe.Pointer(mesh)}
 	}
-	return nil
+	j.unpack = func(l *lane, lo, hi int) {
+		cm := ms.Slice(lo, hi)
+		o := unpackForward(l, b.Slice(lo, hi), nc)
+		f := l.pinOut.Float64s()
+		for _, dst := range [][]float64{cm.T, cm.H, cm.Y} {
+			o += copy(dst, f[o:o+len(dst)])
+		}
+		copy(cm.Steps, l.pinOut.Int64s()[o:o+len(cm.Steps)])
+	}
+	return m.pipeline(j, chunk, stop)
 }
 
-// Adjoint runs an adjoint kernel chunk by chunk on the default stream.
+// Adjoint runs an adjoint kernel's chunks on the two streams
+// (pipeline): each lane's buffers hold a chunk's inputs (parameters,
+// save times, meshes, cotangents, step counts and, for the explicit
+// kernels, statuses) and its outputs (∂L/∂y0, ∂L/∂p and, for the
+// Rosenbrock kernels, the save times' owners, which stay on the
+// device): adjointWords.
 func (m *cudaModule) Adjoint(k Kernel, s *Settings, ab *AdjBatch, chunk int, stop *atomic.Bool) (int, error) {
 	fn, err := m.function(k.Name)
 	if err != nil {
 		return 0, err
 	}
-	chunk = max(1, min(chunk, ab.N))
-	for lo := 0; lo < ab.N; lo += chunk {
-		if stop.Load() {
-			return lo, nil
+	dim, np, K, capa := ab.Dim, ab.NP, ab.K, ab.Mesh.Cap
+	in, out := adjointWords(k.Family, dim, np, K, capa, ab.CotSaved != nil)
+	j := &chunkJob{fn: fn, n: ab.N, in: in, out: out}
+	j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) {
+		c := ab.Slice(lo, hi)
+		n := c.N
+		f, iv := l.pinIn.Float64s(), l.pinIn.Int64s()
+		w := 0
+		put := func(p *cuda.Ptr, v []float64) {
+			*p = at(l.devIn, w)
+			w += copy(f[w:], v)
 		}
-		if err := m.adjointChunk(fn, k, s, ab.Slice(lo, min(lo+chunk, ab.N))); err != nil {
-			return lo, err
+		rj := &RosJob{}
+		rj.N, rj.NSave, rj.SaveStride = int64(n), int64(K), int64(K)
+		if s.DenseSave {
+			rj.DenseSave = 1
 		}
-	}
-	return ab.N, nil
-}
-
-func (m *cudaModule) adjointChunk(fn *cuda.Function, k Kernel, s *Settings, c *AdjBatch) error {
-	a := &devArrays{dev: m.dev}
-	defer a.free()
-	n := c.N
-	var rj RosJob
-	rj.N, rj.NSave, rj.SaveStride = int64(n), int64(c.K), int64(c.K)
-	if s.DenseSave {
-		rj.DenseSave = 1
-	}
-	mesh := RosMesh{Cap: int64(c.Mesh.Cap)}
-	var adj RosAdj
-	var err error
-	for _, x := range []struct {
-		p *cuda.Ptr
-		v []float64
-	}{{&rj.P, c.P}, {&rj.Save, c.Save}, {&mesh.T, c.Mesh.T}, {&mesh.H, c.Mesh.H}, {&mesh.Y, c.Mesh.Y}, {&adj.CotY, c.CotY}} {
-		if *x.p, err = a.in(x.v); err != nil {
-			return err
+		mesh := &RosMesh{Cap: int64(capa)}
+		adj := &RosAdj{}
+		put(&rj.P, c.P)
+		put(&rj.Save, c.Save)
+		put(&mesh.T, c.Mesh.T)
+		put(&mesh.H, c.Mesh.H)
+		put(&mesh.Y, c.Mesh.Y)
+		put(&adj.CotY, c.CotY)
+		if c.CotSaved != nil {
+			put(&adj.CotSaved, c.CotSaved)
 		}
-	}
-	if mesh.Steps, err = a.alloc(n); err != nil {
-		return err
-	}
-	if err := cuda.CopyIn(m.dev, mesh.Steps, c.Mesh.Steps); err != nil {
-		return err
-	}
-	if c.CotSaved != nil {
-		if adj.CotSaved, err = a.in(c.CotSaved); err != nil {
-			return err
-		}
-	}
-	for _, x := range []struct {
-		p     *cuda.Ptr
-		words int
-	}{{&adj.GY0, len(c.GY0)}, {&adj.GP, len(c.GP)}, {&adj.Owner, n * c.K}} {
-		if *x.p, err = a.alloc(x.words); err != nil {
-			return err
-		}
-	}
-	grid := uint32((n + Block - 1) / Block)
-	if k.Family == ERK {
-		// The engine hands the adjoint only successful recordings:
-		// their statuses are Success.
+		mesh.Steps = at(l.devIn, w)
+		w += copy(iv[w:], c.Mesh.Steps)
 		var status cuda.Ptr
-		if status, err = a.alloc(n); err != nil {
-			return err
+		if k.Family == ERK {
+			// The engine hands the adjoint only successful
+			// recordings: their statuses are Success.
+			status = at(l.devIn, w)
+			for i := range n {
+				iv[w+i] = int64(ode.Success)
+			}
+			w += n
 		}
-		ok := make([]int64, n)
-		for i := range ok {
-			ok[i] = int64(ode.Success)
+		adj.GY0, adj.GP = l.devOut, at(l.devOut, n*dim)
+		back := 8 * (n*dim + n*np)
+		if k.Family == ERK {
+			ej := &ERKAdjointJob{N: rj.N, NSave: rj.NSave, SaveStride: rj.SaveStride, Cap: mesh.Cap, P: rj.P, Save: rj.Save,
+				MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps, Status: status,
+				CotY: adj.CotY, CotSaved: adj.CotSaved, GY0: adj.GY0, GP: adj.GP}
+			return 8 * w, back, []unsafe.Pointer{unsafe.Pointer(ej)}
 		}
-		if err := cuda.CopyIn(m.dev, status, ok); err != nil {
-			return err
-		}
-		ej := ERKAdjointJob{N: rj.N, NSave: rj.NSave, SaveStride: rj.SaveStride, Cap: mesh.Cap, P: rj.P, Save: rj.Save,
-			MeshT: mesh.T, MeshH: mesh.H, MeshY: mesh.Y, Steps: mesh.Steps, Status: status,
-			CotY: adj.CotY, CotSaved: adj.CotSaved, GY0: adj.GY0, GP: adj.GP}
-		err = fn.Launch(grid, Block, unsafe.Pointer(&ej))
-	} else {
-		err = fn.Launch(grid, Block, unsafe.Pointer(&rj), unsafe.Pointer(&mesh), unsafe.Pointer(&adj))
+		adj.Owner = at(l.devOut, n*dim+n*np) // scratch: not copied back
+		return 8 * w, back, []unsafe.Pointer{unsafe.Pointer(rj), unsafe.Pointer(mesh), unsafe.Pointer(adj)}
 	}
-	if err != nil {
-		return err
+	j.unpack = func(l *lane, lo, hi int) {
+		c := ab.Slice(lo, hi)
+		f := l.pinOut.Float64s()
+		copy(c.GY0, f[:len(c.GY0)])
+		copy(c.GP, f[len(c.GY0):len(c.GY0)+len(c.GP)])
 	}
-	if err := m.dev.Synchronize(); err != nil {
-		return err
-	}
-	if err := cuda.CopyOut(m.dev, c.GY0, adj.GY0); err != nil {
-		return err
-	}
-	if len(c.GP) > 0 {
-		return cuda.CopyOut(m.dev, c.GP, adj.GP)
-	}
-	return nil
+	return m.pipeline(j, chunk, stop)
 }

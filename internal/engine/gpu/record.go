@@ -20,12 +20,82 @@ import (
 // launch with room for the budget would.
 const FirstMeshCap = 128
 
-// meshBytes returns the device memory of one trajectory's mesh of cap
-// steps of dim values.
-func meshBytes(cap, dim int) int64 { return 8 * int64((cap+1)*(dim+1)+cap+1) }
+// meshWords returns the 8-byte words of one trajectory's mesh with
+// room for cap steps of dim values as the record kernels write it and
+// the adjoint kernels read it: (cap+1)·dim states, cap+1 times, cap
+// step sizes and the count of steps.
+func meshWords(cap, dim int) int { return (cap+1)*(dim+1) + cap + 1 }
+
+// recordWords returns the 8-byte words of device memory one
+// trajectory of a record launch of family f takes (CUDA backend: a
+// lane's device buffers, and as much page-locked memory): its inputs
+// t0, t1, y0 (dim), p (np) and the save times (k); its outputs y
+// (dim), t, h, the saved states (k·dim), the family's counters
+// (counters: 4, or 6 for the Rosenbrock kernels) and its mesh
+// (meshWords). The launch also keeps the tolerances (2·NormDim
+// values), whatever its size.
+func recordWords(f Family, dim, np, k, cap int) (in, out int) {
+	return forwardIn(dim, np, k), forwardOut(dim, k, counters(f)) + meshWords(cap, dim)
+}
+
+// adjointWords returns the 8-byte words of device memory one job of an
+// adjoint launch of family f takes: its inputs p (np), the save times
+// (k), the mesh (meshWords: times, step sizes, states, steps), the
+// cotangent of the final state (dim) and, where given, of the saved
+// states (k·dim), and for the explicit kernels its status; its outputs
+// ∂L/∂y0 (dim), ∂L/∂p (np) and for the Rosenbrock kernels the owners
+// of the save times (k).
+func adjointWords(f Family, dim, np, k, cap int, cotSaved bool) (in, out int) {
+	in = np + k + meshWords(cap, dim) + dim
+	if cotSaved {
+		in += k * dim
+	}
+	out = dim + np
+	if f == ERK {
+		in++
+	} else {
+		out += k
+	}
+	return in, out
+}
+
+// RecordBytes returns the bytes of device memory one trajectory of a
+// record launch of family f takes on the CUDA backend (recordWords, 8
+// bytes a word) for a state of dim values, np parameters, k save times
+// and room for room steps; the launch takes as much page-locked host
+// memory, and 16·NormDim bytes of tolerances beside.
+func RecordBytes(f Family, dim, np, k, room int) int64 {
+	in, out := recordWords(f, dim, np, k, room)
+	return 8 * int64(in+out)
+}
+
+// AdjointBytes returns the bytes of device memory one job of an adjoint
+// launch of family f takes on the CUDA backend (adjointWords) for a
+// mesh of steps steps (the longest of its batch), with the saved
+// states' cotangents where cotSaved; as much page-locked host memory
+// beside.
+func AdjointBytes(f Family, dim, np, k, steps int, cotSaved bool) int64 {
+	in, out := adjointWords(f, dim, np, k, steps, cotSaved)
+	return 8 * int64(in+out)
+}
+
+// chunkOf returns the chunk of a batch of n trajectories of per bytes
+// each for mem bytes of device memory: as many as one of the two lanes'
+// halves of mem holds, at most n, and at most half the batch where it
+// has 2·MinChunk or more, so that the two streams overlap. It is 0
+// where one trajectory does not fit.
+func chunkOf(mem, per int64, n int) int {
+	fit := mem / (2 * per)
+	c := int(min(fit, int64(n)))
+	if n >= 2*MinChunk {
+		c = min(c, (n+1)/2)
+	}
+	return c
+}
 
 // recordChunk returns the launch size of a record kernel with room for
-// cap steps: Config.Chunk, else as many as the device memory holds.
+// cap steps: Config.Chunk, else as many as the device memory holds
+// (chunkOf).
 func (s *Solver) recordChunk(cap int) (int, error) {
 	pl := s.pl
 	if c := pl.e.cfg.Chunk; c > 0 {
@@ -35,13 +105,14 @@ func (s *Solver) recordChunk(cap int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	per := bytesPer(pl.kernel.Dim, pl.spec.Problem.NumParams, s.b.K) + meshBytes(cap, pl.dim)
-	fit := mem / per
-	if fit < 1 {
-		return 0, fmt.Errorf("%s: one trajectory's recording (%d bytes with a mesh of %d steps) does not fit in the device memory the engine may use (%d bytes)",
-			pl.spec.Name(), per, cap, mem)
+	in, out := recordWords(pl.kernel.Family, pl.kernel.Dim, pl.spec.Problem.NumParams, s.b.K, cap)
+	per := 8 * int64(in+out)
+	c := chunkOf(mem, per, s.L)
+	if c < 1 {
+		return 0, fmt.Errorf("%s: one trajectory's recording (%d bytes with a mesh of %d steps) does not fit in the half of the device memory the engine may use for each of its two streams (%d bytes)",
+			pl.spec.Name(), per, cap, mem/2)
 	}
-	return int(min(fit, int64(s.L))), nil
+	return c, nil
 }
 
 // record runs the record kernel on b, then runs again, with twice the
@@ -266,14 +337,14 @@ func (r *Replayer) ReverseLanes(src ivp.ReverseSource, stop *atomic.Bool) {
 			var err error
 			chunk := pl.e.cfg.Chunk
 			if chunk <= 0 {
-				// As many jobs as the device memory holds: the mesh,
-				// then p, the save times, the cotangents, the
-				// gradients and the save times' owners.
+				// As many jobs as the device memory holds
+				// (adjointWords, chunkOf); where not one does, one
+				// per launch (the allocation then fails, naming it).
 				mem, merr := pl.dev.Memory()
-				per := meshBytes(cap, dim) + 8*int64(2*np+2*k+2*dim+k*dim)
+				in, out := adjointWords(pl.adjoint.Family, dim, np, k, cap, a.CotSaved != nil)
 				chunk = n
-				if merr == nil && mem/per < int64(n) {
-					chunk = max(1, int(mem/per))
+				if merr == nil {
+					chunk = max(1, chunkOf(mem, 8*int64(in+out), n))
 				}
 			}
 			done, err = pl.rec.Adjoint(pl.adjoint, &pl.set, a, chunk, stop)

@@ -114,14 +114,9 @@ func (s *Solver) prepare(k int) error {
 		if err != nil {
 			return err
 		}
-		fit := mem / (2 * bytesPer(pl.kernel.Dim, np, k))
-		if fit < 1 {
+		if s.chunk = chunkOf(mem, bytesPer(pl.kernel.Dim, np, k), s.L); s.chunk < 1 {
 			return fmt.Errorf("%s: one trajectory (%d bytes of inputs and outputs) does not fit in the device memory the engine may use (%d bytes)",
 				pl.spec.Name(), bytesPer(pl.kernel.Dim, np, k), mem)
-		}
-		s.chunk = int(min(fit, int64(s.L)))
-		if s.L >= 2*MinChunk {
-			s.chunk = min(s.chunk, (s.L+1)/2)
 		}
 	}
 	return nil
