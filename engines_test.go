@@ -8,6 +8,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/engine/cpu"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/router"
@@ -68,12 +69,19 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		_, g, _, err := gradsolve.LossGradient(ctx, pr, ens, &c.opts, gradsolve.SumSquares())
+		_, g, rec, err := gradsolve.LossGradient(ctx, pr, ens, &c.opts, gradsolve.SumSquares())
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if d != g.Decision || d.Engine != ch.Engine {
-			t.Errorf("%s: GradientDecision %+v, LossGradient decided %+v", c.name, d, g.Decision)
+		// The forward route runs where the solve does; the reverse
+		// route where its recording ran (for two trajectories, a lane
+		// engine where one can run: a recording is replayed).
+		ran := ch.Engine
+		if rec != nil {
+			ran = rec.Result.Engine
+		}
+		if d != g.Decision || d.Engine != ran || (rec != nil) != (d.Mode == router.Reverse) {
+			t.Errorf("%s: GradientDecision %+v, LossGradient decided %+v, ran on %s", c.name, d, g.Decision, ran)
 		}
 	}
 	// What Solve refuses, they refuse with the same error.
@@ -131,14 +139,21 @@ func TestEngineNamed(t *testing.T) {
 			t.Errorf("%s: ran %s on %s (%q; %q)", c.name, res.Method, res.Engine, res.Reason, res.EngineReason)
 		}
 	}
+	// Two trajectories: their sensitivities run on cpu-ros, their
+	// recording on cpu-ros-lanes where it can run (it is replayed in
+	// lanes), else on cpu-ros.
 	for _, mode := range []router.Mode{router.Forward, router.Reverse} {
 		o := &gradsolve.Options{Method: method.Rodas5P, Mode: mode}
 		_, g, _, err := gradsolve.LossGradient(ctx, rober, ens, o, gradsolve.SumSquares())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g.Decision.Engine != "cpu-ros" || !strings.Contains(g.Decision.Reason, "engine cpu-ros") || g.Decision.EngineReason == "" {
-			t.Errorf("Rodas5P gradient, %v mode: %+v", mode, g.Decision)
+		want := "cpu-ros"
+		if mode == router.Reverse && cpu.LanesAvailable() == nil {
+			want = "cpu-ros-lanes"
+		}
+		if g.Decision.Engine != want || !strings.Contains(g.Decision.Reason, "engine "+want) || g.Decision.EngineReason == "" {
+			t.Errorf("Rodas5P gradient, %v mode: %+v, want engine %s", mode, g.Decision, want)
 		}
 	}
 }

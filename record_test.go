@@ -291,10 +291,11 @@ func TestFailedReplayKeepsThePoint(t *testing.T) {
 			}
 			return &pg
 		}
-		// One worker taking one trajectory at a time: the cancellation
-		// stops the replay after trajectory 0.
+		// One worker of the scalar engine (which calls F, where the
+		// lanes call the lane right-hand side) taking one trajectory at
+		// a time: the cancellation stops the replay after trajectory 0.
 		const n = 4
-		rec := mustRecord(t, &pr, &gradsolve.Ensemble{N: n, P: lorenzFileParams(n), Save: []float64{0.5}}, &gradsolve.Options{Workers: 1, Chunk: 1})
+		rec := mustRecord(t, &pr, &gradsolve.Ensemble{N: n, P: lorenzFileParams(n), Save: []float64{0.5}}, &gradsolve.Options{Workers: 1, Chunk: 1, Engine: "cpu-erk"})
 		res0 := rec.Result
 		y0, s0 := append([]float64(nil), res0.Y...), append([]float64(nil), res0.Saved...)
 		cot := gradsolve.Cotangents{Y: res0.Y, Saved: res0.Saved}

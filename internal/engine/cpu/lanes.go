@@ -104,12 +104,13 @@ func (e laneEngine) serves(ref engine.Engine, req *engine.Request) error {
 func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
-// an ensemble smaller than the lanes, a problem without a lane
+// an ensemble smaller than the lanes (but for a recording of two or
+// more: see idle), a problem without a lane
 // right-hand side, or sensitivities (f lane by lane on the augmented
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
-	case req.N > 0 && req.N < e.lanes:
+	case idle(req, e.lanes):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
 		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
@@ -117,6 +118,24 @@ func (e Lanes) Prefers(req *engine.Request) error {
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
 	return nil
+}
+
+// idle says whether req's ensemble is too small for lanes of L: fewer
+// trajectories than lanes, except for a recording of two or more. A
+// recording is made to be replayed and differentiated, often many
+// times (a fit replays it at every update), and its replay and reverse
+// sweep in lanes beat the scalar engine's on two workers from two
+// trajectories up, with most lanes idle: replay plus gradient of
+// Lorenz (Tsit5, rtol 1e-8) 1.8, 2.8, 2.9 and 3.4 times as fast for
+// n = 2, 3, 4, 6, of Robertson (Rodas5P) 2.1, 1.6, 3.0 and 2.9 times,
+// and about as fast for n = 1 (1.3 and 1.0), so one trajectory stays
+// on the scalar engine. (Measured 2026-12-02, AMD EPYC, 2 cores, best
+// of 30 replays each.)
+func idle(req *engine.Request, L int) bool {
+	if req.N <= 0 || req.N >= L {
+		return false
+	}
+	return req.Job != engine.Record || req.N < 2
 }
 
 // idleLanes is the reason to leave an ensemble of n < L trajectories
