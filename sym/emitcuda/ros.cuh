@@ -3,8 +3,9 @@
 // One trajectory per call of gs_ros_solve, which the kernels below call
 // for each trajectory of their grid-stride loop. It is the CPU engine's
 // loop (cpu-ros: package ivp's Solve driving package ros's stepper, with
-// package control's controller, norm and initial step, the functions of
-// the explicit driver above) ported statement by statement: the same
+// package control's controller, norm and initial step; the loop and
+// those functions are the explicit driver's, gs_adaptive and the rest
+// of erk.cuh) ported statement by statement: the same
 // operations on the same operands in the same order, every product
 // rounded on its own (gs_mul), so that in double precision each
 // trajectory's results are the CPU engine's bit for bit. The LU
@@ -72,13 +73,15 @@ struct gs_no_cols {
 };
 
 // gs_ros_traj is one trajectory's solve: its state, stages, Jacobian,
-// LU factors and counters, and the stepper's steps as methods. N is the
+// LU factors and counters, and ros's stepper as the hooks of
+// gs_adaptive (erk.cuh), the loop the explicit kernels run too. N is the
 // model's Dim, NS the number of sensitivity columns (the state has
 // NA = N(1 + NS) values: y, then one block of N per column).
 template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N_, int NS_, int NP,
           bool REC = false>
 struct gs_ros_traj {
   enum { N = N_, NS = NS_, NA = N_ * (1 + NS_), NC = NS_ > 0 ? NS_ : 1, NPP = NP > 0 ? NP : 1 };
+  typedef double real;
   const gs_ros_job& job;
   gs_i64 i;
   F f;
@@ -321,10 +324,54 @@ struct gs_ros_traj {
     job.lus[i] = lus;
   }
 
-  // end ends the solve at the top of the loop (ivp's Output.end).
-  __device__ __forceinline__ void end(bool moved, gs_i64 status, double t, double h) {
-    if (moved) advance(t, true);
-    finish(status, t, h);
+  // The hooks of gs_adaptive.
+
+  // start is the stepper's Start (J stale) and the mesh's first row.
+  __device__ __forceinline__ void start(double t0) {
+    if (REC) record(0, t0, 0, y);
+  }
+
+  // first evaluates f0 = f(t0, y0).
+  __device__ __forceinline__ bool first(double t0) {
+    f(t0, y, p, f0);
+    fevals++;
+    return gs_finite<N>(f0);
+  }
+
+  // initial_step runs the rule on the state alone (ys, its first N
+  // values).
+  __device__ __forceinline__ double initial_step(double t0, double dir, double hmax) {
+    GS_UNROLL for (int d = 0; d < N; ++d) ys[d] = y[d];
+    const double h = gs_initial_step<N, N>(f, p, t0, dir, ys, f0, M::ORDER, job.atol, job.rtol, hmax, yt, fsi);
+    fevals += 1;
+    return h;
+  }
+
+  // try_step is the stepper's Attempt: J and f_t at (t, y) where they
+  // are stale, then the attempt with the error test.
+  __device__ __forceinline__ double try_step(double t, double h, bool* ok) {
+    if (!fresh) jacobians(t);
+    return attempt(t, h, y1, true, ok);
+  }
+
+  // accept keeps the last stage's f for the next step (FSAL).
+  __device__ __forceinline__ void accept() {
+    if (M::FSAL) {
+      GS_UNROLL for (int d = 0; d < N; ++d) flast[d] = fsi[d];
+    }
+  }
+
+  // push is ivp.Mesh.Push of a record kernel; the mesh may be full.
+  __device__ __forceinline__ bool push(double h, double tn) {
+    if (REC) {
+      if (nrec < mesh->cap) {
+        nrec++;
+        record(nrec, tn, h, y1);
+      } else {
+        return false;
+      }
+    }
+    return true;
   }
 
   __device__ __forceinline__ void solve() {
@@ -333,116 +380,7 @@ struct gs_ros_traj {
       GS_UNROLL for (int j = 0; j < NPP; ++j) w[c][j] = 0;
     }
     Cols::template fill<NC, NPP>(w);
-    const double t0 = job.t0[i], t1 = job.t1[i];
-    const gs_i64 nsave = job.nsave;
-    const double* save = job.save + i * job.save_stride;
-    double* saved = job.saved + i * nsave * NA;
-    const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
-
-    // ivp's begin (the stepper's Start: J stale).
-    double dir = 1.0;
-    if (t1 < t0) dir = -1;
-    const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
-    GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = job.y0[i * NA + d];
-    for (gs_i64 r = 0; r < nsave * NA; ++r) saved[r] = gs_go_nan();
-    gs_i64 isave = 0;
-    if (REC) record(0, t0, 0, y);
-    for (; isave < nsave && save[isave] == t0; ++isave) {
-      GS_UNROLL for (int d = 0; d < NA; ++d) saved[isave * NA + d] = y[d];
-    }
-    f(t0, y, p, f0);
-    fevals++;
-    if (!gs_finite<N>(f0)) {
-      finish(GS_NON_FINITE, t0, 0);
-      return;
-    }
-    double h = job.h0;
-    if (h == 0) {
-      GS_UNROLL for (int d = 0; d < N; ++d) ys[d] = y[d];
-      h = gs_initial_step<N, N>(f, p, t0, dir, ys, f0, M::ORDER, job.atol, job.rtol, hmax, yt, fsi);
-      fevals += 1;
-    }
-    h = gs_mul(dir, gs_go_min(h, hmax));
-
-    // ivp's Solve.
-    gs_pi_state cst;
-    gs_pi_init(ctl, cst);
-    double t = t0;
-    bool non_finite = false;  // the last rejection was a non-finite attempt
-    bool moved = false;       // the last attempt was accepted; advance is due
-    for (;;) {
-      if (accepted + rejected >= job.max_steps) {
-        end(moved, GS_MAX_STEPS_REACHED, t, h);
-        return;
-      }
-      bool last = false;
-      double rem = t1 - t;
-      if (gs_mul(dir, t + gs_mul(1.01, h) - t1) >= 0) {
-        h = rem;
-        last = true;
-      }
-      if (fabs(h) < gs_min_step(t) || t + h == t || h != h) {
-        end(moved, non_finite ? GS_NON_FINITE : GS_STEP_UNDERFLOW, t, h);
-        return;
-      }
-
-      // The stepper's Attempt.
-      if (moved) advance(t, true);
-      if (!fresh) jacobians(t);
-      bool ok;
-      double err = attempt(t, h, y1, true, &ok);
-      moved = false;
-
-      double factor;
-      bool accept = gs_pi_next(ctl, err, cst, &factor);
-      if (!ok) {
-        accept = false;
-        factor = ctl.qmin;
-      }
-      if (!accept) {
-        rejected++;
-        non_finite = !ok;
-        h = gs_mul(h, factor);
-        continue;
-      }
-      accepted++;
-      non_finite = false;
-      if (M::FSAL) {
-        GS_UNROLL for (int d = 0; d < N; ++d) flast[d] = fsi[d];
-      }
-      double tn = t + h;
-      if (last) tn = t1;
-      // Save times inside (t, tn].
-      for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
-        double* dst = saved + isave * NA;
-        if (save[isave] == tn) {
-          GS_UNROLL for (int d = 0; d < NA; ++d) dst[d] = y1[d];
-        } else {
-          save_at(dst, t, h, save[isave]);
-        }
-      }
-      // The mesh (ivp.Mesh.Push), which may be full: the solve then
-      // ends here with Cancelled.
-      bool recorded = true;
-      if (REC) {
-        if (nrec < mesh->cap) {
-          nrec++;
-          record(nrec, tn, h, y1);
-        } else {
-          recorded = false;
-        }
-      }
-      GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = y1[d];
-      if (!recorded || last) {
-        advance(t + h, false);
-        finish(recorded ? GS_SUCCESS : GS_ROS_CANCELLED, tn, h);
-        return;
-      }
-      t = tn;
-      moved = true;
-      h = gs_mul(h, factor);
-      if (fabs(h) > hmax) h = gs_mul(dir, hmax);
-    }
+    gs_adaptive(*this);
   }
 };
 

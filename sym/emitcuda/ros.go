@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve/method"
-	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
@@ -169,7 +168,6 @@ func (rp *rosPart) writePrograms(w *bytes.Buffer, model string) error {
 // writeKernels writes the driver, the method structs, the column sets
 // of the sensitivity kernels and the kernels.
 func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
-	fmt.Fprintf(w, "#define GS_ROS_CANCELLED %d  // ode.%v\n\n", ode.Cancelled, ode.Cancelled)
 	w.WriteString(rosDriver)
 	w.WriteString("\n// ---- the Rosenbrock methods: their coefficients as constants ----\n\n")
 	for i, tb := range opts.Rosenbrock {
