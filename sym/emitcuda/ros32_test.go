@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
@@ -47,7 +48,7 @@ import (
 //
 // One more term is the method's own: in the stiff limit (hγJ ≫ 1) the
 // increments solve the triangular recursion of Γ (the lower-triangular
-// matrix of γ and GammaOff), whose condition κ = ‖Γ‖∞·‖Γ⁻¹‖∞ (gammaCond:
+// matrix of γ and GammaOff), whose condition κ = ‖Γ‖∞·‖Γ⁻¹‖∞ (testutil.LowerCond:
 // about 144 for Rosenbrock23, 4439 for Rodas5P, whose cond₂ is 2557 by
 // package method) amplifies the float roundings of the terms that
 // cancel in it: the stiff components carry a relative error κ·u_f of
@@ -131,7 +132,7 @@ func TestRosenbrockFloat32(t *testing.T) {
 					what := fmt.Sprintf("%s dense %t", kern.Name, dense)
 					na := kern.Dim
 					roundings := float64((2*dim + 1) * kern.Method.Stages())
-					stiff := gammaCond(kern.Method) * 0x1p-24
+					stiff := testutil.LowerCond(kern.Method.Gamma, kern.Method.GammaOff) * 0x1p-24
 					worst32, worst64, compared := 0.0, 0.0, 0
 					for i := range ensembleSize {
 						st32, st64 := ode.Status(got.status[i]), res.Status[i]
@@ -204,43 +205,6 @@ func TestRosenbrockFloat32(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gammaCond returns ‖Γ‖∞·‖Γ⁻¹‖∞ of the method's lower-triangular Γ
-// (diagonal γ, below it GammaOff): the amplification of the
-// increments' roundings by its stage recursion in the stiff limit.
-func gammaCond(m *method.Rosenbrock) float64 {
-	s := m.Stages()
-	g, inv := make([][]float64, s), make([][]float64, s)
-	for i := range s {
-		g[i], inv[i] = make([]float64, s), make([]float64, s)
-		g[i][i] = m.Gamma
-		copy(g[i], m.GammaOff[i])
-	}
-	for c := range s { // Γ⁻¹ by forward substitution, column by column
-		for i := range s {
-			v := 0.0
-			if i == c {
-				v = 1
-			}
-			for j := range i {
-				v -= g[i][j] * inv[j][c]
-			}
-			inv[i][c] = v / g[i][i]
-		}
-	}
-	norm := func(a [][]float64) float64 {
-		n := 0.0
-		for _, r := range a {
-			rs := 0.0
-			for _, v := range r {
-				rs += math.Abs(v)
-			}
-			n = math.Max(n, rs)
-		}
-		return n
-	}
-	return norm(g) * norm(inv)
 }
 
 // maxAbs returns the largest |v_i|.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/internal/engine"
+	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/method"
 )
 
@@ -21,7 +22,8 @@ import (
 //
 // e64 the float64 solve's error (cpu-ros, the same tolerances), δ the
 // reference's response to one float rounding of y0, n·S the float32
-// solve's stages, κ the condition of the method's Γ (rosGammaCond);
+// solve's stages, κ the condition of the method's Γ
+// (testutil.LowerCond);
 // columns of initial values have no forcing, so their magnitude is
 // their own. The reference is cpu-ros with Rodas5P at rtol 1e-11,
 // atol 1e-13. The statuses are float64's, and the float32 bits are not.
@@ -57,103 +59,24 @@ func TestEmulatedRosFloat32(t *testing.T) {
 				pert.Y0[i] *= 1 + 0x1p-24
 			}
 			refPert := solve(t, rob, &pert, refOpts)
-			d, k := rob.Dim, len(ens.Save)/n
-			ds := d * want.NS
-			stiff := rosGammaCond(c.m) * 0x1p-24
-			var first *gradsolve.Result
-			for name := range chunkEngines {
-				o32 := o
-				o32.Engine, o32.Precision = name, gradsolve.Float32
-				got := solve(t, rob, ens, o32)
-				if first == nil {
-					first = got
-				} else {
-					sameResults(t, name+" float32", got, first)
-				}
-				differ, worst, compared := false, 0.0, 0
-				for i := range n {
-					if got.Status[i] != want.Status[i] {
-						t.Errorf("%s: trajectory %d: float32 %v, float64 %v", name, i, got.Status[i], want.Status[i])
+			d := rob.Dim
+			stiff := testutil.LowerCond(c.m.Gamma, c.m.GammaOff) * 0x1p-24
+			float32Rows(t, rob, ens, o, want, ref, c.sens, func(r f32Row) float64 {
+				steps := float64(r.got.Stats[r.i].Accepted * c.m.Stages() * (2*d + 1))
+				y32, y64, yr := r.row(r.got), r.row(want), r.row(ref)
+				e64, delta := tolUnits(y64, yr), tolUnits(r.row(refPert), yr)
+				worst := 0.0
+				for j := range yr {
+					sc := f32ATol + f32RTol*math.Abs(yr[j])
+					ej := math.Abs(y32[j]-yr[j]) / sc
+					if bound := 3*math.Max(e64, 1) + steps*delta + stiff*math.Abs(yr[j])/sc; !(ej <= bound) {
+						t.Errorf("%s: trajectory %d, row %d, component %d: float32 error %.3g tolerances, float64 %.3g, one rounding grows to %.3g: want at most %.3g",
+							r.name, r.i, r.q, j, ej, e64, delta, bound)
 					}
-					if got.Status[i] != gradsolve.Success || want.Status[i] != gradsolve.Success || ref.Status[i] != gradsolve.Success {
-						continue
-					}
-					compared++
-					steps := float64(got.Stats[i].Accepted * c.m.Stages() * (2*d + 1))
-					rows := k
-					if c.sens {
-						rows = k + 1 + k
-					}
-					for q := -1; q < rows; q++ {
-						row := func(r *gradsolve.Result) []float64 {
-							switch {
-							case q < 0:
-								return r.Y[i*d : (i+1)*d]
-							case q < k:
-								return r.Saved[(i*k+q)*d : (i*k+q+1)*d]
-							case q == k:
-								return r.S[i*ds : (i+1)*ds]
-							}
-							j := q - k - 1
-							return r.SavedS[(i*k+j)*ds : (i*k+j+1)*ds]
-						}
-						y32, y64, yr := row(got), row(want), row(ref)
-						e64, delta := tolUnits(y64, yr), tolUnits(row(refPert), yr)
-						for j := range yr {
-							sc := f32ATol + f32RTol*math.Abs(yr[j])
-							if ej, bound := math.Abs(y32[j]-yr[j])/sc, 3*math.Max(e64, 1)+steps*delta+stiff*math.Abs(yr[j])/sc; !(ej <= bound) {
-								t.Errorf("%s: trajectory %d, row %d, component %d: float32 error %.3g tolerances, float64 %.3g, one rounding grows to %.3g: want at most %.3g",
-									name, i, q, j, ej, e64, delta, bound)
-							}
-							worst = math.Max(worst, math.Abs(y32[j]-yr[j])/sc)
-							differ = differ || y32[j] != y64[j]
-						}
-					}
+					worst = math.Max(worst, ej)
 				}
-				if compared < n/2 {
-					t.Errorf("%s: %d of %d trajectories compared: want most", name, compared, n)
-				}
-				if !differ {
-					t.Errorf("%s: the float32 solve gives the float64 solve's bits: it did not run in float", name)
-				}
-				t.Logf("%s: %d trajectories, worst float32 error %.3g tolerances", name, compared, worst)
-			}
+				return worst
+			})
 		})
 	}
-}
-
-// rosGammaCond returns ‖Γ‖∞·‖Γ⁻¹‖∞ of the method's lower-triangular Γ
-// (γ on the diagonal, GammaOff below), as sym/emitcuda's gammaCond.
-func rosGammaCond(m *method.Rosenbrock) float64 {
-	s := m.Stages()
-	g, inv := make([][]float64, s), make([][]float64, s)
-	for i := range s {
-		g[i], inv[i] = make([]float64, s), make([]float64, s)
-		copy(g[i], m.GammaOff[i])
-		g[i][i] = m.Gamma
-	}
-	norm := func(a [][]float64) float64 {
-		n := 0.0
-		for _, r := range a {
-			rs := 0.0
-			for _, v := range r {
-				rs += math.Abs(v)
-			}
-			n = math.Max(n, rs)
-		}
-		return n
-	}
-	for c := range s {
-		for i := range s {
-			v := 0.0
-			if i == c {
-				v = 1
-			}
-			for j := range i {
-				v -= g[i][j] * inv[j][c]
-			}
-			inv[i][c] = v / g[i][i]
-		}
-	}
-	return norm(g) * norm(inv)
 }
