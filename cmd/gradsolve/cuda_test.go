@@ -58,8 +58,6 @@ func TestDevicePrecisionFlags(t *testing.T) {
 		{"float32 on the CPU", nil, []string{"--precision", "float32"},
 			"gradsolve: --precision float32: the CPU engines compute in float64 only: their core (packages ivp, erk, ros, control and the compiled tapes) is written for float64, not generic over the float type"},
 		{"float32 on cpu-ros", nil, []string{"--precision", "float32", "--engine", "cpu-ros"}, "--precision float32: the CPU engines compute in float64 only"},
-		{"float32 Rosenbrock on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu", "--method", "rodas5p"},
-			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --precision float32: the cuda engine has float32 kernels of the explicit methods only`},
 		{"device out of range", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--device", "3", "--engine", "cuda-emu"},
 			`gradsolve: --engine "cuda-emu" cannot serve this forward job: --device 3: the machine has 1 emulated CUDA device (0)`},
 		{"no GPU", []string{"GRADSOLVE_CUDA_DRIVER=" + missing}, []string{"--device", "1", "--engine", "cuda"},
@@ -91,15 +89,27 @@ func TestDevicePrecisionFlags(t *testing.T) {
 }
 
 // TestFloat32Emulated: gradsolve solve --engine cuda-emu --precision
-// float32 runs the float32 kernels: every trajectory Success, finite
-// final states that are not the float64 solve's bits. (Their accuracy
-// against the truth is internal/engine/gpu's TestEmulatedFloat32.)
+// float32 runs the float32 kernels, explicit (Lorenz, the default Tsit5)
+// and Rosenbrock (Robertson's stiff kinetics with Rodas5P): every
+// trajectory Success, finite final states that are not the float64
+// solve's bits. (Their accuracy against the truth is
+// internal/engine/gpu's TestEmulatedFloat32 and TestEmulatedRosFloat32.)
 func TestFloat32Emulated(t *testing.T) {
+	for _, c := range []struct{ file, method string }{{"lorenz.ode", ""}, {"robertson.ode", "rodas5p"}} {
+		t.Run(c.file, func(t *testing.T) { float32Emulated(t, c.file, c.method) })
+	}
+}
+
+func float32Emulated(t *testing.T, file, method string) {
 	env := []string{"GRADSOLVE_CUDA_EMULATE=1"}
 	run := func(prec string) *npy.Array {
 		dir := t.TempDir()
-		r := execCmd(t, env, "solve", "../../examples/lorenz.ode", "--n", "4", "--ref", "0", "--engine", "cuda-emu",
-			"--precision", prec, "--rtol", "1e-5", "--atol", "1e-6", "--out", dir)
+		args := []string{"solve", "../../examples/" + file, "--n", "4", "--ref", "0", "--engine", "cuda-emu",
+			"--precision", prec, "--rtol", "1e-5", "--atol", "1e-6", "--out", dir}
+		if method != "" {
+			args = append(args, "--method", method)
+		}
+		r := execCmd(t, env, args...)
 		if r.code != 0 {
 			if strings.Contains(r.stderr, "unavailable: ") {
 				t.Skipf("the emulated device cannot run here: %s", r.stderr)

@@ -119,3 +119,21 @@ func TestCheckBits(t *testing.T) {
 		t.Errorf("different slices: CheckBits returned true or reported %d errors", len(r.msgs))
 	}
 }
+
+// TestLowerCond checks LowerCond on matrices whose condition is known:
+// the identity (1), diag(2) with one entry below (‖L‖∞ = 5, L⁻¹ =
+// [[1/2, 0], [−3/4, 1/2]], ‖L⁻¹‖∞ = 5/4: 25/4).
+func TestLowerCond(t *testing.T) {
+	for _, c := range []struct {
+		diag  float64
+		lower [][]float64
+		want  float64
+	}{
+		{1, [][]float64{{}, {0}, {0, 0}}, 1},
+		{2, [][]float64{{}, {3}}, 25.0 / 4},
+	} {
+		if got := LowerCond(c.diag, c.lower); math.Abs(got-c.want) > 1e-15*c.want {
+			t.Errorf("LowerCond(%v, %v) = %v, want %v", c.diag, c.lower, got, c.want)
+		}
+	}
+}

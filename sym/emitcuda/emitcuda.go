@@ -54,8 +54,11 @@ type Options struct {
 	RosAdjoint bool
 	// Float32 also writes float32 kernels: for every forward and
 	// sensitivity kernel gs_erk_<method>[_sens<k>] a twin
-	// gs_erk_<method>_f32[_sens<k>] taking a gs_erk_job_f32, whose
+	// gs_erk_<method>_f32[_sens<k>] taking a gs_erk_job_f32, and for
+	// every Rosenbrock one gs_ros_<method>[_sens<k>] a twin
+	// gs_ros_<method>_f32[_sens<k>] taking a gs_ros_job_f32, whose
 	// states, parameters and tolerances are float (see docs/gpu.md).
+	// The record and adjoint kernels stay float64 only.
 	Float32 bool
 	// Record also writes the record kernels gs_erk_<method>_record
 	// (taking a gs_erk_record_job): the forward solve in double that
@@ -142,8 +145,10 @@ type Source struct {
 	// RosKernels lists the Rosenbrock kernels (gs_ros_job) likewise:
 	// the forward kernels in the order of Options.Rosenbrock, then for
 	// each entry of Options.Sens its kernel of each method, then with
-	// Options.RosRecord the record kernel of each method, then with
-	// Options.RosAdjoint the adjoint kernel of each method.
+	// Options.Float32 the float32 twins of all those (in the same
+	// order), then with Options.RosRecord the record kernel of each
+	// method, then with Options.RosAdjoint the adjoint kernel of each
+	// method.
 	RosKernels []RosKernel
 }
 

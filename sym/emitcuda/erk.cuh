@@ -7,9 +7,12 @@
 // by statement: the same operations on the same operands in the same
 // order, every product rounded on its own (gs_mul), so that in double
 // precision each trajectory's results are the CPU engine's bit for bit.
-// The method's stage sums come from its struct (written with the
-// tableau's coefficients as constants): stages, restep and the
-// constants S, ORDER, LASTB, EVALS, FSAL, DEFER, DOP853.
+// The loop itself (gs_adaptive) is written once, over a stepper's
+// hooks, as the CPU engine core runs one loop over every stepper: erk's
+// stepper is gs_erk_traj below, ros's is in ros.cuh. The
+// method's stage sums come from its struct (written with the tableau's
+// coefficients as constants): stages, restep and the constants S,
+// ORDER, LASTB, EVALS, FSAL, DEFER, DOP853.
 
 // gs_erk_job is one launch's arguments: the ensemble's inputs, the
 // options, and where the results go. Per-trajectory arrays are
@@ -289,7 +292,145 @@ __device__ __forceinline__ double gs_initial_step(const Fn& f, const real* p, do
   return gs_go_max(gs_go_min(gs_go_min(gs_mul(100.0, h0), h1), hmax), hmin);
 }
 
-// ---- package ivp: the adaptive loop (Solve), with erk's stepper ----
+// ---- package ivp: the adaptive loop (Solve), over a stepper ----
+
+// gs_adaptive is ivp's begin and Solve for one trajectory: the loop the
+// CPU engine core runs over every stepper, here over the stepper St of
+// a kernel family (gs_erk_traj, and the Rosenbrock one of ros.cuh),
+// whose hooks are the stepper's part of each step. St provides:
+//
+//   real, NA       the state's type and size (the rows of y0, y, saved)
+//   job, i         the launch's job and the trajectory's index
+//   y, y1          the state and the proposal (real[NA])
+//   accepted, rejected
+//                  the step counters
+//   start(t0)      the stepper's Start with y loaded: the mesh's first row
+//   first(t0)      f at (t0, y), counted; false if it is not finite
+//   initial_step(t0, dir, hmax)
+//                  the initial-step rule (control.InitialStep), counted
+//   advance(t, next)
+//                  Advance after an accepted step
+//   try_step(t, h, &ok)
+//                  Attempt: the proposal into y1 and its error norm; ok
+//                  false if a value is not finite (or W singular)
+//   accept()       what Accept keeps of the attempt before the saves
+//   save_at(dst, t, h, ts)
+//                  the state at the save time ts inside the accepted
+//                  step (t, t + h] into dst
+//   push(h, tn)    ivp's Mesh.Push of (h, tn, y1); false if full
+//   finish(status, t, h)
+//                  writes the trajectory's results
+//
+// The loop is ivp's statement by statement: the step budget, the
+// landing on t1 (h = t1 - t once 1.01 h reaches it), the step floor,
+// the attempt, the PI controller's accept or reject (a non-finite
+// attempt rejected with qmin), the save times inside (t, tn], the mesh,
+// and hmax.
+template <class St>
+__device__ __forceinline__ void gs_adaptive(St& s) {
+  typedef typename St::real real;
+  constexpr int NA = St::NA;
+  const auto& job = s.job;
+  const gs_i64 i = s.i;
+  const double t0 = job.t0[i], t1 = job.t1[i];
+  const gs_i64 nsave = job.nsave;
+  const double* save = job.save + i * job.save_stride;
+  real* saved = job.saved + i * nsave * NA;
+  const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
+
+  // ivp's begin.
+  double dir = 1.0;
+  if (t1 < t0) dir = -1;
+  const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
+  GS_UNROLL for (int d = 0; d < NA; ++d) s.y[d] = job.y0[i * NA + d];
+  for (gs_i64 r = 0; r < nsave * NA; ++r) saved[r] = (real)gs_go_nan();
+  s.start(t0);
+  gs_i64 isave = 0;
+  for (; isave < nsave && save[isave] == t0; ++isave) {
+    GS_UNROLL for (int d = 0; d < NA; ++d) saved[isave * NA + d] = s.y[d];
+  }
+  if (!s.first(t0)) {
+    s.finish(GS_NON_FINITE, t0, 0);
+    return;
+  }
+  double h = job.h0;
+  if (h == 0) h = s.initial_step(t0, dir, hmax);
+  h = gs_mul(dir, gs_go_min(h, hmax));
+
+  // ivp's Solve.
+  gs_pi_state cst;
+  gs_pi_init(ctl, cst);
+  double t = t0;
+  bool non_finite = false;  // the last rejection was a non-finite attempt
+  bool moved = false;       // the last attempt was accepted; advance is due
+  for (;;) {
+    if (s.accepted + s.rejected >= job.max_steps) {
+      // ivp's Output.end: the due advance, then the results.
+      if (moved) s.advance(t, true);
+      s.finish(GS_MAX_STEPS_REACHED, t, h);
+      return;
+    }
+    bool last = false;
+    double rem = t1 - t;
+    if (gs_mul(dir, t + gs_mul(1.01, h) - t1) >= 0) {
+      h = rem;
+      last = true;
+    }
+    if (fabs(h) < gs_min_step(t) || t + h == t || h != h) {
+      if (moved) s.advance(t, true);
+      s.finish(non_finite ? GS_NON_FINITE : GS_STEP_UNDERFLOW, t, h);
+      return;
+    }
+
+    // The stepper's Attempt.
+    if (moved) s.advance(t, true);
+    bool ok;
+    double err = s.try_step(t, h, &ok);
+    moved = false;
+
+    double factor;
+    bool accept = gs_pi_next(ctl, err, cst, &factor);
+    if (!ok) {
+      accept = false;
+      factor = ctl.qmin;
+    }
+    if (!accept) {
+      s.rejected++;
+      non_finite = !ok;
+      h = gs_mul(h, factor);
+      continue;
+    }
+    s.accepted++;
+    non_finite = false;
+    s.accept();
+    double tn = t + h;
+    if (last) tn = t1;
+    // Save times inside (t, tn]: at tn the proposal, else the stepper's.
+    for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
+      real* dst = saved + isave * NA;
+      if (save[isave] == tn) {
+        GS_UNROLL for (int d = 0; d < NA; ++d) dst[d] = s.y1[d];
+      } else {
+        s.save_at(dst, t, h, save[isave]);
+      }
+    }
+    // ivp's Mesh.Push: a full mesh stops the solve at tn with status
+    // Cancelled, as a refused Mesh.Grow does on the CPU.
+    const bool recorded = s.push(h, tn);
+    GS_UNROLL for (int d = 0; d < NA; ++d) s.y[d] = s.y1[d];
+    if (!recorded || last) {
+      s.advance(t + h, false);
+      s.finish(recorded ? GS_SUCCESS : GS_CANCELLED, tn, h);
+      return;
+    }
+    t = tn;
+    moved = true;
+    h = gs_mul(h, factor);
+    if (fabs(h) > hmax) h = gs_mul(dir, hmax);
+  }
+}
+
+// ---- erk's stepper ----
 
 // gs_real_of<Job>::type is the type of the states of a job: double for
 // gs_erk_job; the float32 kernels' job (gs_erk_job_f32, written only
@@ -313,7 +454,7 @@ struct gs_erk_norec {
 };
 
 // gs_erk_traj is one trajectory's solve: its state, stages and
-// counters, and the driver's steps as methods. Job is the launch's
+// counters, and erk's stepper as the hooks of gs_adaptive. Job is the launch's
 // struct (gs_erk_job; or gs_erk_job_f32, whose states, parameters and
 // tolerances are float: the stages, f and the norm are then float's
 // arithmetic, while times, step sizes and the controller stay double),
@@ -321,6 +462,7 @@ struct gs_erk_norec {
 template <class M, class Fn, int N, int ND, int NP, class Job = gs_erk_job, class Rec = gs_erk_norec>
 struct gs_erk_traj {
   typedef typename gs_real_of<Job>::type real;
+  enum { NA = N };
   const Job& job;
   gs_i64 i;
   Fn f;
@@ -363,114 +505,45 @@ struct gs_erk_traj {
     rec.done();
   }
 
-  // end ends the solve at the top of the loop (ivp's Output.end).
-  __device__ __forceinline__ void end(bool moved, gs_i64 status, double t, double h) {
-    if (moved) advance(t, true);
-    finish(status, t, h);
+  // The hooks of gs_adaptive.
+
+  // start is the mesh's first row (t0, y0).
+  __device__ __forceinline__ void start(double t0) { rec.start(t0, y); }
+
+  // first evaluates k[0] = f(t0, y0).
+  __device__ __forceinline__ bool first(double t0) {
+    f((real)t0, y, p, k[0]);
+    fevals++;
+    return gs_finite<N>(k[0]);
   }
+
+  __device__ __forceinline__ double initial_step(double t0, double dir, double hmax) {
+    const double h = gs_initial_step<N, ND>(f, p, t0, dir, y, k[0], M::ORDER, job.atol, job.rtol, hmax, y1, yt);
+    fevals += 1;
+    return h;
+  }
+
+  // try_step is erk's Attempt: the stages, the proposal and the norm.
+  __device__ __forceinline__ double try_step(double t, double h, bool* ok) {
+    fevals += M::EVALS;
+    M::stages(f, t, h, p, y, y1, yt, k, ev, ev3);
+    return gs_norm<N, ND, M::DOP853>(h, y, y1, ev, ev3, job.atol, job.rtol, ok);
+  }
+
+  __device__ __forceinline__ void accept() {}
+
+  // save_at re-steps the save time ts from t (erk's dense output is
+  // the re-step).
+  __device__ __forceinline__ void save_at(real* dst, double t, double, double ts) {
+    M::restep(f, t, ts - t, p, y, k[0], yt, ks, dst);
+    fevals += M::LASTB;
+  }
+
+  __device__ __forceinline__ bool push(double h, double tn) { return rec.push(h, tn, y1); }
 
   __device__ __forceinline__ void solve() {
     GS_UNROLL for (int j = 0; j < NP; ++j) p[j] = job.p[i * NP + j];
-    const double t0 = job.t0[i], t1 = job.t1[i];
-    const gs_i64 nsave = job.nsave;
-    const double* save = job.save + i * job.save_stride;
-    real* saved = job.saved + i * nsave * N;
-    const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
-
-    // ivp's begin.
-    double dir = 1.0;
-    if (t1 < t0) dir = -1;
-    const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
-    GS_UNROLL for (int d = 0; d < N; ++d) y[d] = job.y0[i * N + d];
-    for (gs_i64 r = 0; r < nsave * N; ++r) saved[r] = (real)gs_go_nan();
-    rec.start(t0, y);
-    gs_i64 isave = 0;
-    for (; isave < nsave && save[isave] == t0; ++isave) {
-      GS_UNROLL for (int d = 0; d < N; ++d) saved[isave * N + d] = y[d];
-    }
-    f((real)t0, y, p, k[0]);
-    fevals++;
-    if (!gs_finite<N>(k[0])) {
-      finish(GS_NON_FINITE, t0, 0);
-      return;
-    }
-    double h = job.h0;
-    if (h == 0) {
-      h = gs_initial_step<N, ND>(f, p, t0, dir, y, k[0], M::ORDER, job.atol, job.rtol, hmax, y1, yt);
-      fevals += 1;
-    }
-    h = gs_mul(dir, gs_go_min(h, hmax));
-
-    // ivp's Solve.
-    gs_pi_state cst;
-    gs_pi_init(ctl, cst);
-    double t = t0;
-    bool non_finite = false;  // the last rejection was a non-finite attempt
-    bool moved = false;       // the last attempt was accepted; advance is due
-    for (;;) {
-      if (accepted + rejected >= job.max_steps) {
-        end(moved, GS_MAX_STEPS_REACHED, t, h);
-        return;
-      }
-      bool last = false;
-      double rem = t1 - t;
-      if (gs_mul(dir, t + gs_mul(1.01, h) - t1) >= 0) {
-        h = rem;
-        last = true;
-      }
-      if (fabs(h) < gs_min_step(t) || t + h == t || h != h) {
-        end(moved, non_finite ? GS_NON_FINITE : GS_STEP_UNDERFLOW, t, h);
-        return;
-      }
-
-      // erk's Attempt.
-      if (moved) advance(t, true);
-      fevals += M::EVALS;
-      M::stages(f, t, h, p, y, y1, yt, k, ev, ev3);
-      bool ok;
-      double err = gs_norm<N, ND, M::DOP853>(h, y, y1, ev, ev3, job.atol, job.rtol, &ok);
-      moved = false;
-
-      double factor;
-      bool accept = gs_pi_next(ctl, err, cst, &factor);
-      if (!ok) {
-        accept = false;
-        factor = ctl.qmin;
-      }
-      if (!accept) {
-        rejected++;
-        non_finite = !ok;
-        h = gs_mul(h, factor);
-        continue;
-      }
-      accepted++;
-      non_finite = false;
-      double tn = t + h;
-      if (last) tn = t1;
-      // Save times inside (t, tn]: erk re-steps them from t.
-      for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
-        real* dst = saved + isave * N;
-        if (save[isave] == tn) {
-          GS_UNROLL for (int d = 0; d < N; ++d) dst[d] = y1[d];
-        } else {
-          M::restep(f, t, save[isave] - t, p, y, k[0], yt, ks, dst);
-          fevals += M::LASTB;
-        }
-      }
-      // ivp's Mesh.Push: a full mesh stops the solve at tn with status
-      // Cancelled, as a refused Mesh.Grow does on the CPU.
-      const bool recorded = rec.push(h, tn, y1);
-      GS_UNROLL for (int d = 0; d < N; ++d) y[d] = y1[d];
-      if (!recorded || last) {
-        advance(t + h, false);
-        finish(recorded ? GS_SUCCESS : GS_CANCELLED, tn, h);
-        return;
-      }
-      t = tn;
-      moved = true;
-      h = gs_mul(h, factor);
-      if (fabs(h) > hmax) h = gs_mul(dir, hmax);
-    }
+    gs_adaptive(*this);
   }
 };
 

@@ -3,8 +3,9 @@
 // One trajectory per call of gs_ros_solve, which the kernels below call
 // for each trajectory of their grid-stride loop. It is the CPU engine's
 // loop (cpu-ros: package ivp's Solve driving package ros's stepper, with
-// package control's controller, norm and initial step, the functions of
-// the explicit driver above) ported statement by statement: the same
+// package control's controller, norm and initial step; the loop and
+// those functions are the explicit driver's, gs_adaptive and the rest
+// of erk.cuh) ported statement by statement: the same
 // operations on the same operands in the same order, every product
 // rounded on its own (gs_mul), so that in double precision each
 // trajectory's results are the CPU engine's bit for bit. The LU
@@ -67,19 +68,27 @@ struct gs_none_fn {
 
 // gs_no_cols is the column set of a kernel without sensitivities.
 struct gs_no_cols {
-  template <int NS, int NP>
-  __device__ static __forceinline__ void fill(double (&)[NS][NP]) {}
+  template <int NS, int NP, typename real>
+  __device__ static __forceinline__ void fill(real (&)[NS][NP]) {}
 };
 
 // gs_ros_traj is one trajectory's solve: its state, stages, Jacobian,
-// LU factors and counters, and the stepper's steps as methods. N is the
+// LU factors and counters, and ros's stepper as the hooks of
+// gs_adaptive (erk.cuh), the loop the explicit kernels run too. N is the
 // model's Dim, NS the number of sensitivity columns (the state has
 // NA = N(1 + NS) values: y, then one block of N per column).
+//
+// Job is the launch's struct: gs_ros_job, or gs_ros_job_f32 (ros32.cuh,
+// written where Options.Float32 asks for it), whose states, parameters
+// and tolerances are float. The state, the stages, f, J, f_t, the
+// sensitivity programs, W, its LU factors and the norm are then
+// float's arithmetic; times, step sizes and the controller stay double.
 template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N_, int NS_, int NP,
-          bool REC = false>
+          bool REC = false, class Job = gs_ros_job>
 struct gs_ros_traj {
   enum { N = N_, NS = NS_, NA = N_ * (1 + NS_), NC = NS_ > 0 ? NS_ : 1, NPP = NP > 0 ? NP : 1 };
-  const gs_ros_job& job;
+  typedef typename gs_real_of<Job>::type real;
+  const Job& job;
   gs_i64 i;
   F f;
   Jac jac_y;
@@ -87,28 +96,28 @@ struct gs_ros_traj {
   Jvp jvp;
   JvpJac jvp_jac_y;
   JvpDt jvp_dfdt;
-  double p[NPP];
-  double w[NC][NPP];  // the parameter direction of each column (engine.Directions)
-  double y[NA], y1[NA];
-  double f0[N], fsi[N], flast[N], yt[N], acc[N], jv[N], ev[N], ev3[N], ft[N], ys[N];
-  double jac[N * N];
-  double a[N * N], inv[N];  // W and its LU factors (ros/lu.go's a and inv)
+  real p[NPP];
+  real w[NC][NPP];  // the parameter direction of each column (engine.Directions)
+  real y[NA], y1[NA];
+  real f0[N], fsi[N], flast[N], yt[N], acc[N], jv[N], ev[N], ev3[N], ft[N], ys[N];
+  real jac[N * N];
+  real a[N * N], inv[N];  // W and its LU factors (ros/lu.go's a and inv)
   int piv[N];
-  double k[M::S][N];
-  double l[NC][M::S][N];
-  double mc[NC][N * N], ftc[NC][N];
-  double accl[N], g[N], sin_[N];
+  real k[M::S][N];
+  real l[NC][M::S][N];
+  real mc[NC][N * N], ftc[NC][N];
+  real accl[N], g[N], sin_[N];
   bool fresh;  // J and f_t belong to (t, y)
   gs_i64 accepted, rejected, fevals, jac_evals, lus;
   const gs_ros_mesh* mesh;  // REC: where the mesh goes
   gs_i64 nrec;              // REC: the steps recorded
 
-  __device__ gs_ros_traj(const gs_ros_job& j, gs_i64 idx, const gs_ros_mesh* ms = nullptr)
+  __device__ gs_ros_traj(const Job& j, gs_i64 idx, const gs_ros_mesh* ms = nullptr)
       : job(j), i(idx), fresh(false), accepted(0), rejected(0), fevals(0), jac_evals(0), lus(0), mesh(ms), nrec(0) {}
 
   // record writes mesh row k: the time t and the state y1 (and, for a
   // step, its size h); ivp.Mesh's Reset (k = 0) and Push.
-  __device__ __forceinline__ void record(gs_i64 k, double t, double h, const double (&ys)[NA]) {
+  __device__ __forceinline__ void record(gs_i64 k, double t, double h, const real (&ys)[NA]) {
     const gs_i64 c = mesh->cap;
     mesh->t[i * (c + 1) + k] = t;
     if (k > 0) mesh->h[i * c + k - 1] = h;
@@ -124,9 +133,9 @@ struct gs_ros_traj {
   __device__ __forceinline__ bool lu_factor() {
     GS_UNROLL for (int c = 0; c < N; ++c) {
       int pv = c;
-      double big = fabs(a[c * N + c]);
+      real big = fabs(a[c * N + c]);
       GS_UNROLL for (int r = c + 1; r < N; ++r) {
-        double v = fabs(a[r * N + c]);
+        real v = fabs(a[r * N + c]);
         if (v > big) {
           pv = r;
           big = v;
@@ -137,16 +146,16 @@ struct gs_ros_traj {
       GS_UNROLL for (int r = c + 1; r < N; ++r) {
         if (r == pv) {
           GS_UNROLL for (int j = 0; j < N; ++j) {
-            double x = a[c * N + j];
+            real x = a[c * N + j];
             a[c * N + j] = a[r * N + j];
             a[r * N + j] = x;
           }
         }
       }
-      double iv = 1 / a[c * N + c];
+      real iv = 1 / a[c * N + c];
       inv[c] = iv;
       GS_UNROLL for (int r = c + 1; r < N; ++r) {
-        double lv = gs_mul(a[r * N + c], iv);
+        real lv = gs_mul(a[r * N + c], iv);
         a[r * N + c] = lv;
         if (lv == 0) continue;
         GS_UNROLL for (int j = c + 1; j < N; ++j) a[r * N + j] -= gs_mul(lv, a[c * N + j]);
@@ -156,44 +165,44 @@ struct gs_ros_traj {
   }
 
   // lu_solve is lu.solve: (L U) x = P b in place in b.
-  __device__ __forceinline__ void lu_solve(double (&b)[N]) {
+  __device__ __forceinline__ void lu_solve(real (&b)[N]) {
     GS_UNROLL for (int c = 0; c < N; ++c) {
       GS_UNROLL for (int r = c + 1; r < N; ++r) {
         if (r == piv[c]) {
-          double x = b[c];
+          real x = b[c];
           b[c] = b[r];
           b[r] = x;
         }
       }
     }
     GS_UNROLL for (int r = 1; r < N; ++r) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int j = 0; j < r; ++j) s += gs_mul(a[r * N + j], b[j]);
       b[r] -= s;
     }
     GS_UNROLL for (int r = N - 1; r >= 0; --r) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int j = r + 1; j < N; ++j) s += gs_mul(a[r * N + j], b[j]);
       b[r] = gs_mul(b[r] - s, inv[r]);
     }
   }
 
   // lu_solve_t is lu.solveT: W^T x = b in place in b, with W's factors.
-  __device__ __forceinline__ void lu_solve_t(double (&b)[N]) {
+  __device__ __forceinline__ void lu_solve_t(real (&b)[N]) {
     GS_UNROLL for (int r = 0; r < N; ++r) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int j = 0; j < r; ++j) s += gs_mul(a[j * N + r], b[j]);
       b[r] = gs_mul(b[r] - s, inv[r]);
     }
     GS_UNROLL for (int r = N - 1; r >= 0; --r) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int j = r + 1; j < N; ++j) s += gs_mul(a[j * N + r], b[j]);
       b[r] -= s;
     }
     GS_UNROLL for (int c = N - 1; c >= 0; --c) {
       GS_UNROLL for (int r = c + 1; r < N; ++r) {
         if (r == piv[c]) {
-          double x = b[c];
+          real x = b[c];
           b[c] = b[r];
           b[r] = x;
         }
@@ -202,9 +211,9 @@ struct gs_ros_traj {
   }
 
   // matvec is ros's matVec: dst = A x, each row summed from 0 in order.
-  __device__ __forceinline__ void matvec(double (&dst)[N], const double (&m)[N * N], const double (&x)[N]) {
+  __device__ __forceinline__ void matvec(real (&dst)[N], const real (&m)[N * N], const real (&x)[N]) {
     GS_UNROLL for (int r = 0; r < N; ++r) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int j = 0; j < N; ++j) s += gs_mul(m[r * N + j], x[j]);
       dst[r] = s;
     }
@@ -214,11 +223,12 @@ struct gs_ros_traj {
   // with J and f_t of (t, y), the increments into k (and l), the result
   // into ynew. With the error test it returns the scaled error norm of
   // the state; *ok is false if W is singular or a value is not finite.
-  __device__ __forceinline__ double attempt(double t, double h, double* ynew, bool err_test, bool* ok) {
-    const double hg = gs_mul(h, M::GAMMA);
+  // (Over float, h and gamma are rounded to float for W.)
+  __device__ __forceinline__ double attempt(double t, double h, real* ynew, bool err_test, bool* ok) {
+    const real hg = gs_mul((real)h, (real)M::GAMMA);
     GS_UNROLL for (int r = 0; r < N; ++r) {
       GS_UNROLL for (int j = 0; j < N; ++j) {
-        double v = -gs_mul(hg, jac[r * N + j]);
+        real v = -gs_mul(hg, jac[r * N + j]);
         if (r == j) v += 1;
         a[r * N + j] = v;
       }
@@ -231,7 +241,7 @@ struct gs_ros_traj {
     M::stages(*this, t, h, ynew);
     fevals += (M::S - 1) + M::S * NS;
     if (!err_test) {
-      double s = 0;
+      real s = 0;
       GS_UNROLL for (int d = 0; d < NA; ++d) s += ynew[d] - ynew[d];
       *ok = s == 0;
       return *ok ? 0 : gs_d(0x7ff0000000000000ULL);
@@ -247,7 +257,7 @@ struct gs_ros_traj {
     if (M::FSAL) {
       GS_UNROLL for (int d = 0; d < N; ++d) f0[d] = flast[d];
     } else if (next) {
-      f(tend, y, p, f0);
+      f((real)tend, y, p, f0);
       fevals++;
     }
     fresh = false;
@@ -256,11 +266,12 @@ struct gs_ros_traj {
   // jacobians evaluates J and f_t (and each column's M_c and the time
   // derivative of its tangent) at (t, y): the stepper's Attempt.
   __device__ __forceinline__ void jacobians(double t) {
-    jac_y(t, y, p, jac);
-    dfdt(t, y, p, ft);
+    const real tf = (real)t;
+    jac_y(tf, y, p, jac);
+    dfdt(tf, y, p, ft);
     GS_UNROLL for (int c = 0; c < NS; ++c) {
-      jvp_jac_y(t, y, p, y + N * (1 + c), w[c], mc[c]);
-      jvp_dfdt(t, y, p, y + N * (1 + c), w[c], ftc[c]);
+      jvp_jac_y(tf, y, p, y + N * (1 + c), w[c], mc[c]);
+      jvp_dfdt(tf, y, p, y + N * (1 + c), w[c], ftc[c]);
     }
     jac_evals++;
     fresh = true;
@@ -269,7 +280,7 @@ struct gs_ros_traj {
   // save_at is ros's saveAt: the solution at ts inside the accepted step
   // of size h from (t, y) into dst, from the continuous extension or a
   // re-step from t (which leaves dst as it was if its W is singular).
-  __device__ __forceinline__ void save_at(double* dst, double t, double h, double ts) {
+  __device__ __forceinline__ void save_at(real* dst, double t, double h, double ts) {
     if constexpr (M::DENSE) {
       if (job.dense_save) {
         dense(dst, (ts - t) / h);
@@ -285,22 +296,23 @@ struct gs_ros_traj {
 
   // dense is ros's dense: the continuous extension at theta of the
   // accepted step, y + sum of b_j(theta) K_j over the nonzero weights.
-  __device__ __forceinline__ void dense(double* dst, double theta) {
+  // (The weights are double's; over float each is rounded to float.)
+  __device__ __forceinline__ void dense(real* dst, double theta) {
     {
       double b[M::S];
       M::dense_weights(theta, b);
       GS_UNROLL for (int d = 0; d < N; ++d) {
-        double s = y[d];
+        real s = y[d];
         GS_UNROLL for (int j = 0; j < M::S; ++j) {
-          if (b[j] != 0) s += gs_mul(b[j], k[j][d]);
+          if (b[j] != 0) s += gs_mul((real)b[j], k[j][d]);
         }
         dst[d] = s;
       }
       GS_UNROLL for (int c = 0; c < NS; ++c) {
         GS_UNROLL for (int d = 0; d < N; ++d) {
-          double s = y[N * (1 + c) + d];
+          real s = y[N * (1 + c) + d];
           GS_UNROLL for (int j = 0; j < M::S; ++j) {
-            if (b[j] != 0) s += gs_mul(b[j], l[c][j][d]);
+            if (b[j] != 0) s += gs_mul((real)b[j], l[c][j][d]);
           }
           dst[N * (1 + c) + d] = s;
         }
@@ -321,10 +333,54 @@ struct gs_ros_traj {
     job.lus[i] = lus;
   }
 
-  // end ends the solve at the top of the loop (ivp's Output.end).
-  __device__ __forceinline__ void end(bool moved, gs_i64 status, double t, double h) {
-    if (moved) advance(t, true);
-    finish(status, t, h);
+  // The hooks of gs_adaptive.
+
+  // start is the stepper's Start (J stale) and the mesh's first row.
+  __device__ __forceinline__ void start(double t0) {
+    if (REC) record(0, t0, 0, y);
+  }
+
+  // first evaluates f0 = f(t0, y0).
+  __device__ __forceinline__ bool first(double t0) {
+    f((real)t0, y, p, f0);
+    fevals++;
+    return gs_finite<N>(f0);
+  }
+
+  // initial_step runs the rule on the state alone (ys, its first N
+  // values).
+  __device__ __forceinline__ double initial_step(double t0, double dir, double hmax) {
+    GS_UNROLL for (int d = 0; d < N; ++d) ys[d] = y[d];
+    const double h = gs_initial_step<N, N>(f, p, t0, dir, ys, f0, M::ORDER, job.atol, job.rtol, hmax, yt, fsi);
+    fevals += 1;
+    return h;
+  }
+
+  // try_step is the stepper's Attempt: J and f_t at (t, y) where they
+  // are stale, then the attempt with the error test.
+  __device__ __forceinline__ double try_step(double t, double h, bool* ok) {
+    if (!fresh) jacobians(t);
+    return attempt(t, h, y1, true, ok);
+  }
+
+  // accept keeps the last stage's f for the next step (FSAL).
+  __device__ __forceinline__ void accept() {
+    if (M::FSAL) {
+      GS_UNROLL for (int d = 0; d < N; ++d) flast[d] = fsi[d];
+    }
+  }
+
+  // push is ivp.Mesh.Push of a record kernel; the mesh may be full.
+  __device__ __forceinline__ bool push(double h, double tn) {
+    if (REC) {
+      if (nrec < mesh->cap) {
+        nrec++;
+        record(nrec, tn, h, y1);
+      } else {
+        return false;
+      }
+    }
+    return true;
   }
 
   __device__ __forceinline__ void solve() {
@@ -333,123 +389,16 @@ struct gs_ros_traj {
       GS_UNROLL for (int j = 0; j < NPP; ++j) w[c][j] = 0;
     }
     Cols::template fill<NC, NPP>(w);
-    const double t0 = job.t0[i], t1 = job.t1[i];
-    const gs_i64 nsave = job.nsave;
-    const double* save = job.save + i * job.save_stride;
-    double* saved = job.saved + i * nsave * NA;
-    const gs_pi ctl = {job.beta1, job.beta2, job.safety, job.qmin, job.qmax, job.qoldinit};
-
-    // ivp's begin (the stepper's Start: J stale).
-    double dir = 1.0;
-    if (t1 < t0) dir = -1;
-    const double hmax = gs_go_min(job.hmax, fabs(t1 - t0));
-    GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = job.y0[i * NA + d];
-    for (gs_i64 r = 0; r < nsave * NA; ++r) saved[r] = gs_go_nan();
-    gs_i64 isave = 0;
-    if (REC) record(0, t0, 0, y);
-    for (; isave < nsave && save[isave] == t0; ++isave) {
-      GS_UNROLL for (int d = 0; d < NA; ++d) saved[isave * NA + d] = y[d];
-    }
-    f(t0, y, p, f0);
-    fevals++;
-    if (!gs_finite<N>(f0)) {
-      finish(GS_NON_FINITE, t0, 0);
-      return;
-    }
-    double h = job.h0;
-    if (h == 0) {
-      GS_UNROLL for (int d = 0; d < N; ++d) ys[d] = y[d];
-      h = gs_initial_step<N, N>(f, p, t0, dir, ys, f0, M::ORDER, job.atol, job.rtol, hmax, yt, fsi);
-      fevals += 1;
-    }
-    h = gs_mul(dir, gs_go_min(h, hmax));
-
-    // ivp's Solve.
-    gs_pi_state cst;
-    gs_pi_init(ctl, cst);
-    double t = t0;
-    bool non_finite = false;  // the last rejection was a non-finite attempt
-    bool moved = false;       // the last attempt was accepted; advance is due
-    for (;;) {
-      if (accepted + rejected >= job.max_steps) {
-        end(moved, GS_MAX_STEPS_REACHED, t, h);
-        return;
-      }
-      bool last = false;
-      double rem = t1 - t;
-      if (gs_mul(dir, t + gs_mul(1.01, h) - t1) >= 0) {
-        h = rem;
-        last = true;
-      }
-      if (fabs(h) < gs_min_step(t) || t + h == t || h != h) {
-        end(moved, non_finite ? GS_NON_FINITE : GS_STEP_UNDERFLOW, t, h);
-        return;
-      }
-
-      // The stepper's Attempt.
-      if (moved) advance(t, true);
-      if (!fresh) jacobians(t);
-      bool ok;
-      double err = attempt(t, h, y1, true, &ok);
-      moved = false;
-
-      double factor;
-      bool accept = gs_pi_next(ctl, err, cst, &factor);
-      if (!ok) {
-        accept = false;
-        factor = ctl.qmin;
-      }
-      if (!accept) {
-        rejected++;
-        non_finite = !ok;
-        h = gs_mul(h, factor);
-        continue;
-      }
-      accepted++;
-      non_finite = false;
-      if (M::FSAL) {
-        GS_UNROLL for (int d = 0; d < N; ++d) flast[d] = fsi[d];
-      }
-      double tn = t + h;
-      if (last) tn = t1;
-      // Save times inside (t, tn].
-      for (; isave < nsave && gs_mul(dir, save[isave] - tn) <= 0; ++isave) {
-        double* dst = saved + isave * NA;
-        if (save[isave] == tn) {
-          GS_UNROLL for (int d = 0; d < NA; ++d) dst[d] = y1[d];
-        } else {
-          save_at(dst, t, h, save[isave]);
-        }
-      }
-      // The mesh (ivp.Mesh.Push), which may be full: the solve then
-      // ends here with Cancelled.
-      bool recorded = true;
-      if (REC) {
-        if (nrec < mesh->cap) {
-          nrec++;
-          record(nrec, tn, h, y1);
-        } else {
-          recorded = false;
-        }
-      }
-      GS_UNROLL for (int d = 0; d < NA; ++d) y[d] = y1[d];
-      if (!recorded || last) {
-        advance(t + h, false);
-        finish(recorded ? GS_SUCCESS : GS_ROS_CANCELLED, tn, h);
-        return;
-      }
-      t = tn;
-      moved = true;
-      h = gs_mul(h, factor);
-      if (fabs(h) > hmax) h = gs_mul(dir, hmax);
-    }
+    gs_adaptive(*this);
   }
 };
 
-// gs_ros_solve solves trajectory i of the job.
-template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N, int NS, int NP>
-__device__ __forceinline__ void gs_ros_solve(const gs_ros_job& job, gs_i64 i) {
-  gs_ros_traj<M, F, Jac, Dt, Jvp, JvpJac, JvpDt, Cols, N, NS, NP> tr(job, i);
+// gs_ros_solve solves trajectory i of the job (gs_ros_job, or
+// gs_ros_job_f32 for a float32 kernel).
+template <class M, class F, class Jac, class Dt, class Jvp, class JvpJac, class JvpDt, class Cols, int N, int NS, int NP,
+          class Job = gs_ros_job>
+__device__ __forceinline__ void gs_ros_solve(const Job& job, gs_i64 i) {
+  gs_ros_traj<M, F, Jac, Dt, Jvp, JvpJac, JvpDt, Cols, N, NS, NP, false, Job> tr(job, i);
   tr.solve();
 }
 

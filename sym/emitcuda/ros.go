@@ -8,16 +8,20 @@ import (
 	"strings"
 
 	"github.com/gradsolve/gradsolve/method"
-	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
 //go:embed ros.cuh
 var rosDriver string
 
+//go:embed ros32.cuh
+var ros32Driver string
+
 // RosKernel describes one Rosenbrock kernel of a Source: a forward
 // kernel gs_ros_<method>(gs_ros_job) or, for entry k of Options.Sens,
-// the forward-sensitivity kernel gs_ros_<method>_sens<k>(gs_ros_job).
+// the forward-sensitivity kernel gs_ros_<method>_sens<k>(gs_ros_job);
+// their float32 twins gs_ros_<method>_f32[_sens<k>](gs_ros_job_f32)
+// (Options.Float32); a record or an adjoint kernel.
 type RosKernel struct {
 	// Name is the kernel's extern "C" name: gs_ros_<method> (the
 	// method's name in lower case, other characters than letters and
@@ -43,6 +47,10 @@ type RosKernel struct {
 	// gs_ros_mesh) (Options.RosRecord): a forward solve that also writes
 	// each trajectory's mesh. Its Sens is −1.
 	Record bool
+	// Float32 marks a float32 kernel (Options.Float32), which takes a
+	// gs_ros_job_f32: its states, parameters and tolerances are float,
+	// and so are its f, J, ∂f/∂t, sensitivity programs, W, LU and norm.
+	Float32 bool
 	// Adjoint marks an adjoint kernel, gs_ros_<method>_adjoint(gs_ros_job,
 	// gs_ros_mesh, gs_ros_adj) (Options.RosAdjoint): the discrete adjoint
 	// of a recorded solve, walking its mesh backwards. Its Sens is −1.
@@ -125,6 +133,15 @@ func prepareRos(s *tape.Set, opts Options, dim int) (*rosPart, error) {
 				SensCols: append([]int(nil), sn.Cols...), Dim: dim * (1 + len(sn.Cols)), NormDim: dim, Dense: fk.Dense})
 		}
 	}
+	if opts.Float32 {
+		ns := len(rp.kernels)
+		for ki, k := range rp.kernels[:ns] {
+			base := rp.kernels[ki%nm].Name // the method's forward kernel
+			k.Name, k.Float32 = base+"_f32"+strings.TrimPrefix(k.Name, base), true
+			k.SensCols = append([]int(nil), k.SensCols...)
+			rp.kernels = append(rp.kernels, k)
+		}
+	}
 	if opts.RosRecord {
 		for _, fk := range rp.kernels[:nm] {
 			rec := fk
@@ -169,8 +186,10 @@ func (rp *rosPart) writePrograms(w *bytes.Buffer, model string) error {
 // writeKernels writes the driver, the method structs, the column sets
 // of the sensitivity kernels and the kernels.
 func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
-	fmt.Fprintf(w, "#define GS_ROS_CANCELLED %d  // ode.%v\n\n", ode.Cancelled, ode.Cancelled)
 	w.WriteString(rosDriver)
+	if opts.Float32 {
+		w.WriteString(ros32Driver)
+	}
 	w.WriteString("\n// ---- the Rosenbrock methods: their coefficients as constants ----\n\n")
 	for i, tb := range opts.Rosenbrock {
 		if err := writeRosMethod(w, rp.names[i], tb); err != nil {
@@ -180,7 +199,7 @@ func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
 	for k, sn := range opts.Sens {
 		fmt.Fprintf(w, "// gs_ros_cols%d sets the parameter direction of each column %v: e_j for a\n", k, sn.Cols)
 		w.WriteString("// parameter j, zero for an initial value (engine.Directions).\n")
-		fmt.Fprintf(w, "struct gs_ros_cols%d {\n  template <int NS, int NP>\n  __device__ static __forceinline__ void fill(double (&w)[NS][NP]) {\n", k)
+		fmt.Fprintf(w, "struct gs_ros_cols%d {\n  template <int NS, int NP, typename real>\n  __device__ static __forceinline__ void fill(real (&w)[NS][NP]) {\n", k)
 		for c, j := range sn.Cols {
 			if j >= 0 {
 				fmt.Fprintf(w, "    w[%d][%d] = 1;\n", c, j)
@@ -213,6 +232,13 @@ func (rp *rosPart) writeKernels(w *bytes.Buffer, opts Options) error {
 			fmt.Fprintf(w, "extern \"C\" __global__ void %s(gs_ros_job job, gs_ros_mesh mesh) {\n", k.Name)
 			w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n")
 			fmt.Fprintf(w, "    gs_ros_record<%s, gs_f_fn, gs_jac_y_fn, gs_dfdt_fn, GS_DIM, GS_NP>(job, mesh, i);\n}\n\n", m)
+			continue
+		}
+		if k.Float32 {
+			fmt.Fprintf(w, "// %s solves the trajectories of job with %s (%s) in float.\n", k.Name, k.Method.Name, what)
+			fmt.Fprintf(w, "extern \"C\" __global__ void %s(gs_ros_job_f32 job) {\n", k.Name)
+			w.WriteString("  for (gs_i64 i = blockIdx.x * (gs_i64)blockDim.x + threadIdx.x; i < job.n; i += (gs_i64)blockDim.x * gridDim.x)\n")
+			fmt.Fprintf(w, "    gs_ros_solve<%s, %s, GS_DIM, %d, GS_NP, gs_ros_job_f32>(job, i);\n}\n\n", m, fns, ns)
 			continue
 		}
 		fmt.Fprintf(w, "// %s solves the trajectories of job with %s (%s).\n", k.Name, k.Method.Name, what)
@@ -259,13 +285,13 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 	sum := func(indent, dst, base string, row []coef, v func(j int) string) {
 		fmt.Fprintf(w, "%sGS_UNROLL for (int d = 0; d < T::N; ++d) {\n", indent)
 		if base == "" {
-			fmt.Fprintf(w, "%s  double a = gs_mul(%s, %s[d]);\n", indent, lit(row[0].a), v(row[0].j))
+			fmt.Fprintf(w, "%s  real a = gs_mul((real)%s, %s[d]);\n", indent, lit(row[0].a), v(row[0].j))
 			row = row[1:]
 		} else {
-			fmt.Fprintf(w, "%s  double a = %s;\n", indent, base)
+			fmt.Fprintf(w, "%s  real a = %s;\n", indent, base)
 		}
 		for _, c := range row {
-			fmt.Fprintf(w, "%s  a = a + gs_mul(%s, %s[d]);\n", indent, lit(c.a), v(c.j))
+			fmt.Fprintf(w, "%s  a = a + gs_mul((real)%s, %s[d]);\n", indent, lit(c.a), v(c.j))
 		}
 		fmt.Fprintf(w, "%s  %s = a;\n%s}\n", indent, dst, indent)
 	}
@@ -274,9 +300,13 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 
 	w.WriteString("  // stages writes the increments into tr.k (and tr.l), f at the last stage's input into\n")
 	w.WriteString("  // tr.fsi and y_new (the state, then each column) into ynew, with W's factors in tr.\n")
+	w.WriteString("  // Over float (T::real float) the sums are float's, with h and the coefficients\n")
+	w.WriteString("  // rounded to float; the stage times are double's, rounded.\n")
 	w.WriteString("  template <class T>\n")
-	w.WriteString("  __device__ static __forceinline__ void stages(T& tr, double t, double h, double* ynew) {\n")
-	w.WriteString("    const double h2 = gs_mul(h, h);\n")
+	w.WriteString("  __device__ static __forceinline__ void stages(T& tr, double t, double h, typename T::real* ynew) {\n")
+	w.WriteString("    typedef typename T::real real;\n")
+	w.WriteString("    const real hr = (real)h;\n")
+	w.WriteString("    const real h2 = gs_mul(hr, hr);\n")
 	for i := range s {
 		alpha, gam := nonzero(tb.Alpha[i]), nonzero(tb.GammaOff[i])
 		fmt.Fprintf(w, "    // stage %d, c = %s\n    {\n", i+1, strconv.FormatFloat(tb.C[i], 'g', -1, 64))
@@ -284,31 +314,31 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 		if i > 0 {
 			fs, stageY = "tr.fsi", "tr.yt"
 			sum("      ", "tr.yt[d]", "tr.y[d]", alpha, kj)
-			fmt.Fprintf(w, "      tr.f(t + gs_mul(%s, h), tr.yt, tr.p, tr.fsi);\n", lit(tb.C[i]))
+			fmt.Fprintf(w, "      tr.f((real)(t + gs_mul(%s, h)), tr.yt, tr.p, tr.fsi);\n", lit(tb.C[i]))
 		}
 		if len(gam) > 0 {
 			sum("      ", "tr.acc[d]", "", gam, kj)
 			w.WriteString("      tr.matvec(tr.jv, tr.jac, tr.acc);\n")
-			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.k[%d][d] = gs_mul(h, %s[d]) + gs_mul(h, tr.jv[d]);\n", i, fs)
+			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.k[%d][d] = gs_mul(hr, %s[d]) + gs_mul(hr, tr.jv[d]);\n", i, fs)
 		} else {
 			w.WriteString("      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.acc[d] = 0;  // no Gamma_ij: the columns' sum starts from 0\n")
-			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.k[%d][d] = gs_mul(h, %s[d]);\n", i, fs)
+			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.k[%d][d] = gs_mul(hr, %s[d]);\n", i, fs)
 		}
 		if tb.D[i] != 0 {
-			fmt.Fprintf(w, "      const double cd = gs_mul(h2, %s);\n", lit(tb.D[i]))
+			fmt.Fprintf(w, "      const real cd = gs_mul(h2, (real)%s);\n", lit(tb.D[i]))
 			fmt.Fprintf(w, "      GS_UNROLL for (int d = 0; d < T::N; ++d) tr.k[%d][d] += gs_mul(cd, tr.ft[d]);\n", i)
 		}
 		fmt.Fprintf(w, "      tr.lu_solve(tr.k[%d]);\n", i)
 		w.WriteString("      GS_UNROLL for (int c = 0; c < T::NS; ++c) {\n")
 		sum("        ", "tr.sin_[d]", "tr.y[T::N * (1 + c) + d]", alpha, lj)
-		fmt.Fprintf(w, "        tr.jvp(t + gs_mul(%s, h), %s, tr.p, tr.sin_, tr.w[c], tr.g);\n", lit(tb.C[i]), stageY)
-		fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.accl[d] = tr.acc[d] + gs_mul(%s, tr.k[%d][d]);\n", lit(tb.Gamma), i)
+		fmt.Fprintf(w, "        tr.jvp((real)(t + gs_mul(%s, h)), %s, tr.p, tr.sin_, tr.w[c], tr.g);\n", lit(tb.C[i]), stageY)
+		fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.accl[d] = tr.acc[d] + gs_mul((real)%s, tr.k[%d][d]);\n", lit(tb.Gamma), i)
 		w.WriteString("        tr.matvec(tr.jv, tr.mc[c], tr.accl);\n")
-		fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.l[c][%d][d] = gs_mul(h, tr.g[d]) + gs_mul(h, tr.jv[d]);\n", i)
+		fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.l[c][%d][d] = gs_mul(hr, tr.g[d]) + gs_mul(hr, tr.jv[d]);\n", i)
 		if len(gam) > 0 {
 			sum("        ", "tr.accl[d]", "", gam, lj)
 			w.WriteString("        tr.matvec(tr.jv, tr.jac, tr.accl);\n")
-			fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.l[c][%d][d] += gs_mul(h, tr.jv[d]);\n", i)
+			fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.l[c][%d][d] += gs_mul(hr, tr.jv[d]);\n", i)
 		}
 		if tb.D[i] != 0 {
 			fmt.Fprintf(w, "        GS_UNROLL for (int d = 0; d < T::N; ++d) tr.l[c][%d][d] += gs_mul(cd, tr.ftc[c][d]);\n", i)
@@ -323,6 +353,7 @@ func writeRosMethod(w *bytes.Buffer, name string, tb *method.Rosenbrock) error {
 
 	w.WriteString("  // error writes the error vector sum e_i K_i into tr.ev, summed from zero.\n")
 	w.WriteString("  template <class T>\n  __device__ static __forceinline__ void error(T& tr) {\n")
+	w.WriteString("    typedef typename T::real real;\n")
 	sum("    ", "tr.ev[d]", "0.0", e, kj)
 	w.WriteString("  }\n")
 

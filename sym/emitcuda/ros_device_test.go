@@ -15,7 +15,7 @@ import (
 // TestDeviceCompileRosenbrock is TestDeviceCompile for the Rosenbrock
 // kernels: where clang with its NVPTX target is installed, the source
 // of rosforced (cos, sin and exp in f and its derivative programs; both
-// methods, forward, with sensitivities, record and adjoint) compiles for sm_80, every
+// methods, forward, with sensitivities, their float32 twins, record and adjoint) compiles for sm_80, every
 // Rosenbrock kernel is in the PTX, no product is fused (no fma) and
 // every double product is a mul.rn.f64. It logs the local memory the
 // kernels use. Skipped without clang, and in -short mode.
@@ -59,7 +59,7 @@ func TestDeviceCompileRosenbrock(t *testing.T) {
 	}
 	c := rosCases[2]
 	src, err := emitcuda.Generate(readModel(t, casePath(t, c.file)), emitcuda.Options{Methods: []*method.Tableau{},
-		Rosenbrock: rosMethods, Sens: []emitcuda.Sens{{Cols: []int{0, 1, -1}}}, RosRecord: true, RosAdjoint: true})
+		Rosenbrock: rosMethods, Sens: []emitcuda.Sens{{Cols: []int{0, 1, -1}}}, RosRecord: true, RosAdjoint: true, Float32: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,8 @@ type rosBuild struct {
 }
 
 // rosCompile generates and compiles the source of case c (its forward
-// and sensitivity kernels of both methods) once per test run.
+// and sensitivity kernels of each method, their float32 twins, and the
+// record and adjoint kernels) once per test run.
 func rosCompile(t *testing.T, c rosCase) *rosProgram {
 	t.Helper()
 	cxx := compiler(t)
@@ -115,7 +116,7 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 			methods = rosMethods
 		}
 		src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods,
-			Sens: []emitcuda.Sens{{Cols: cols}}, RosRecord: true, RosAdjoint: true})
+			Sens: []emitcuda.Sens{{Cols: cols}}, RosRecord: true, RosAdjoint: true, Float32: true})
 		if err != nil {
 			b.err = err
 			return
@@ -123,9 +124,14 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 		var s strings.Builder
 		s.WriteString("#include \"cuda_emu.h\"\n#include \"emu_io.h\"\n\n")
 		s.Write(src.Code)
-		var names, dims, recs, adjs []string
+		var names, dims, recs, adjs, f32s, f32dims []string
 		index := make([]int, len(src.RosKernels))
 		for i, k := range src.RosKernels {
+			if k.Float32 {
+				index[i] = len(f32s)
+				f32s, f32dims = append(f32s, k.Name), append(f32dims, fmt.Sprint(k.Dim))
+				continue
+			}
 			if k.Adjoint {
 				index[i] = len(adjs)
 				adjs = append(adjs, k.Name)
@@ -142,6 +148,8 @@ func rosCompile(t *testing.T, c rosCase) *rosProgram {
 		}
 		fmt.Fprintf(&s, "\nstatic void (*const gs_ros_kernels[])(gs_ros_job) = {%s};\n", strings.Join(names, ", "))
 		fmt.Fprintf(&s, "static const long long gs_ros_kernel_dims[] = {%s};\n", strings.Join(dims, ", "))
+		fmt.Fprintf(&s, "static void (*const gs_ros_kernels_f32[])(gs_ros_job_f32) = {%s};\n", strings.Join(f32s, ", "))
+		fmt.Fprintf(&s, "static const long long gs_ros_kernel_f32_dims[] = {%s};\n", strings.Join(f32dims, ", "))
 		fmt.Fprintf(&s, "static void (*const gs_ros_record_kernels[])(gs_ros_job, gs_ros_mesh) = {%s};\n", strings.Join(recs, ", "))
 		fmt.Fprintf(&s, "static void (*const gs_ros_adjoint_kernels[])(gs_ros_job, gs_ros_mesh, gs_ros_adj) = {%s};\n\n", strings.Join(adjs, ", "))
 		s.WriteString(rosRunnerSource)
@@ -203,8 +211,11 @@ func (p *rosProgram) solve(t *testing.T, j *rosJob) *rosResult {
 		dense = 1
 	}
 	capSteps := -1
-	if k.Record {
+	switch {
+	case k.Record:
 		capSteps = j.cap
+	case k.Float32:
+		capSteps = -3 // ros_runner.cpp's float32 table
 	}
 	var e cudaemu.Encoder
 	for _, v := range []int{capSteps, p.index[j.kernel], k.Dim, k.NormDim, n, nsave, stride, j.maxSteps, dense} {
@@ -310,8 +321,8 @@ func TestRosenbrockBitwise(t *testing.T) {
 			for _, os := range rosOptionSets {
 				statuses := map[ode.Status]int{}
 				for ki, kern := range rp.src.RosKernels {
-					if kern.Adjoint {
-						continue // TestRosenbrockAdjoint
+					if kern.Adjoint || kern.Float32 {
+						continue // TestRosenbrockAdjoint, TestRosenbrockFloat32
 					}
 					opts := os.opts(fc, dim, span)
 					if opts.DenseSave && !kern.Dense {
@@ -527,7 +538,7 @@ func TestRosenbrockSaveLists(t *testing.T) {
 		e.save, e.k = save, len(save)
 		for _, dense := range []bool{false, true} {
 			for ki, kern := range rp.src.RosKernels {
-				if kern.Adjoint || dense && !kern.Dense {
+				if kern.Adjoint || kern.Float32 || dense && !kern.Dense {
 					continue
 				}
 				o := gradsolve.Options{MaxSteps: 20 * c.maxSteps, DenseSave: dense}

@@ -62,7 +62,8 @@ const (
 // (the rows of y0, y and saved) and the number of components of the
 // error norm (the length of the tolerances).
 //
-// Float32 marks a float32 kernel (gs_erk_job_f32): the module rounds
+// Float32 marks a float32 kernel (gs_erk_job_f32, or gs_ros_job_f32 of
+// a ROS kernel): the module rounds
 // the batch's states, parameters and tolerances to float for it and
 // widens its float results back (Float32Backend).
 type Kernel struct {
@@ -78,7 +79,7 @@ func erkKernel(k emitcuda.Kernel) Kernel {
 }
 
 func rosKernel(k emitcuda.RosKernel) Kernel {
-	return Kernel{Name: k.Name, Family: ROS, Dim: k.Dim, NormDim: k.NormDim}
+	return Kernel{Name: k.Name, Family: ROS, Dim: k.Dim, NormDim: k.NormDim, Float32: k.Float32}
 }
 
 // Settings are a launch's options as gs_erk_job holds them: the step

@@ -89,6 +89,10 @@ func (e *Emulated) Devices() (int, error) {
 // widening the results.
 func (e *Emulated) Float32() error { return nil }
 
+// RosFloat32 returns nil: the emulated device also runs the float32
+// Rosenbrock kernels (RosFloat32Backend), likewise.
+func (e *Emulated) RosFloat32() error { return nil }
+
 // Open returns the emulated device (n must be 0).
 func (e *Emulated) Open(n int) (Device, error) {
 	if _, err := e.Devices(); err != nil {
@@ -169,10 +173,12 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 		// (gs_ros_job), record kernels (gs_ros_job, gs_ros_mesh),
 		// adjoint kernels (gs_ros_job, gs_ros_mesh, gs_ros_adj).
 		b.WriteString("#define GS_ROS 1\n")
-		var fw, rec, adj []string
-		var fd, fnd, rd, rnd, ad, and []int
+		var fw, rec, adj, f32 []string
+		var fd, fnd, rd, rnd, ad, and, f32d, f32nd []int
 		for _, k := range src.RosKernels {
 			switch {
+			case k.Float32:
+				f32, f32d, f32nd = append(f32, k.Name), append(f32d, k.Dim), append(f32nd, k.NormDim)
 			case k.Record:
 				rec, rd, rnd = append(rec, k.Name), append(rd, k.Dim), append(rnd, k.NormDim)
 			case k.Adjoint:
@@ -184,6 +190,10 @@ func (d *emuDevice) Load(src *emitcuda.Source) (Module, error) {
 		table("gs_ros_job", "gs_ros_kernels", fw, fd, fnd)
 		table("gs_ros_job, gs_ros_mesh", "gs_ros_record_kernels", rec, rd, rnd)
 		table("gs_ros_job, gs_ros_mesh, gs_ros_adj", "gs_ros_adjoint_kernels", adj, ad, and)
+		if len(f32) > 0 {
+			b.WriteString("#define GS_ROS_F32 1\n")
+			table("gs_ros_job_f32", "gs_ros_kernels_f32", f32, f32d, f32nd)
+		}
 	}
 	if len(names) == 0 && len(src.RosKernels) == 0 {
 		return nil, errors.New("gpu: the source has no kernel")
@@ -206,15 +216,19 @@ type emuModule struct {
 }
 
 // index returns kernel k's family code on the wire (0: gs_kernels, 1:
-// gs_ros_kernels, 6: gs_kernels_f32) and its index in that table.
+// gs_ros_kernels, 6: gs_kernels_f32, 7: gs_ros_kernels_f32) and its
+// index in that table.
 func (m *emuModule) index(k Kernel) (family, index int, err error) {
 	if k.Family == ROS {
 		i := 0
 		for _, kk := range m.src.RosKernels {
-			if kk.Record || kk.Adjoint {
+			if kk.Record || kk.Adjoint || kk.Float32 != k.Float32 {
 				continue
 			}
 			if kk.Name == k.Name {
+				if k.Float32 {
+					return 7, i, nil
+				}
 				return 1, i, nil
 			}
 			i++
@@ -376,7 +390,7 @@ func (m *emuModule) run(k Kernel, s *Settings, b *Batch, ms *Meshes, chunk int, 
 			copy(f, d.Floats(len(f)))
 		}
 		counters := [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals}
-		if fam == 1 || fam == 2 {
+		if fam == 1 || fam == 2 || fam == 7 {
 			counters = append(counters, c.JacEvals, c.LUs)
 		}
 		for _, f := range counters {

@@ -109,68 +109,16 @@ func TestEmulatedFloat32(t *testing.T) {
 				pert.Y0[i] *= 1 + 0x1p-24
 			}
 			refPert := solve(t, c.pr, &pert, refOpts)
-			d, k := c.pr.Dim, len(ens.Save)/n
-			ds := d * want.NS // the sensitivities of a trajectory's state
-			var first *gradsolve.Result
-			for name := range chunkEngines {
-				o32 := o
-				o32.Engine, o32.Precision = name, gradsolve.Float32
-				got := solve(t, c.pr, ens, o32)
-				if first == nil {
-					first = got
-				} else {
-					// Whatever the chunk, the same float32 bits.
-					sameResults(t, name+" float32", got, first)
+			float32Rows(t, c.pr, ens, o, want, ref, c.sens, func(r f32Row) float64 {
+				steps := float64(r.got.Stats[r.i].Accepted * c.m.Stages())
+				y32, y64, yr := r.row(r.got), r.row(want), r.row(ref)
+				e32, e64, delta := tolUnits(y32, yr), tolUnits(y64, yr), tolUnits(r.row(refPert), yr)
+				if bound := 3*math.Max(e64, 1) + steps*delta; !(e32 <= bound) {
+					t.Errorf("%s: trajectory %d, row %d: float32 error %.3g tolerances, float64 %.3g, one rounding grows to %.3g, %v stages: want at most %.3g",
+						r.name, r.i, r.q, e32, e64, delta, steps, bound)
 				}
-				differ, worst, compared := false, 0.0, 0
-				for i := range n {
-					if got.Status[i] != want.Status[i] {
-						t.Errorf("%s: trajectory %d: float32 %v, float64 %v", name, i, got.Status[i], want.Status[i])
-					}
-					if got.Status[i] != gradsolve.Success || want.Status[i] != gradsolve.Success || ref.Status[i] != gradsolve.Success {
-						// (Lorenz backwards grows fast enough that both
-						// solves at these tolerances spend the budget.)
-						continue
-					}
-					compared++
-					steps := float64(got.Stats[i].Accepted * c.m.Stages())
-					rows := k
-					if c.sens {
-						rows = k + 1 + k // and the final and saved sensitivities
-					}
-					for q := -1; q < rows; q++ {
-						row := func(r *gradsolve.Result) []float64 {
-							switch {
-							case q < 0:
-								return r.Y[i*d : (i+1)*d]
-							case q < k:
-								return r.Saved[(i*k+q)*d : (i*k+q+1)*d]
-							case q == k:
-								return r.S[i*ds : (i+1)*ds]
-							}
-							j := q - k - 1
-							return r.SavedS[(i*k+j)*ds : (i*k+j+1)*ds]
-						}
-						y32, y64, yr := row(got), row(want), row(ref)
-						e32, e64, delta := tolUnits(y32, yr), tolUnits(y64, yr), tolUnits(row(refPert), yr)
-						if bound := 3*math.Max(e64, 1) + steps*delta; !(e32 <= bound) {
-							t.Errorf("%s: trajectory %d, row %d: float32 error %.3g tolerances, float64 %.3g, one rounding grows to %.3g, %v stages: want at most %.3g",
-								name, i, q, e32, e64, delta, steps, bound)
-						}
-						worst = math.Max(worst, e32)
-						for j := range y32 {
-							differ = differ || y32[j] != y64[j]
-						}
-					}
-				}
-				if compared < n/2 {
-					t.Errorf("%s: %d of %d trajectories compared: want most", name, compared, n)
-				}
-				if !differ {
-					t.Errorf("%s: the float32 solve gives the float64 solve's bits: it did not run in float", name)
-				}
-				t.Logf("%s: %d trajectories, worst float32 error %.3g tolerances", name, compared, worst)
-			}
+				return e32
+			})
 		})
 	}
 	_, err := gradsolve.Record(context.Background(), lz, floatEnsemble(lz, 2, 1),
@@ -179,5 +127,84 @@ func TestEmulatedFloat32(t *testing.T) {
 		t.Errorf("Record in float32 on the engine: no error")
 	} else {
 		t.Logf("Record in float32: %v", err)
+	}
+}
+
+// f32Row is one row of one trajectory of a float32 solve on a chunk
+// engine: row(r) is its values in result r (the float32 solve got, the
+// float64 one, the reference): the final state (q = −1), a saved state
+// (q < K), the final sensitivities (q = K) or saved ones.
+type f32Row struct {
+	name string // the engine
+	i, q int
+	got  *gradsolve.Result
+	row  func(*gradsolve.Result) []float64
+}
+
+// float32Rows solves ens in float32 with the options o of the float64
+// solve want on each chunk engine, checks that every chunk gives the
+// same bits and the statuses of want, and calls check on every row of
+// every trajectory that the float32, float64 and reference solves all
+// finished (check returns its error in tolerances, for the log). Most
+// trajectories must be compared, and the float32 bits must not be the
+// float64 ones.
+func float32Rows(t *testing.T, pr *gradsolve.Problem, ens *gradsolve.Ensemble, o gradsolve.Options, want, ref *gradsolve.Result,
+	sens bool, check func(f32Row) float64) {
+	t.Helper()
+	n, d := ens.N, pr.Dim
+	k, ds := len(ens.Save)/n, d*want.NS
+	rows := k
+	if sens {
+		rows = k + 1 + k // and the final and saved sensitivities
+	}
+	var first *gradsolve.Result
+	for name := range chunkEngines {
+		o32 := o
+		o32.Engine, o32.Precision = name, gradsolve.Float32
+		got := solve(t, pr, ens, o32)
+		if first == nil {
+			first = got
+		} else {
+			// Whatever the chunk, the same float32 bits.
+			sameResults(t, name+" float32", got, first)
+		}
+		differ, worst, compared := false, 0.0, 0
+		for i := range n {
+			if got.Status[i] != want.Status[i] {
+				t.Errorf("%s: trajectory %d: float32 %v, float64 %v", name, i, got.Status[i], want.Status[i])
+			}
+			if got.Status[i] != gradsolve.Success || want.Status[i] != gradsolve.Success || ref.Status[i] != gradsolve.Success {
+				// (Lorenz backwards grows fast enough that both solves
+				// at these tolerances spend the budget.)
+				continue
+			}
+			compared++
+			for q := -1; q < rows; q++ {
+				row := func(r *gradsolve.Result) []float64 {
+					switch {
+					case q < 0:
+						return r.Y[i*d : (i+1)*d]
+					case q < k:
+						return r.Saved[(i*k+q)*d : (i*k+q+1)*d]
+					case q == k:
+						return r.S[i*ds : (i+1)*ds]
+					}
+					j := q - k - 1
+					return r.SavedS[(i*k+j)*ds : (i*k+j+1)*ds]
+				}
+				worst = math.Max(worst, check(f32Row{name: name, i: i, q: q, got: got, row: row}))
+				y32, y64 := row(got), row(want)
+				for j := range y32 {
+					differ = differ || y32[j] != y64[j]
+				}
+			}
+		}
+		if compared < n/2 {
+			t.Errorf("%s: %d of %d trajectories compared: want most", name, compared, n)
+		}
+		if !differ {
+			t.Errorf("%s: the float32 solve gives the float64 solve's bits: it did not run in float", name)
+		}
+		t.Logf("%s: %d trajectories, worst float32 error %.3g tolerances", name, compared, worst)
 	}
 }

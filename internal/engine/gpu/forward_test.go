@@ -324,7 +324,7 @@ func TestRosPlumbing(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := mod.(*cudaModule)
-	fw, err := rosKernelFor(src, method.Rodas5P, false)
+	fw, err := rosKernelFor(src, method.Rodas5P, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,11 @@
 // recordings (the record kernels) and their gradients (the adjoint
 // kernels, in a LaneReplayer), float32 forward and sensitivity jobs of
 // the explicit methods on a backend that runs the float32 kernels
-// (Float32Backend: the emulated device), and refuses the rest in the
-// Go API's terms: float32 with a Rosenbrock method, in a recording or
-// on the CUDA backend, and problems without a symbolic form. On a real
+// (Float32Backend: both) and of the Rosenbrock methods on one that also
+// runs theirs (RosFloat32Backend: the emulated device), and refuses the
+// rest in the Go API's terms: float32 in a recording, float32 with a
+// Rosenbrock method on the CUDA backend, and problems without a
+// symbolic form. On a real
 // device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
@@ -203,8 +205,21 @@ func (e *Engine) Available() error {
 func (e *Engine) Loaded() error { return e.Available() }
 
 // errRosFloat32 refuses Options.Precision float32 with a Rosenbrock
-// method.
-var errRosFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine has float32 kernels of the explicit methods only (gs_erk_<method>_f32); the Rosenbrock kernels compute in float64")
+// method on a backend whose modules do not run the float32 Rosenbrock
+// kernels (not a RosFloat32Backend).
+func errRosFloat32(backend string) error {
+	return fmt.Errorf("Options.Precision float32 with a Rosenbrock method: the %s backend runs the float32 kernels of the explicit methods only (gs_erk_<method>_f32); its launches do not pack the float32 Rosenbrock job (gs_ros_job_f32)", backend)
+}
+
+// RosFloat32Backend is a Float32Backend whose modules also run the
+// float32 Rosenbrock kernels gs_ros_<method>_f32[_sens<k>]
+// (RosKernel.Float32, taking a gs_ros_job_f32): nil where they do, else
+// the reason. The emulated device is one; a backend that is not one
+// refuses Options.Precision float32 with a Rosenbrock method.
+type RosFloat32Backend interface {
+	Float32Backend
+	RosFloat32() error
+}
 
 // errRecordFloat32 refuses a float32 Record job.
 var errRecordFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only (its record and adjoint kernels are float64); float32 runs forward and forward-sensitivity jobs of the explicit methods")
@@ -243,8 +258,9 @@ func devicesText(n int, what string) string {
 
 // Serves refuses, with the reason: everything where the backend cannot
 // run (Available); a job other than Forward, Sensitivities and Record;
-// DenseSave with an explicit method; float32 until its kernels exist; a
-// problem without a symbolic form; a device index the machine does not
+// DenseSave with an explicit method; float32 in a recording or on a
+// backend without the float32 kernels (with a Rosenbrock method: not a
+// RosFloat32Backend); a problem without a symbolic form; a device index the machine does not
 // have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
 // without a continuous extension, Sensitivity.ErrorTest).
 func (e *Engine) Serves(req *engine.Request) error {
@@ -276,19 +292,26 @@ func (e *Engine) Serves(req *engine.Request) error {
 // cpu-ros serves, forward, sensitivities and recordings (replayed in
 // reverse by the adjoint kernel), on a problem with a
 // symbolic form (whose derivative programs the kernels are written
-// from).
+// from); float32 forward and sensitivity jobs where the backend runs
+// the float32 Rosenbrock kernels (RosFloat32Backend).
 func (e *Engine) servesRos(req *engine.Request, n int) error {
 	switch {
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
-	case req.Float32:
-		return errRosFloat32
+	case req.Float32 && req.Job == engine.Record:
+		return errRecordFloat32
+	case req.Float32 && e.rosFloat32() != nil:
+		return e.rosFloat32()
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
 		return fmt.Errorf("Options.Device = %d: the machine has %s", req.Device, devicesText(n, e.backend.Name()))
 	}
-	return cpu.ROS{}.Serves(req)
+	// What cpu-ros refuses besides precision (float32 is checked above:
+	// cpu-ros computes in float64 only).
+	r := *req
+	r.Float32 = false
+	return cpu.ROS{}.Serves(&r)
 }
 
 // float32 returns why the backend's modules cannot run the float32
@@ -301,6 +324,18 @@ func (e *Engine) float32() error {
 		return fb.Float32()
 	}
 	return fmt.Errorf("Options.Precision float32: the %s backend runs no float32 kernels", e.backend.Name())
+}
+
+// rosFloat32 returns why the backend's modules cannot run the float32
+// Rosenbrock kernels, or nil.
+func (e *Engine) rosFloat32() error {
+	if err := e.float32(); err != nil {
+		return err
+	}
+	if rb, ok := e.backend.(RosFloat32Backend); ok {
+		return rb.RosFloat32()
+	}
+	return errRosFloat32(e.backend.Name())
 }
 
 // Prefers returns why the router should leave a request to the CPU: an
@@ -376,15 +411,20 @@ var rosBuiltins = []*method.Rosenbrock{method.Rosenbrock23, method.Rodas5P}
 // their sensitivity kernels: generated once per key.
 //
 // With record it has the record and adjoint kernels instead of
-// sensitivity kernels (a Record job's source).
-func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens, record bool) (*emitcuda.Source, error) {
+// sensitivity kernels (a Record job's source); with f32 (and not
+// record) also the float32 twins of the forward and sensitivity
+// kernels.
+func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.Sens, record, f32 bool) (*emitcuda.Source, error) {
 	methods := rosBuiltins
 	key := sourceKey{set: set, family: method.RosenbrockFamily, methods: "builtins"}
 	if rt != method.Rosenbrock23 && rt != method.Rodas5P {
 		methods = append(append([]*method.Rosenbrock(nil), rosBuiltins...), rt)
 		key.methods = fmt.Sprintf("%p", rt)
 	}
-	opts := emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods}
+	opts := emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: methods, Float32: f32 && !record}
+	if opts.Float32 {
+		key.methods += " float32"
+	}
 	switch {
 	case record:
 		key.sens = "record"
@@ -418,10 +458,11 @@ func rosKernelOf(src *emitcuda.Source, rt *method.Rosenbrock, adjoint bool) (emi
 }
 
 // rosKernelFor returns the Rosenbrock kernel of src that runs rt: the
-// forward kernel, or with sens the sensitivity kernel.
-func rosKernelFor(src *emitcuda.Source, rt *method.Rosenbrock, sens bool) (emitcuda.RosKernel, error) {
+// forward kernel, or with sens the sensitivity kernel; the float64 one,
+// or with f32 the float32 one.
+func rosKernelFor(src *emitcuda.Source, rt *method.Rosenbrock, sens, f32 bool) (emitcuda.RosKernel, error) {
 	for _, k := range src.RosKernels {
-		if k.Method == rt && !k.Record && !k.Adjoint && (k.Sens >= 0) == sens {
+		if k.Method == rt && !k.Record && !k.Adjoint && (k.Sens >= 0) == sens && k.Float32 == f32 {
 			return k, nil
 		}
 	}
@@ -537,7 +578,8 @@ func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Pl
 		sens = &emitcuda.Sens{Cols: append([]int(nil), spec.SensCols...)}
 	}
 	record := spec.Job == engine.Record
-	src, err := e.rosSource(set, rt, sens, record)
+	f32 := spec.Float32 && !record
+	src, err := e.rosSource(set, rt, sens, record, f32)
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating the CUDA source: %w", spec.Name(), err)
 	}
@@ -547,7 +589,7 @@ func (e *Engine) prepareRos(spec *engine.Spec, rt *method.Rosenbrock) (engine.Pl
 			adj, err = rosKernelOf(src, rt, true)
 		}
 	} else {
-		k, err = rosKernelFor(src, rt, sens != nil)
+		k, err = rosKernelFor(src, rt, sens != nil, f32)
 	}
 	if err != nil {
 		return nil, err

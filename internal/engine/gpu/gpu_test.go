@@ -148,6 +148,26 @@ func TestServes(t *testing.T) {
 			}
 		})
 	}
+	// float32 with a Rosenbrock method: the CUDA backend's launches pack
+	// the explicit methods' float32 job only (the emulated device runs
+	// both: TestEmulatedRosFloat32), and a float32 recording is refused
+	// as with an explicit method.
+	for _, c := range []struct {
+		job  engine.Job
+		want string
+	}{
+		{engine.Forward, "Options.Precision float32 with a Rosenbrock method: the CUDA backend runs the float32 kernels of the explicit methods only"},
+		{engine.Sensitivities, "Options.Precision float32 with a Rosenbrock method: the CUDA backend runs the float32 kernels of the explicit methods only"},
+		{engine.Record, "Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only"},
+	} {
+		req := &engine.Request{Problem: sym, Method: method.Rodas5P, Job: c.job, Float32: true}
+		if c.job == engine.Sensitivities {
+			req.NumSens = 1
+		}
+		if err := e.Serves(req); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Serves(float32 Rodas5P %v) = %v; want %q…", c.job, err, c.want)
+		}
+	}
 	t.Setenv("FAKE_CUDA_DEVICES", "2")
 	e2 := New("cuda-test", &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}, Config{})
 	req := &engine.Request{Problem: sym, Method: method.Tsit5, Job: engine.Forward, Device: 2}

@@ -12,7 +12,9 @@
 //   rejected, fevals, jac_evals, lus. cap < 0: kernel indexes
 //   gs_ros_kernels; cap >= 0: a record kernel, kernel indexing
 //   gs_ros_record_kernels, with room for cap steps, which also writes
-//   the meshes' steps, t, h and y.
+//   the meshes' steps, t, h and y. cap = -3: a float32 kernel, kernel
+//   indexing gs_ros_kernels_f32 (gs_ros_job_f32): the inputs rtol,
+//   atol, y0 and p are rounded to float, the float y and saved widened.
 //
 // With a first value of -2 it runs an adjoint kernel instead: kernel
 // (its index in gs_ros_adjoint_kernels), n, nsave, save_stride,
@@ -58,10 +60,12 @@ int main() {
   long long cap = gs_read_i64();
   if (cap == -2) return adjoint();
   long long kernel = gs_read_i64(), dim = gs_read_i64(), nd = gs_read_i64();
-  long long nk = cap < 0 ? (long long)(sizeof gs_ros_kernels / sizeof gs_ros_kernels[0])
-                         : (long long)(sizeof gs_ros_record_kernels / sizeof gs_ros_record_kernels[0]);
-  bool rec = cap >= 0;
-  if (kernel < 0 || kernel >= nk || nd != GS_DIM || dim != (rec ? GS_DIM : gs_ros_kernel_dims[kernel])) {
+  bool rec = cap >= 0, f32 = cap == -3;
+  long long nk = f32  ? (long long)(sizeof gs_ros_kernels_f32 / sizeof gs_ros_kernels_f32[0])
+                 : rec ? (long long)(sizeof gs_ros_record_kernels / sizeof gs_ros_record_kernels[0])
+                       : (long long)(sizeof gs_ros_kernels / sizeof gs_ros_kernels[0]);
+  if (kernel < 0 || kernel >= nk || nd != GS_DIM ||
+      dim != (rec ? GS_DIM : f32 ? gs_ros_kernel_f32_dims[kernel] : gs_ros_kernel_dims[kernel])) {
     std::fprintf(stderr, "runner: kernel %lld (record %d) with dim %lld, nd %lld: no such kernel\n", kernel, (int)rec, dim, nd);
     return 2;
   }
@@ -106,7 +110,45 @@ int main() {
   gs_ros_mesh mesh;
   std::vector<double> mt, mh, my;
   std::vector<long long> msteps;
-  if (cap < 0) {
+  if (f32) {
+    auto narrow = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+    std::vector<float> rtol32 = narrow(rtol), atol32 = narrow(atol), y032 = narrow(y0), p32 = narrow(p);
+    std::vector<float> y32(y.size()), saved32(saved.size());
+    gs_ros_job_f32 j;
+    j.n = job.n;
+    j.nsave = job.nsave;
+    j.save_stride = job.save_stride;
+    j.max_steps = job.max_steps;
+    j.hmax = job.hmax;
+    j.h0 = job.h0;
+    j.beta1 = job.beta1;
+    j.beta2 = job.beta2;
+    j.safety = job.safety;
+    j.qmin = job.qmin;
+    j.qmax = job.qmax;
+    j.qoldinit = job.qoldinit;
+    j.rtol = rtol32.data();
+    j.atol = atol32.data();
+    j.t0 = job.t0;
+    j.t1 = job.t1;
+    j.y0 = y032.data();
+    j.p = p32.data();
+    j.save = job.save;
+    j.y = y32.data();
+    j.t = job.t;
+    j.h = job.h;
+    j.saved = saved32.data();
+    j.status = job.status;
+    j.accepted = job.accepted;
+    j.rejected = job.rejected;
+    j.fevals = job.fevals;
+    j.dense_save = job.dense_save;
+    j.jac_evals = job.jac_evals;
+    j.lus = job.lus;
+    gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_kernels_f32[kernel], j);
+    for (size_t i = 0; i < y.size(); ++i) y[i] = y32[i];
+    for (size_t i = 0; i < saved.size(); ++i) saved[i] = saved32[i];
+  } else if (cap < 0) {
     gs_emu_launch(dim3((unsigned)grid), dim3((unsigned)block), gs_ros_kernels[kernel], job);
   } else {
     mt.assign(n * (cap + 1), 0);
