@@ -150,9 +150,9 @@ type Options struct {
 	Mode router.Mode
 	// Precision is the floating-point type of the arithmetic: Float64
 	// (the zero value) or Float32. Float32 runs only on an engine that
-	// has float32 kernels (the cuda engine, once they are generated);
-	// the CPU engines compute in float64 alone and refuse it, saying
-	// why.
+	// has float32 kernels (the cuda engine: forward and sensitivity jobs
+	// of the explicit and Rosenbrock methods, not recordings); the CPU
+	// engines compute in float64 alone and refuse it, saying why.
 	Precision Precision
 	// Device is the GPU the cuda engine runs on (0-based, ≥ 0); the
 	// CPU engines ignore it. An index the machine does not have is an

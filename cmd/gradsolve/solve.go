@@ -94,7 +94,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
 	fs.IntVar(&f.device, "device", 0, "GPU the cuda engine runs on (0-based; the CPU engines ignore it)")
-	fs.StringVar(&f.precision, "precision", "float64", "arithmetic: float64, or float32 (the cuda engine only, once its float32 kernels exist; the CPU engines compute in float64)")
+	fs.StringVar(&f.precision, "precision", "float64", "arithmetic: float64, or float32 (the cuda engine's forward and sensitivity jobs only; the CPU engines compute in float64)")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve", "grad":

@@ -28,10 +28,12 @@ type CUDA struct {
 // Name returns "CUDA".
 func (c *CUDA) Name() string { return "CUDA" }
 
-// Float32 returns nil: the CUDA backend runs the float32 kernels
-// (Float32Backend), packing their float inputs and unpacking their float
-// results (cudaModule.launch32). The self-test checks float64 bits
-// only: a device's float32 results are not checked.
+// Float32 returns nil: the CUDA backend runs the float32 kernels of
+// both families (Float32Backend), packing their float inputs and
+// unpacking their float results (pack32, unpack32; gs_ros_job_f32 is
+// gs_erk_job_f32 with gs_ros_job's three fields after it). The
+// self-test checks float64 bits only: a device's float32 results are
+// not checked.
 func (c *CUDA) Float32() error { return nil }
 
 // Devices opens the driver and NVRTC (once) and returns the number of
@@ -270,7 +272,7 @@ func (m *cudaModule) free(l *lane) {
 // (cudaModule.pipeline): a forward kernel's (Run), a record kernel's
 // (Record) or an adjoint kernel's (Adjoint). Every value in a lane's
 // buffers is 8 bytes (a float32 kernel's floats take less room than
-// their words: launch32).
+// their words: pack32).
 type chunkJob struct {
 	fn *cuda.Function
 	// n is the number of trajectories; in and out the 8-byte words of
@@ -494,8 +496,8 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 	nc := counters(k.Family)
 	j := &chunkJob{fn: fn, n: b.N, in: forwardIn(b.Dim, b.NP, b.K), out: forwardOut(b.Dim, b.K, nc)}
 	if k.Float32 {
-		j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) { return pack32(l, s, b.Slice(lo, hi), tol) }
-		j.unpack = func(l *lane, lo, hi int) { unpack32(l, b.Slice(lo, hi)) }
+		j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) { return pack32(l, s, b.Slice(lo, hi), tol, nc) }
+		j.unpack = func(l *lane, lo, hi int) { unpack32(l, b.Slice(lo, hi), nc) }
 		return m.pipeline(j, chunk, stop)
 	}
 	j.pack = func(l *lane, lo, hi int) (int, int, []unsafe.Pointer) {
@@ -512,10 +514,12 @@ func (m *cudaModule) Run(k Kernel, s *Settings, b *Batch, chunk int, stop *atomi
 
 // pack32 packs chunk c of a float32 kernel's batch into lane l: the
 // 8-byte inputs (t0, t1, save) first, then y0 and p rounded to float;
-// the outputs are t, h and the counters, then y and saved in float
-// (unpack32 widens them). It returns the bytes to copy in and out and
-// the kernel's parameter (gs_erk_job_f32).
-func pack32(l *lane, s *Settings, c *Batch, tol cuda.Ptr) (int, int, []unsafe.Pointer) {
+// the outputs are t, h and the nc counters (4 for an explicit kernel,
+// 6 with a Rosenbrock kernel's Jacobian evaluations and LUs), then y and
+// saved in float (unpack32 widens them). It returns the bytes to copy
+// in and out and the kernel's parameter: gs_erk_job_f32, or for nc = 6
+// gs_ros_job_f32 (the same fields, then dense_save, jac_evals, lus).
+func pack32(l *lane, s *Settings, c *Batch, tol cuda.Ptr, nc int) (int, int, []unsafe.Pointer) {
 	n, dim, K := c.N, c.Dim, c.K
 	nd := len(s.RTol)
 	f := l.pinIn.Float64s()
@@ -532,36 +536,45 @@ func pack32(l *lane, s *Settings, c *Batch, tol cuda.Ptr) (int, int, []unsafe.Po
 		o32 += len(src)
 	}
 	ctl := s.Controller
-	job := &Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
+	rj := &RosJob{}
+	job := &rj.Job
+	*job = Job{N: int64(n), NSave: int64(K), SaveStride: int64(K), MaxSteps: int64(s.MaxSteps),
 		HMax: s.HMax, H0: s.H0,
 		Beta1: ctl.Beta1, Beta2: ctl.Beta2, Safety: ctl.Safety, QMin: ctl.QMin, QMax: ctl.QMax, QOldInit: ctl.QOldInit,
 		RTol: tol, ATol: tol + cuda.Ptr(4*nd)}
-	// gs_erk_job_f32 has Job's layout (its float pointers are pointers).
+	// gs_erk_job_f32 and gs_ros_job_f32 have Job's and RosJob's
+	// layouts (their float pointers are pointers).
 	job.T0 = l.devIn
 	job.T1 = job.T0 + cuda.Ptr(8*n)
 	job.Save = job.T1 + cuda.Ptr(8*n)
 	job.Y0 = job.Save + cuda.Ptr(8*n*K)
 	job.P = job.Y0 + cuda.Ptr(4*n*dim)
-	job.T = l.devOut
-	job.H = job.T + cuda.Ptr(8*n)
-	job.Status = job.H + cuda.Ptr(8*n)
-	job.Accepted = job.Status + cuda.Ptr(8*n)
-	job.Rejected = job.Accepted + cuda.Ptr(8*n)
-	job.FEvals = job.Rejected + cuda.Ptr(8*n)
-	job.Y = job.FEvals + cuda.Ptr(8*n)
+	out := l.devOut
+	for _, p := range []*cuda.Ptr{&job.T, &job.H, &job.Status, &job.Accepted, &job.Rejected, &job.FEvals, &rj.JacEvals, &rj.LUs}[:2+nc] {
+		*p = out
+		out += cuda.Ptr(8 * n)
+	}
+	job.Y = out
 	job.Saved = job.Y + cuda.Ptr(4*n*dim)
-	return 8*o + 4*o32, 8*6*n + 4*(n*dim+n*K*dim), []unsafe.Pointer{unsafe.Pointer(job)}
+	arg := unsafe.Pointer(job)
+	if nc == counters(ROS) {
+		if s.DenseSave {
+			rj.DenseSave = 1
+		}
+		arg = unsafe.Pointer(rj)
+	}
+	return 8*o + 4*o32, 8*(2+nc)*n + 4*(n*dim+n*K*dim), []unsafe.Pointer{arg}
 }
 
 // unpack32 copies a float32 kernel's chunk results back: t, h
-// (double), the counters, then y and saved widened from float.
-func unpack32(l *lane, c *Batch) {
+// (double), the nc counters, then y and saved widened from float.
+func unpack32(l *lane, c *Batch, nc int) {
 	f, in := l.pinOut.Float64s(), l.pinOut.Int64s()
 	o := 0
 	for _, dst := range [][]float64{c.T, c.H} {
 		o += copy(dst, f[o:o+len(dst)])
 	}
-	for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals} {
+	for _, dst := range [][]int64{c.Status, c.Accepted, c.Rejected, c.FEvals, c.JacEvals, c.LUs}[:nc] {
 		o += copy(dst, in[o:o+len(dst)])
 	}
 	f32 := l.pinOut.Float32s()[2*o:]

@@ -84,14 +84,10 @@ func (e *Emulated) Devices() (int, error) {
 	return 1, nil
 }
 
-// Float32 returns nil: the emulated device runs the float32 kernels
-// (Float32Backend), its host program rounding the inputs to float and
+// Float32 returns nil: the emulated device runs the float32 kernels of
+// both families (Float32Backend), its host program rounding the inputs to float and
 // widening the results.
 func (e *Emulated) Float32() error { return nil }
-
-// RosFloat32 returns nil: the emulated device also runs the float32
-// Rosenbrock kernels (RosFloat32Backend), likewise.
-func (e *Emulated) RosFloat32() error { return nil }
 
 // Open returns the emulated device (n must be 0).
 func (e *Emulated) Open(n int) (Device, error) {

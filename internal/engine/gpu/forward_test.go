@@ -506,11 +506,13 @@ func TestERKRecordPlumbing(t *testing.T) {
 	checkFailingLaunches(t, m, erkKernel(rk), erkKernel(ak), s, a)
 }
 
-// TestRun32Plumbing runs a float32 kernel's batch through the fake
-// driver in chunks on two streams: gs_erk_job_f32's double fields (t0,
-// t1, save, t, h, the counters) and float fields (the tolerances, y0,
-// p rounded to float; y and saved widened back) arrive and return where
-// the C struct has them, each chunk to its own rows. The plumbing only.
+// TestRun32Plumbing runs the float32 kernels' batches through the fake
+// driver in chunks on two streams, an explicit one's (gs_erk_job_f32)
+// and a Rosenbrock one's (gs_ros_job_f32: the same fields, then
+// dense_save, jac_evals and lus): the double fields (t0, t1, save, t,
+// h, the counters) and the float fields (the tolerances, y0, p rounded
+// to float; y and saved widened back) arrive and return where the C
+// structs have them, each chunk to its own rows. The plumbing only.
 func TestRun32Plumbing(t *testing.T) {
 	l := fakeLibs(t)
 	t.Setenv("FAKE_CUDA_DEVICES", "")
@@ -523,7 +525,8 @@ func TestRun32Plumbing(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := lorenzProblem(t).Symbolic.(*tape.Set)
-	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Float32: true})
+	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5},
+		Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, Float32: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,28 +538,39 @@ func TestRun32Plumbing(t *testing.T) {
 	if err != nil || !k32.Float32 {
 		t.Fatalf("kernelFor float32: %+v, %v", k32, err)
 	}
-	s := &Settings{MaxSteps: 77, HMax: 2, RTol: []float64{1e-5, 1e-5, 1e-5}, ATol: []float64{1e-7, 1e-7, 1e-7}}
+	r32, err := rosKernelFor(src, method.Rodas5P, false, true)
+	if err != nil || !r32.Float32 {
+		t.Fatalf("rosKernelFor float32: %+v, %v", r32, err)
+	}
+	s := &Settings{MaxSteps: 77, HMax: 2, RTol: []float64{1e-5, 1e-5, 1e-5}, ATol: []float64{1e-7, 1e-7, 1e-7}, DenseSave: true}
 	const n = 20
 	var stop atomic.Bool
-	for _, chunk := range []int{7, n} {
-		b := plumbingBatch(n)
-		if done, err := mod.Run(erkKernel(k32), s, b, chunk, &stop); err != nil || done != n {
-			t.Fatalf("chunk %d: Run = %d, %v", chunk, done, err)
-		}
-		for i := range n {
-			c := i % chunk
-			lo := i - c
-			// The fake's row c of its launch: t = t0 + t1, h from the
-			// float tolerances and p[c] of the chunk's flat array, y[c]
-			// = 2·y0[c] in float, saved[d] = save[d] for d < n·K.
-			wh := 2 + 0 + float64(float32(1e-5)) + float64(float32(1e-7)) + float64(float32(b.P[3*lo+c]))
-			wy := float64(float32(b.Y0[3*lo+c]) * 2)
-			if b.T[i] != float64(1001*i) || b.H[i] != wh || b.Y[3*lo+c] != wy || b.Status[i] != 2002 || b.Accepted[i] != 77 || b.Rejected[i] != int64(c) {
-				t.Fatalf("chunk %d: trajectory %d: t %v h %v (want %v) y %v (want %v) status %d accepted %d rejected %d",
-					chunk, i, b.T[i], b.H[i], wh, b.Y[3*lo+c], wy, b.Status[i], b.Accepted[i], b.Rejected[i])
+	for _, k := range []Kernel{erkKernel(k32), rosKernel(r32)} {
+		for _, chunk := range []int{7, n} {
+			b := plumbingBatch(n)
+			if done, err := mod.Run(k, s, b, chunk, &stop); err != nil || done != n {
+				t.Fatalf("%s, chunk %d: Run = %d, %v", k.Name, chunk, done, err)
 			}
-			if w := float64(float32(b.Save[2*lo+c])); b.Saved[6*lo+c] != w {
-				t.Fatalf("chunk %d: trajectory %d: saved %v, want %v", chunk, i, b.Saved[6*lo+c], w)
+			for i := range n {
+				c := i % chunk
+				lo := i - c
+				// The fake's row c of its launch: t = t0 + t1, h from the
+				// float tolerances and p[c] of the chunk's flat array, y[c]
+				// = 2·y0[c] in float, saved[d] = save[d] for d < n·K; for
+				// the Rosenbrock job jac_evals 100·dense_save + c and lus
+				// c + 1.
+				wh := 2 + 0 + float64(float32(1e-5)) + float64(float32(1e-7)) + float64(float32(b.P[3*lo+c]))
+				wy := float64(float32(b.Y0[3*lo+c]) * 2)
+				if b.T[i] != float64(1001*i) || b.H[i] != wh || b.Y[3*lo+c] != wy || b.Status[i] != 2002 || b.Accepted[i] != 77 || b.Rejected[i] != int64(c) {
+					t.Fatalf("%s, chunk %d: trajectory %d: t %v h %v (want %v) y %v (want %v) status %d accepted %d rejected %d",
+						k.Name, chunk, i, b.T[i], b.H[i], wh, b.Y[3*lo+c], wy, b.Status[i], b.Accepted[i], b.Rejected[i])
+				}
+				if w := float64(float32(b.Save[2*lo+c])); b.Saved[6*lo+c] != w {
+					t.Fatalf("%s, chunk %d: trajectory %d: saved %v, want %v", k.Name, chunk, i, b.Saved[6*lo+c], w)
+				}
+				if k.Family == ROS && (b.JacEvals[i] != int64(100+c) || b.LUs[i] != int64(c+1)) {
+					t.Fatalf("%s, chunk %d: trajectory %d: jac_evals %d lus %d", k.Name, chunk, i, b.JacEvals[i], b.LUs[i])
+				}
 			}
 		}
 	}

@@ -18,12 +18,9 @@
 // references per family: engine.FamilyReference), both families'
 // recordings (the record kernels) and their gradients (the adjoint
 // kernels, in a LaneReplayer), float32 forward and sensitivity jobs of
-// the explicit methods on a backend that runs the float32 kernels
-// (Float32Backend: both) and of the Rosenbrock methods on one that also
-// runs theirs (RosFloat32Backend: the emulated device), and refuses the
-// rest in the Go API's terms: float32 in a recording, float32 with a
-// Rosenbrock method on the CUDA backend, and problems without a
-// symbolic form. On a real
+// both families on a backend that runs the float32 kernels
+// (Float32Backend: both backends), and refuses the rest in the Go API's
+// terms: float32 in a recording, and problems without a symbolic form. On a real
 // device it first self-tests (Available, SelfTestEnv). Where the driver, a device or NVRTC
 // is missing it says "unavailable: <reason>" (engine.Availability) and
 // refuses everything with that reason, so the router passes it by and
@@ -142,8 +139,15 @@ func (e *Engine) Runs(m method.Method) bool {
 	return m.Family() == method.ExplicitFamily || m.Family() == method.RosenbrockFamily
 }
 
-// DefaultMethod returns method.Tsit5.
-func (e *Engine) DefaultMethod(*ode.Problem) method.Method { return method.Tsit5 }
+// DefaultMethod returns method.Rodas5P for a problem marked stiff (the
+// engine writes its Jacobian from the problem's formulas, as it does for
+// every Rosenbrock kernel), else method.Tsit5: the router's defaults.
+func (e *Engine) DefaultMethod(prob *ode.Problem) method.Method {
+	if prob != nil && prob.Stiff {
+		return method.Rodas5P
+	}
+	return method.Tsit5
+}
 
 // ReferenceJobs returns the jobs whose bits the engine claims to be its
 // reference's for the explicit methods (engine.PartialReference):
@@ -204,33 +208,17 @@ func (e *Engine) Available() error {
 // used).
 func (e *Engine) Loaded() error { return e.Available() }
 
-// errRosFloat32 refuses Options.Precision float32 with a Rosenbrock
-// method on a backend whose modules do not run the float32 Rosenbrock
-// kernels (not a RosFloat32Backend).
-func errRosFloat32(backend string) error {
-	return fmt.Errorf("Options.Precision float32 with a Rosenbrock method: the %s backend runs the float32 kernels of the explicit methods only (gs_erk_<method>_f32); its launches do not pack the float32 Rosenbrock job (gs_ros_job_f32)", backend)
-}
-
-// RosFloat32Backend is a Float32Backend whose modules also run the
-// float32 Rosenbrock kernels gs_ros_<method>_f32[_sens<k>]
-// (RosKernel.Float32, taking a gs_ros_job_f32): nil where they do, else
-// the reason. The emulated device is one; a backend that is not one
-// refuses Options.Precision float32 with a Rosenbrock method.
-type RosFloat32Backend interface {
-	Float32Backend
-	RosFloat32() error
-}
-
 // errRecordFloat32 refuses a float32 Record job.
-var errRecordFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only (its record and adjoint kernels are float64); float32 runs forward and forward-sensitivity jobs of the explicit methods")
+var errRecordFloat32 = fmt.Errorf("Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only (its record and adjoint kernels are float64); float32 runs forward and forward-sensitivity jobs")
 
 // float32Kernels says whether sym/emitcuda writes the float32 kernels
-// gs_erk_<method>_f32[_sens<k>] (Options.Float32): it does, and
-// kernelFor finds them by their Float32 mark.
+// gs_erk_<method>_f32[_sens<k>] and gs_ros_<method>_f32[_sens<k>]
+// (Options.Float32): it does, and kernelFor and rosKernelFor find them
+// by their Float32 mark.
 const float32Kernels = true
 
 // Float32Backend is a Backend that says whether its modules run the
-// float32 kernels (Kernel.Float32: the batch's states, parameters and
+// float32 kernels of both families (Kernel.Float32: the batch's states, parameters and
 // tolerances rounded to float on the way in, the float results widened
 // to float64 on the way out): nil where they do, else the reason. A
 // backend that is not one refuses Options.Precision float32.
@@ -259,8 +247,7 @@ func devicesText(n int, what string) string {
 // Serves refuses, with the reason: everything where the backend cannot
 // run (Available); a job other than Forward, Sensitivities and Record;
 // DenseSave with an explicit method; float32 in a recording or on a
-// backend without the float32 kernels (with a Rosenbrock method: not a
-// RosFloat32Backend); a problem without a symbolic form; a device index the machine does not
+// backend without the float32 kernels; a problem without a symbolic form; a device index the machine does not
 // have; and with a Rosenbrock method what cpu-ros refuses (DenseSave
 // without a continuous extension, Sensitivity.ErrorTest).
 func (e *Engine) Serves(req *engine.Request) error {
@@ -293,15 +280,15 @@ func (e *Engine) Serves(req *engine.Request) error {
 // reverse by the adjoint kernel), on a problem with a
 // symbolic form (whose derivative programs the kernels are written
 // from); float32 forward and sensitivity jobs where the backend runs
-// the float32 Rosenbrock kernels (RosFloat32Backend).
+// the float32 kernels.
 func (e *Engine) servesRos(req *engine.Request, n int) error {
 	switch {
 	case req.Job != engine.Forward && req.Job != engine.Sensitivities && req.Job != engine.Record:
 		return fmt.Errorf("the cuda engine runs forward and sensitivity jobs, not %v", req.Job)
 	case req.Float32 && req.Job == engine.Record:
 		return errRecordFloat32
-	case req.Float32 && e.rosFloat32() != nil:
-		return e.rosFloat32()
+	case req.Float32 && e.float32() != nil:
+		return e.float32()
 	case symbolic(req.Problem) == nil:
 		return fmt.Errorf("%s has no symbolic form (Problem.Symbolic): the cuda engine writes its kernels from the problem's formulas, so it runs problems compiled from them (package sym/tape, a .ode file), not Go functions", req.Name())
 	case req.Device >= n:
@@ -324,18 +311,6 @@ func (e *Engine) float32() error {
 		return fb.Float32()
 	}
 	return fmt.Errorf("Options.Precision float32: the %s backend runs no float32 kernels", e.backend.Name())
-}
-
-// rosFloat32 returns why the backend's modules cannot run the float32
-// Rosenbrock kernels, or nil.
-func (e *Engine) rosFloat32() error {
-	if err := e.float32(); err != nil {
-		return err
-	}
-	if rb, ok := e.backend.(RosFloat32Backend); ok {
-		return rb.RosFloat32()
-	}
-	return errRosFloat32(e.backend.Name())
 }
 
 // Prefers returns why the router should leave a request to the CPU: an

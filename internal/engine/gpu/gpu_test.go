@@ -50,6 +50,14 @@ func TestRegistered(t *testing.T) {
 	if _, ok := e.(engine.Availability); !ok {
 		t.Error("cuda is not an engine.Availability")
 	}
+	// Named with no method, it runs the router's defaults: Rodas5P for
+	// a problem marked stiff, Tsit5 otherwise.
+	if m := e.DefaultMethod(&ode.Problem{Name: "s", Dim: 1, Stiff: true}); m != method.Rodas5P {
+		t.Errorf("DefaultMethod(stiff) = %s, want Rodas5P", m.MethodName())
+	}
+	if m := e.DefaultMethod(&ode.Problem{Name: "p", Dim: 1}); m != method.Tsit5 {
+		t.Errorf("DefaultMethod = %s, want Tsit5", m.MethodName())
+	}
 	p, ok := e.(engine.Preferrer)
 	if !ok {
 		t.Fatal("cuda is not an engine.Preferrer")
@@ -148,23 +156,23 @@ func TestServes(t *testing.T) {
 			}
 		})
 	}
-	// float32 with a Rosenbrock method: the CUDA backend's launches pack
-	// the explicit methods' float32 job only (the emulated device runs
-	// both: TestEmulatedRosFloat32), and a float32 recording is refused
-	// as with an explicit method.
+	// float32 with a Rosenbrock method: served forward and with
+	// sensitivities (the CUDA backend packs gs_ros_job_f32:
+	// TestRun32Plumbing), and a float32 recording is refused as with an
+	// explicit method.
 	for _, c := range []struct {
 		job  engine.Job
 		want string
 	}{
-		{engine.Forward, "Options.Precision float32 with a Rosenbrock method: the CUDA backend runs the float32 kernels of the explicit methods only"},
-		{engine.Sensitivities, "Options.Precision float32 with a Rosenbrock method: the CUDA backend runs the float32 kernels of the explicit methods only"},
+		{engine.Forward, ""},
+		{engine.Sensitivities, ""},
 		{engine.Record, "Options.Precision float32: the cuda engine records meshes and takes gradients in float64 only"},
 	} {
-		req := &engine.Request{Problem: sym, Method: method.Rodas5P, Job: c.job, Float32: true}
+		req := &engine.Request{Problem: sym, Offers: ode.AllPrograms, Method: method.Rodas5P, Job: c.job, Float32: true}
 		if c.job == engine.Sensitivities {
 			req.NumSens = 1
 		}
-		if err := e.Serves(req); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if err := e.Serves(req); (c.want == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("Serves(float32 Rodas5P %v) = %v; want %q…", c.job, err, c.want)
 		}
 	}

@@ -19,38 +19,62 @@ import (
 // for the self-test (gpu.SelfTester), and where corrupt is set its
 // launches flip the last bit of one value of one trajectory's results,
 // as a device whose arithmetic departs from the CPU's by one rounding
-// would.
+// would (corruptMesh: of a record kernel's meshes; corruptGrad: of an
+// adjoint kernel's gradients).
 type posingBackend struct {
 	*gpu.Emulated
-	corrupt func(b *gpu.Batch)
+	corrupt     func(b *gpu.Batch)
+	corruptMesh func(m *gpu.Meshes)
+	corruptGrad func(a *gpu.AdjBatch, call int) // call: 1 for the backend's first adjoint launch, …
+	adjoints    int
 }
 
 func (p *posingBackend) SelfTest() bool { return true }
 
 func (p *posingBackend) Open(n int) (gpu.Device, error) {
 	d, err := p.Emulated.Open(n)
-	return posingDevice{d, p.corrupt}, err
+	return posingDevice{d, p}, err
 }
 
 type posingDevice struct {
 	gpu.Device
-	corrupt func(b *gpu.Batch)
+	p *posingBackend
 }
 
 func (d posingDevice) Load(src *emitcuda.Source) (gpu.Module, error) {
 	m, err := d.Device.Load(src)
-	return posingModule{m, d.corrupt}, err
+	if err != nil {
+		return nil, err
+	}
+	return posingModule{m.(gpu.Recorder), d.p}, nil
 }
 
 type posingModule struct {
-	gpu.Module
-	corrupt func(b *gpu.Batch)
+	gpu.Recorder
+	p *posingBackend
 }
 
 func (m posingModule) Run(k gpu.Kernel, s *gpu.Settings, b *gpu.Batch, chunk int, stop *atomic.Bool) (int, error) {
-	done, err := m.Module.Run(k, s, b, chunk, stop)
-	if err == nil && m.corrupt != nil {
-		m.corrupt(b)
+	done, err := m.Recorder.Run(k, s, b, chunk, stop)
+	if err == nil && m.p.corrupt != nil {
+		m.p.corrupt(b)
+	}
+	return done, err
+}
+
+func (m posingModule) Record(k gpu.Kernel, s *gpu.Settings, b *gpu.Batch, ms *gpu.Meshes, chunk int, stop *atomic.Bool) (int, error) {
+	done, err := m.Recorder.Record(k, s, b, ms, chunk, stop)
+	if err == nil && m.p.corruptMesh != nil {
+		m.p.corruptMesh(ms)
+	}
+	return done, err
+}
+
+func (m posingModule) Adjoint(k gpu.Kernel, s *gpu.Settings, a *gpu.AdjBatch, chunk int, stop *atomic.Bool) (int, error) {
+	done, err := m.Recorder.Adjoint(k, s, a, chunk, stop)
+	m.p.adjoints++
+	if err == nil && m.p.corruptGrad != nil {
+		m.p.corruptGrad(a, m.p.adjoints)
 	}
 	return done, err
 }
@@ -90,33 +114,57 @@ func TestSelfTest(t *testing.T) {
 		}
 	})
 	for _, c := range []struct {
-		name    string
-		corrupt func(b *gpu.Batch)
-		want    string
+		name        string
+		corrupt     func(b *gpu.Batch)
+		want        string
+		corruptMesh func(m *gpu.Meshes)
+		corruptGrad func(a *gpu.AdjBatch, call int)
 	}{
 		{"final state", func(b *gpu.Batch) { flip(&b.Y[b.Dim-1]) },
-			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's y differs from cpu-erk's (component 2: "},
+			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's y differs from cpu-erk's (component 2: ", nil, nil},
 		{"sensitivity column", func(b *gpu.Batch) {
 			if b.Dim > 3 {
 				flip(&b.Saved[len(b.Saved)-1])
 			}
-		}, "unavailable: self-test on device 0 failed: Tsit5 sensitivities job: trajectory 0's saved states differ"},
+		}, "unavailable: self-test on device 0 failed: Tsit5 sensitivities job: trajectory 0's saved states differ", nil, nil},
 		{"Rosenbrock counter", func(b *gpu.Batch) {
 			if b.JacEvals[0] > 0 {
 				b.LUs[0]++
 			}
-		}, "unavailable: self-test on device 0 failed: Rodas5P forward job: trajectory 0's statistics are "},
+		}, "unavailable: self-test on device 0 failed: Rodas5P forward job: trajectory 0's statistics are ", nil, nil},
 		{"counter", func(b *gpu.Batch) { b.FEvals[0]++ },
-			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's statistics are "},
+			"unavailable: self-test on device 0 failed: Tsit5 forward job: trajectory 0's statistics are ", nil, nil},
+		// A recorded state of the mesh (its second row: the first is
+		// y0, copied in), of an explicit and of a Rosenbrock record
+		// kernel; the Rosenbrock kernels run after the explicit ones.
+		{"mesh state", nil, "unavailable: self-test on device 0 failed: Tsit5 record job: trajectory 0's mesh states differ from cpu-erk's",
+			func(m *gpu.Meshes) {
+				if m.Steps[0] > 0 {
+					flip(&m.Y[m.Dim])
+				}
+			}, nil},
+		// A gradient of the explicit adjoint kernel (the first adjoint
+		// launch) and of the Rosenbrock one (the second).
+		{"gradient", nil, "unavailable: self-test on device 0 failed: Tsit5 record job: trajectory 0's gradient values differ from cpu-erk's",
+			nil, func(a *gpu.AdjBatch, call int) { flip(&a.GP[0]) }},
+		{"Rosenbrock gradient", nil, "unavailable: self-test on device 0 failed: Rodas5P record job: trajectory 0's gradient values differ from cpu-ros's",
+			nil, func(a *gpu.AdjBatch, call int) {
+				if call == 2 {
+					flip(&a.GY0[1])
+				}
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := gpu.New("selftest-bad", &posingBackend{Emulated: &gpu.Emulated{}, corrupt: c.corrupt}, gpu.Config{})
+			bad := func() *posingBackend {
+				return &posingBackend{Emulated: &gpu.Emulated{}, corrupt: c.corrupt, corruptMesh: c.corruptMesh, corruptGrad: c.corruptGrad}
+			}
+			e := gpu.New("selftest-bad", bad(), gpu.Config{})
 			err := e.Available()
 			if err == nil || !errors.Is(err, cuda.ErrUnavailable) || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("Available() = %v; want %q…", err, c.want)
 			}
 			t.Setenv(gpu.SelfTestEnv, "off")
-			e = gpu.New("selftest-bad", &posingBackend{Emulated: &gpu.Emulated{}, corrupt: c.corrupt}, gpu.Config{})
+			e = gpu.New("selftest-bad", bad(), gpu.Config{})
 			if err := e.Available(); err != nil {
 				t.Errorf("with %s=off: Available() = %v; want nil (no self-test)", gpu.SelfTestEnv, err)
 			}
