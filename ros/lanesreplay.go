@@ -179,22 +179,34 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 			}
 		}
 	}
-	// addScaled emits dst += a·src with a a constant, or (h·a) where
-	// byH (the lanes' own h times a).
-	addScaled := func(dst, src laneArray, a float64, byH bool) {
-		for d := range n {
-			for grp := range fl.G {
-				g.ld(1, g.of(src, d, grp))
-				if byH {
-					g.ld(2, g.h(grp))
-					g.opm(jit.OpMul, 2, 2, g.c(a))
-					g.op(jit.OpMul, 1, 2, 1)
-				} else {
-					g.opm(jit.OpMul, 1, 1, g.c(a))
+	// spread emits kbar[j] += a_j·gy for every j with a_j ≠ 0 (addScaled
+	// for each in turn), a_j a constant, or (h·a_j) where byH (the
+	// lanes' own h times a_j): each group's gy in registers 0…n−1, read
+	// once, and h·a_j formed once per group, the same products and sums
+	// (in the same operand order) as the scalar replayer's.
+	spread := func(a []float64, byH bool) {
+		for grp := range fl.G {
+			for d := range n {
+				g.ld(byte(d), g.of(rl.gy, d, grp))
+			}
+			for j, c := range a {
+				if c == 0 {
+					continue
 				}
-				g.ld(0, g.of(dst, d, grp))
-				g.op(jit.OpAdd, 0, 0, 1)
-				g.st(g.of(dst, d, grp), 0)
+				if byH {
+					g.ld(rgX, g.h(grp))
+					g.opm(jit.OpMul, rgX, rgX, g.c(c))
+				}
+				for d := range n {
+					if byH {
+						g.op(jit.OpMul, rgT, rgX, byte(d))
+					} else {
+						g.opm(jit.OpMul, rgT, byte(d), g.c(c))
+					}
+					g.ld(rgA, g.of(rl.kbar[j], d, grp))
+					g.op(jit.OpAdd, rgA, rgA, rgT)
+					g.st(g.of(rl.kbar[j], d, grp), rgA)
+				}
 			}
 		}
 	}
@@ -222,11 +234,7 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 		call(callVJP, i)
 		add(rl.ybar, rl.gy)
 		add(rl.gp, rl.gpT)
-		for j, a := range tb.Alpha[i] {
-			if a != 0 {
-				addScaled(rl.kbar[j], rl.gy, a, false)
-			}
-		}
+		spread(tb.Alpha[i], false)
 		gam := tb.GammaOff[i]
 		anyG := anyNonzero(gam)
 		if anyG { // Ā_i = h·Jᵀ·R̄_i reaches the earlier increments
@@ -241,11 +249,7 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 					g.st(g.of(rl.gy, j, grp), 0)
 				}
 			}
-			for j, c := range gam {
-				if c != 0 {
-					addScaled(rl.kbar[j], rl.gy, c, true)
-				}
-			}
+			spread(gam, true)
 		}
 		for d := range n { // v = h·(ΣΓK + γ·K_i)
 			for grp := range fl.G {
@@ -543,12 +547,19 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		scatter(lr.ybar, r.YBar[l][:n], l)
 		scatter(lr.gp, r.GP[l][:m], l)
 	}
-	// f at the steps' starts (start), then the attempt.
-	if fl := ls.lp.F; fl != nil {
+	// f at the steps' starts (start), then the attempt. Where f's body
+	// is in the attempt's code and the method has no FSAL, the code
+	// evaluates f at (t, y) itself for the lanes marked as having moved
+	// on (as the forward replay's steps do): the same machine code as
+	// the lane form ls.lp.F (LanePrograms), so the same bits.
+	inCode := ls.code.fused && !ls.fsal
+	switch fl := ls.lp.F; {
+	case inCode:
+	case fl != nil:
 		for grp := range ls.L / W {
 			fl(ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*m*W:(grp+1)*m*W], ls.f0[grp*n*W:(grp+1)*n*W])
 		}
-	} else {
+	default:
 		for l, on := range r.Active {
 			if on {
 				gather(ls.ys, ls.y, l)
@@ -556,6 +567,9 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 				scatter(ls.f0, ls.fv, l)
 			}
 		}
+	}
+	for l, on := range r.Active {
+		lr.att.Moved[l] = on && inCode
 	}
 	a := &lr.att
 	a.Active, a.T, a.H = r.Active, r.T, r.H
