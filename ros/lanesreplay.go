@@ -210,12 +210,61 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 			}
 		}
 	}
+	// spreadBoth is spread(alpha, false), then Jᵀ·R̄ into gy (matTVec's
+	// sums: each from +0, over the rows in order), then spread(gam,
+	// true), for systems of at most rgX/2 components: per group gy in
+	// registers 0…n−1 and Jᵀ·R̄ in n…2n−1 (not stored: nothing reads
+	// it), and each K̄_j gets its α term, then its h·Γ term, as there.
+	spreadBoth := func(alpha, gam []float64) {
+		for grp := range fl.G {
+			for d := range n {
+				g.ld(byte(d), g.of(rl.gy, d, grp))
+			}
+			for j := range n {
+				acc := byte(n + j)
+				g.zero(acc)
+				for r := range n {
+					g.ld(rgT, g.of(fl.jac, r*n+j, grp))
+					g.opm(jit.OpMul, rgT, rgT, g.of(rl.rb, r, grp))
+					g.op(jit.OpAdd, acc, acc, rgT)
+				}
+			}
+			for j := range max(len(alpha), len(gam)) {
+				var a, c float64
+				if j < len(alpha) {
+					a = alpha[j]
+				}
+				if j < len(gam) {
+					c = gam[j]
+				}
+				if a == 0 && c == 0 {
+					continue
+				}
+				if c != 0 {
+					g.ld(rgX, g.h(grp))
+					g.opm(jit.OpMul, rgX, rgX, g.c(c))
+				}
+				for d := range n {
+					g.ld(rgA, g.of(rl.kbar[j], d, grp))
+					if a != 0 {
+						g.opm(jit.OpMul, rgT, byte(d), g.c(a))
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					if c != 0 {
+						g.op(jit.OpMul, rgT, rgX, byte(n+d))
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					g.st(g.of(rl.kbar[j], d, grp), rgA)
+				}
+			}
+		}
+	}
 	begin()
-	for i := range s { // K̄_i = m_i·ȳ_new, ȳ += ȳ_new
-		for d := range n {
-			for grp := range fl.G {
-				g.ld(0, g.of(rl.ynb, d, grp))
-				g.opm(jit.OpMul, 0, 0, g.c(tb.M[i]))
+	for d := range n { // K̄_i = m_i·ȳ_new, ȳ_new read once
+		for grp := range fl.G {
+			g.ld(rgX, g.of(rl.ynb, d, grp))
+			for i := range s {
+				g.opm(jit.OpMul, 0, rgX, g.c(tb.M[i]))
 				g.st(g.of(rl.kbar[i], d, grp), 0)
 			}
 		}
@@ -224,20 +273,25 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 	for i := s - 1; i >= 0; i-- {
 		g.solveTRegs(rl.kbar[i], rl.rb)
 		g.combine(rl.yi, &fl.y, tb.Alpha[i])
-		for d := range n { // v = h·R̄_i
-			for grp := range fl.G {
-				g.ld(0, g.h(grp))
-				g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+		for grp := range fl.G { // v = h·R̄_i
+			g.ld(rgX, g.h(grp))
+			for d := range n {
+				g.opm(jit.OpMul, 0, rgX, g.of(rl.rb, d, grp))
 				g.st(g.of(rl.v, d, grp), 0)
 			}
 		}
 		call(callVJP, i)
 		add(rl.ybar, rl.gy)
 		add(rl.gp, rl.gpT)
-		spread(tb.Alpha[i], false)
 		gam := tb.GammaOff[i]
 		anyG := anyNonzero(gam)
-		if anyG { // Ā_i = h·Jᵀ·R̄_i reaches the earlier increments
+		switch {
+		case anyG && 2*n <= rgX:
+			// Ā_i = h·Jᵀ·R̄_i reaches the earlier increments too: both
+			// spreads at once, each K̄_j read and written once.
+			spreadBoth(tb.Alpha[i], gam)
+		case anyG:
+			spread(tb.Alpha[i], false)
 			for j := range n { // gy = Jᵀ·R̄ (matTVec: each sum from +0, over the rows in order)
 				for grp := range fl.G {
 					g.zero(0)
@@ -250,6 +304,8 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 				}
 			}
 			spread(gam, true)
+		default:
+			spread(tb.Alpha[i], false)
 		}
 		for d := range n { // v = h·(ΣΓK + γ·K_i)
 			for grp := range fl.G {
@@ -269,12 +325,12 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 		add(rl.ybar, rl.gy)
 		add(rl.gp, rl.gpT)
 		if di := tb.D[i]; di != 0 && dfdt {
-			for d := range n { // v = (h·h·d_i)·R̄_i
-				for grp := range fl.G {
-					g.ld(0, g.h(grp))
-					g.opm(jit.OpMul, 0, 0, g.h(grp))
-					g.opm(jit.OpMul, 0, 0, g.c(di))
-					g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+			for grp := range fl.G { // v = (h·h·d_i)·R̄_i, h·h·d_i formed once
+				g.ld(rgX, g.h(grp))
+				g.opm(jit.OpMul, rgX, rgX, g.h(grp))
+				g.opm(jit.OpMul, rgX, rgX, g.c(di))
+				for d := range n {
+					g.opm(jit.OpMul, 0, rgX, g.of(rl.rb, d, grp))
 					g.st(g.of(rl.v, d, grp), 0)
 				}
 			}
@@ -587,9 +643,23 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		if on {
 			gather(r.YBar[l][:n], lr.ybar, l)
 			gather(r.GP[l][:m], lr.gp, l)
+			if k := r.K[l] - prefetchSteps; k >= 0 {
+				ms := r.Mesh[l]
+				prefetch(unsafe.Pointer(&ms.Y[k*n]))
+				prefetch(unsafe.Pointer(&ms.T[k]))
+				prefetch(unsafe.Pointer(&ms.H[k]))
+			}
 		}
 	}
 }
+
+// prefetchSteps is how many steps ahead of a lane's step ReverseSteps
+// asks for the lines of the lane's mesh (its state, time and step
+// size): a walk reads the meshes backwards, after the forward replay of
+// the whole ensemble has passed over them, so they come from memory,
+// and a load that waits for memory holds up the walk's bookkeeping
+// (the prefetch leaves every value as it is).
+const prefetchSteps = 2
 
 // program runs the cotangent program the sweep waits for, into gy and
 // gpT: for every group at once where it has its lane form, else lane by
