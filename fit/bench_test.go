@@ -57,7 +57,8 @@ func BenchmarkAdamUpdate(b *testing.B) {
 	b.Run("robertson", func(b *testing.B) {
 		// The stiff replay: Robertson (examples/robertson.ode, k1 from
 		// 0.02 to 0.06, t ∈ [0, 1e4]), Rodas5P at rtol 1e-8, atol
-		// 1e-12, fitting one, two or three rates per trajectory.
+		// 1e-12, fitting one, two or three rates per trajectory, or the
+		// three rates and the three initial values.
 		rm, err := parse.ParseFile("../examples/robertson.ode")
 		if err != nil {
 			b.Fatal(err)
@@ -72,11 +73,17 @@ func BenchmarkAdamUpdate(b *testing.B) {
 		for _, c := range []struct {
 			name string
 			wrt  []int
-		}{{"k1", []int{0}}, {"k1,k3", []int{0, 2}}, {"k1,k2,k3", []int{0, 1, 2}}} {
+			y0   bool
+		}{{"k1", []int{0}, false}, {"k1,k3", []int{0, 2}, false}, {"k1,k2,k3", []int{0, 1, 2}, false}, {"k1,k2,k3,y0", []int{0, 1, 2}, true}} {
 			b.Run(c.name, func(b *testing.B) {
 				var params []Param
 				for _, j := range c.wrt {
 					params = append(params, Param{Wrt: gradsolve.Param(j), Transform: Log()})
+				}
+				if c.y0 { // and the three initial values: six quantities
+					for d := range 3 {
+						params = append(params, Param{Wrt: gradsolve.InitialValue(d)})
+					}
 				}
 				benchUpdate(b, rob, ens, params, o)
 			})
