@@ -422,9 +422,9 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // atol 1e-12, fitting 1, 2, 3 rates or the rates and the three initial
 // values: fit/bench_test.go's robertson cases, interleaved runs on the
 // same machine, 2026-12-02, bench/results/fit-robertson-update-2026-12-02.txt)
-// sensitivities to 1, 2, 3 and 6 quantities cost 1.7–1.8, 2.3–2.5,
-// 2.9–3.3 and 5.9 solves — about 1 + 0.7 per column — and a replay
-// with its reverse sweep 2.3–3.6 whatever the count (3.2 typical): the
+// sensitivities to 1, 2, 3 and 6 quantities cost 1.4–1.8, 2.3–2.5,
+// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column — and a replay
+// with its reverse sweep 2.8–3.6 whatever the count (3.2 typical): the
 // forward route for up to three quantities, the reverse beyond.
 //
 // The router's own constants (package router) are those of a recording
