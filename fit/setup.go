@@ -418,6 +418,15 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // to 1, 3 and 6 quantities cost 1.15–1.4, 2.1–2.8 and 3.6–4.8 solves, a
 // replay with its reverse sweep 1.7–2.9 (interleaved runs, 2026-12-01).
 //
+// On cpu-ros-lanes (256 Robertson trajectories, Rodas5P at rtol 1e-8,
+// atol 1e-12, fitting 1, 2, 3 rates or the rates and the three initial
+// values: fit/bench_test.go's robertson cases, interleaved runs on the
+// same machine, 2026-12-02, bench/results/fit-robertson-update-2026-12-02.txt)
+// sensitivities to 1, 2, 3 and 6 quantities cost 1.4–1.8, 2.3–2.5,
+// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column — and a replay
+// with its reverse sweep 2.8–3.6 whatever the count (3.2 typical): the
+// forward route for up to three quantities, the reverse beyond.
+//
 // The router's own constants (package router) are those of a recording
 // and a gradient on the explicit engine, which a fit does not pay per
 // update.
@@ -427,15 +436,18 @@ const (
 
 	lanesForwardColumnCost  = 0.5
 	lanesReplayGradientCost = 2.5
+
+	rosLanesForwardColumnCost  = 0.7
+	rosLanesReplayGradientCost = 3.2
 )
 
 // resolveMode chooses the route. LevenbergMarquardt needs the
 // residuals' Jacobian: forward sensitivities. A gradient optimiser
 // takes the cheaper of the two by the fit's cost model, per update,
 //
-//	                        cpu-lanes            other engines
-//	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.3·len(Params) forward solves
-//	reverse replay:         2.5                  4 forward solves
+//	                        cpu-lanes            cpu-ros-lanes        other engines
+//	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.7·len(Params)  1 + 0.3·len(Params) forward solves
+//	reverse replay:         2.5                  3.2                  4 forward solves
 //
 // (the engine the fit's solves run on, gradsolve.ChooseEngine) among the
 // routes whose derivative programs the problem offers.
@@ -444,8 +456,11 @@ func (s *setup) resolveMode(mode router.Mode) error {
 	canFwd, canRev := offers.Has(ode.HasJVP), offers.Has(ode.HasVJP)
 	col, rev, on := forwardColumnCost, replayGradientCost, ""
 	if ch, err := gradsolve.ChooseEngine(s.prob, s.n, &s.opts); err == nil {
-		if on = " on " + ch.Engine; ch.Engine == "cpu-lanes" {
+		switch on = " on " + ch.Engine; ch.Engine {
+		case "cpu-lanes":
 			col, rev = lanesForwardColumnCost, lanesReplayGradientCost
+		case "cpu-ros-lanes":
+			col, rev = rosLanesForwardColumnCost, rosLanesReplayGradientCost
 		}
 	}
 	fwd := 1 + col*float64(s.np)

@@ -179,31 +179,92 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 			}
 		}
 	}
-	// addScaled emits dst += a·src with a a constant, or (h·a) where
-	// byH (the lanes' own h times a).
-	addScaled := func(dst, src laneArray, a float64, byH bool) {
-		for d := range n {
-			for grp := range fl.G {
-				g.ld(1, g.of(src, d, grp))
-				if byH {
-					g.ld(2, g.h(grp))
-					g.opm(jit.OpMul, 2, 2, g.c(a))
-					g.op(jit.OpMul, 1, 2, 1)
-				} else {
-					g.opm(jit.OpMul, 1, 1, g.c(a))
+	// spread emits kbar[j] += a_j·gy for every j with a_j ≠ 0 (addScaled
+	// for each in turn), a_j a constant, or (h·a_j) where byH (the
+	// lanes' own h times a_j): each group's gy in registers 0…n−1, read
+	// once, and h·a_j formed once per group, the same products and sums
+	// (in the same operand order) as the scalar replayer's.
+	spread := func(a []float64, byH bool) {
+		for grp := range fl.G {
+			for d := range n {
+				g.ld(byte(d), g.of(rl.gy, d, grp))
+			}
+			for j, c := range a {
+				if c == 0 {
+					continue
 				}
-				g.ld(0, g.of(dst, d, grp))
-				g.op(jit.OpAdd, 0, 0, 1)
-				g.st(g.of(dst, d, grp), 0)
+				if byH {
+					g.ld(rgX, g.h(grp))
+					g.opm(jit.OpMul, rgX, rgX, g.c(c))
+				}
+				for d := range n {
+					if byH {
+						g.op(jit.OpMul, rgT, rgX, byte(d))
+					} else {
+						g.opm(jit.OpMul, rgT, byte(d), g.c(c))
+					}
+					g.ld(rgA, g.of(rl.kbar[j], d, grp))
+					g.op(jit.OpAdd, rgA, rgA, rgT)
+					g.st(g.of(rl.kbar[j], d, grp), rgA)
+				}
+			}
+		}
+	}
+	// spreadBoth is spread(alpha, false), then Jᵀ·R̄ into gy (matTVec's
+	// sums: each from +0, over the rows in order), then spread(gam,
+	// true), for systems of at most rgX/2 components: per group gy in
+	// registers 0…n−1 and Jᵀ·R̄ in n…2n−1 (not stored: nothing reads
+	// it), and each K̄_j gets its α term, then its h·Γ term, as there.
+	spreadBoth := func(alpha, gam []float64) {
+		for grp := range fl.G {
+			for d := range n {
+				g.ld(byte(d), g.of(rl.gy, d, grp))
+			}
+			for j := range n {
+				acc := byte(n + j)
+				g.zero(acc)
+				for r := range n {
+					g.ld(rgT, g.of(fl.jac, r*n+j, grp))
+					g.opm(jit.OpMul, rgT, rgT, g.of(rl.rb, r, grp))
+					g.op(jit.OpAdd, acc, acc, rgT)
+				}
+			}
+			for j := range max(len(alpha), len(gam)) {
+				var a, c float64
+				if j < len(alpha) {
+					a = alpha[j]
+				}
+				if j < len(gam) {
+					c = gam[j]
+				}
+				if a == 0 && c == 0 {
+					continue
+				}
+				if c != 0 {
+					g.ld(rgX, g.h(grp))
+					g.opm(jit.OpMul, rgX, rgX, g.c(c))
+				}
+				for d := range n {
+					g.ld(rgA, g.of(rl.kbar[j], d, grp))
+					if a != 0 {
+						g.opm(jit.OpMul, rgT, byte(d), g.c(a))
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					if c != 0 {
+						g.op(jit.OpMul, rgT, rgX, byte(n+d))
+						g.op(jit.OpAdd, rgA, rgA, rgT)
+					}
+					g.st(g.of(rl.kbar[j], d, grp), rgA)
+				}
 			}
 		}
 	}
 	begin()
-	for i := range s { // K̄_i = m_i·ȳ_new, ȳ += ȳ_new
-		for d := range n {
-			for grp := range fl.G {
-				g.ld(0, g.of(rl.ynb, d, grp))
-				g.opm(jit.OpMul, 0, 0, g.c(tb.M[i]))
+	for d := range n { // K̄_i = m_i·ȳ_new, ȳ_new read once
+		for grp := range fl.G {
+			g.ld(rgX, g.of(rl.ynb, d, grp))
+			for i := range s {
+				g.opm(jit.OpMul, 0, rgX, g.c(tb.M[i]))
 				g.st(g.of(rl.kbar[i], d, grp), 0)
 			}
 		}
@@ -212,24 +273,25 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 	for i := s - 1; i >= 0; i-- {
 		g.solveTRegs(rl.kbar[i], rl.rb)
 		g.combine(rl.yi, &fl.y, tb.Alpha[i])
-		for d := range n { // v = h·R̄_i
-			for grp := range fl.G {
-				g.ld(0, g.h(grp))
-				g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+		for grp := range fl.G { // v = h·R̄_i
+			g.ld(rgX, g.h(grp))
+			for d := range n {
+				g.opm(jit.OpMul, 0, rgX, g.of(rl.rb, d, grp))
 				g.st(g.of(rl.v, d, grp), 0)
 			}
 		}
 		call(callVJP, i)
 		add(rl.ybar, rl.gy)
 		add(rl.gp, rl.gpT)
-		for j, a := range tb.Alpha[i] {
-			if a != 0 {
-				addScaled(rl.kbar[j], rl.gy, a, false)
-			}
-		}
 		gam := tb.GammaOff[i]
 		anyG := anyNonzero(gam)
-		if anyG { // Ā_i = h·Jᵀ·R̄_i reaches the earlier increments
+		switch {
+		case anyG && 2*n <= rgX:
+			// Ā_i = h·Jᵀ·R̄_i reaches the earlier increments too: both
+			// spreads at once, each K̄_j read and written once.
+			spreadBoth(tb.Alpha[i], gam)
+		case anyG:
+			spread(tb.Alpha[i], false)
 			for j := range n { // gy = Jᵀ·R̄ (matTVec: each sum from +0, over the rows in order)
 				for grp := range fl.G {
 					g.zero(0)
@@ -241,11 +303,9 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 					g.st(g.of(rl.gy, j, grp), 0)
 				}
 			}
-			for j, c := range gam {
-				if c != 0 {
-					addScaled(rl.kbar[j], rl.gy, c, true)
-				}
-			}
+			spread(gam, true)
+		default:
+			spread(tb.Alpha[i], false)
 		}
 		for d := range n { // v = h·(ΣΓK + γ·K_i)
 			for grp := range fl.G {
@@ -265,12 +325,12 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 		add(rl.ybar, rl.gy)
 		add(rl.gp, rl.gpT)
 		if di := tb.D[i]; di != 0 && dfdt {
-			for d := range n { // v = (h·h·d_i)·R̄_i
-				for grp := range fl.G {
-					g.ld(0, g.h(grp))
-					g.opm(jit.OpMul, 0, 0, g.h(grp))
-					g.opm(jit.OpMul, 0, 0, g.c(di))
-					g.opm(jit.OpMul, 0, 0, g.of(rl.rb, d, grp))
+			for grp := range fl.G { // v = (h·h·d_i)·R̄_i, h·h·d_i formed once
+				g.ld(rgX, g.h(grp))
+				g.opm(jit.OpMul, rgX, rgX, g.h(grp))
+				g.opm(jit.OpMul, rgX, rgX, g.c(di))
+				for d := range n {
+					g.opm(jit.OpMul, 0, rgX, g.of(rl.rb, d, grp))
 					g.st(g.of(rl.v, d, grp), 0)
 				}
 			}
@@ -543,12 +603,19 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		scatter(lr.ybar, r.YBar[l][:n], l)
 		scatter(lr.gp, r.GP[l][:m], l)
 	}
-	// f at the steps' starts (start), then the attempt.
-	if fl := ls.lp.F; fl != nil {
+	// f at the steps' starts (start), then the attempt. Where f's body
+	// is in the attempt's code and the method has no FSAL, the code
+	// evaluates f at (t, y) itself for the lanes marked as having moved
+	// on (as the forward replay's steps do): the same machine code as
+	// the lane form ls.lp.F (LanePrograms), so the same bits.
+	inCode := ls.code.fused && !ls.fsal
+	switch fl := ls.lp.F; {
+	case inCode:
+	case fl != nil:
 		for grp := range ls.L / W {
 			fl(ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*m*W:(grp+1)*m*W], ls.f0[grp*n*W:(grp+1)*n*W])
 		}
-	} else {
+	default:
 		for l, on := range r.Active {
 			if on {
 				gather(ls.ys, ls.y, l)
@@ -556,6 +623,9 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 				scatter(ls.f0, ls.fv, l)
 			}
 		}
+	}
+	for l, on := range r.Active {
+		lr.att.Moved[l] = on && inCode
 	}
 	a := &lr.att
 	a.Active, a.T, a.H = r.Active, r.T, r.H
@@ -573,9 +643,23 @@ func (lr *LaneReplayer) ReverseSteps(r *ivp.LaneReverse) {
 		if on {
 			gather(r.YBar[l][:n], lr.ybar, l)
 			gather(r.GP[l][:m], lr.gp, l)
+			if k := r.K[l] - prefetchSteps; k >= 0 {
+				ms := r.Mesh[l]
+				prefetch(unsafe.Pointer(&ms.Y[k*n]))
+				prefetch(unsafe.Pointer(&ms.T[k]))
+				prefetch(unsafe.Pointer(&ms.H[k]))
+			}
 		}
 	}
 }
+
+// prefetchSteps is how many steps ahead of a lane's step ReverseSteps
+// asks for the lines of the lane's mesh (its state, time and step
+// size): a walk reads the meshes backwards, after the forward replay of
+// the whole ensemble has passed over them, so they come from memory,
+// and a load that waits for memory holds up the walk's bookkeeping
+// (the prefetch leaves every value as it is).
+const prefetchSteps = 2
 
 // program runs the cotangent program the sweep waits for, into gy and
 // gpT: for every group at once where it has its lane form, else lane by
