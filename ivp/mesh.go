@@ -205,6 +205,9 @@ func (ms *Mesh) SaveOwners(save []float64, owner []int) []int {
 		isave++
 	}
 	for step := range ms.H {
+		if isave == len(save) {
+			break // every save time has its owner: the rest of the mesh holds none
+		}
 		tn := ms.next(step, t)
 		dir := 1.0
 		if tn < t {

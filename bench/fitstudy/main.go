@@ -21,7 +21,9 @@
 // drift checks (largest final-state shift and gradient angle of the
 // replay against a fresh record), the recovery figures and, for Adam,
 // the ratio of one replay update to a forward solve of the same
-// ensemble. See docs/fitting.md.
+// ensemble: the medians of the updates and of forward solves timed
+// before the fit and after every tenth evaluation (outside the fit's
+// wall time), so that both sample the same load. See docs/fitting.md.
 package main
 
 import (
@@ -166,7 +168,7 @@ type row struct {
 	Pass                   int     // fits within 3σ
 	Worst                  float64 // worst |est − truth|/σ
 	Converged              int
-	Solve                  time.Duration // one forward solve of the ensemble (median)
+	Solve                  time.Duration // one forward solve of the ensemble (median of those timed before and during the fit)
 	Replay                 time.Duration // median of one replay update (no record, no drift check)
 	Ratio                  float64       // Replay / Solve (Adam)
 }
@@ -370,20 +372,20 @@ func (c *setupCase) spec(opt string, updates, drift int) *fit.Spec {
 	return sp
 }
 
-// solveTime is the median of a few forward solves of the ensemble at
-// the starts (the options of the fit, no sensitivities).
-func (c *setupCase) solveTime() time.Duration {
+// solveTimes times k forward solves of the ensemble at the starts (the
+// options of the fit, no sensitivities).
+func (c *setupCase) solveTimes(k int) []time.Duration {
 	var ts []time.Duration
 	o := c.st.opts
 	ens := c.ens
-	for range 5 {
+	for range k {
 		t0 := time.Now()
 		if _, err := gradsolve.Solve(context.Background(), c.pr, &ens, &o); err != nil {
 			fatalf("%v", err)
 		}
 		ts = append(ts, time.Since(t0))
 	}
-	return median(ts)
+	return ts
 }
 
 func median(ts []time.Duration) time.Duration {
@@ -397,26 +399,39 @@ func median(ts []time.Duration) time.Duration {
 
 func (c *setupCase) run(opt string, updates, drift int) (row, error) {
 	r := row{Study: c.st.name, Optimizer: opt, B: c.B, N: c.ens.N}
+	var solves []time.Duration
 	if opt == "adam" {
-		r.Solve = c.solveTime()
+		solves = append(solves, c.solveTimes(3)...)
 	}
 	sp := c.spec(opt, updates, drift)
-	// Per-evaluation durations and whether each recorded.
+	// Per-evaluation durations and whether each recorded. With Adam a
+	// forward solve of the ensemble is timed after every solveEvery-th
+	// evaluation, inside the callback, so that the solves and the
+	// updates they are compared with sample the same stretch of the
+	// machine's load; the callback's own time is taken out of the next
+	// evaluation's duration.
+	const solveEvery = 10
 	var durs []time.Duration
 	var recorded []bool
-	var last time.Duration
+	var last, spent, spentAll time.Duration
 	lastRec := 0
 	sp.Progress = func(p fit.Progress) {
-		durs = append(durs, p.Elapsed-last)
+		durs = append(durs, p.Elapsed-last-spent)
 		recorded = append(recorded, p.Records > lastRec)
-		last, lastRec = p.Elapsed, p.Records
+		last, lastRec, spent = p.Elapsed, p.Records, 0
+		if opt == "adam" && p.Evaluation%solveEvery == 0 {
+			t0 := time.Now()
+			solves = append(solves, c.solveTimes(1)...)
+			spent = time.Since(t0)
+			spentAll += spent
+		}
 	}
 	rep, err := fit.Run(context.Background(), sp)
 	if err != nil {
 		return r, err
 	}
 	r.Mode = rep.Mode.String()
-	r.Wall, r.Records, r.Evaluations, r.DriftChecks = rep.Elapsed, rep.Records, rep.Evaluations, len(rep.Drift)
+	r.Wall, r.Records, r.Evaluations, r.DriftChecks = rep.Elapsed-spentAll, rep.Records, rep.Evaluations, len(rep.Drift)
 	checked := map[int]bool{}
 	g0 := -1.0
 	for _, d := range rep.Drift {
@@ -438,6 +453,7 @@ func (c *setupCase) run(opt string, updates, drift int) (row, error) {
 		}
 	}
 	r.Replay = median(replay)
+	r.Solve = median(solves)
 	if r.Solve > 0 {
 		r.Ratio = float64(r.Replay) / float64(r.Solve)
 	}
