@@ -28,6 +28,15 @@ const (
 	// ten units of roundoff no method can meet the tolerance and steps
 	// shrink until they underflow.
 	MinRTol = 10 * 0x1p-52
+	// DefaultRTol32 and DefaultATol32 are the tolerances of a float32
+	// solve (Options.Precision Float32) when RTol and ATol are both
+	// zero: float32 resolves about 6e-8 relative, so float64's defaults
+	// could not be met.
+	DefaultRTol32 = 1e-5
+	DefaultATol32 = 1e-8
+	// MinRTol32 is the smallest relative tolerance a float32 solve
+	// accepts: ten units of float32's roundoff.
+	MinRTol32 = 10 * 0x1p-23
 )
 
 // Ensemble says which trajectories to solve. Each input is either shared
@@ -77,8 +86,9 @@ type Options struct {
 	// another.
 	Engine string
 	// RTol and ATol are scalar tolerances. Both zero means DefaultRTol
-	// and DefaultATol; otherwise both must be finite and > 0, and RTol ≥
-	// MinRTol. Ignored where RTolVec or ATolVec is set.
+	// and DefaultATol (DefaultRTol32 and DefaultATol32 in float32);
+	// otherwise both must be finite and > 0, and RTol ≥ MinRTol
+	// (MinRTol32 in float32). Ignored where RTolVec or ATolVec is set.
 	RTol, ATol float64
 	// RTolVec and ATolVec, when not nil, give per-component tolerances
 	// (length Dim, every entry > 0), overriding RTol and ATol.
@@ -805,12 +815,21 @@ func resolveOptions(prob *Problem, o *Options) (numerics, error) {
 	if num.maxSteps == 0 {
 		num.maxSteps = DefaultMaxSteps
 	}
-	rtol, atol := o.RTol, o.ATol
+	rtol, atol, minRTol := o.RTol, o.ATol, MinRTol
+	if o.Precision == Float32 {
+		minRTol = MinRTol32
+	}
 	if rtol == 0 && atol == 0 {
 		rtol, atol = DefaultRTol, DefaultATol
+		if o.Precision == Float32 {
+			rtol, atol = DefaultRTol32, DefaultATol32
+		}
 	}
 	var err error
-	if num.rtol, err = tolVec("rtol", o.RTolVec, rtol, dim, MinRTol); err != nil {
+	if num.rtol, err = tolVec("rtol", o.RTolVec, rtol, dim, minRTol); err != nil {
+		if o.Precision == Float32 {
+			err = fmt.Errorf("%w (Options.Precision is Float32)", err)
+		}
 		return num, err
 	}
 	if num.atol, err = tolVec("atol", o.ATolVec, atol, dim, 0); err != nil {

@@ -349,6 +349,8 @@ func TestBadInput(t *testing.T) {
 		{"save unordered", lor, &gradsolve.Ensemble{N: 1, Save: []float64{0.5, 0.2}}, nil, "not ordered"},
 		{"save per traj shape", lor, &gradsolve.Ensemble{N: 2, Save: []float64{0.5, 0.2, 0.1}, SavePerTrajectory: true}, nil, "N·K"},
 		{"negative hmax", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{HMax: -1}, "HMax = -1"},
+		{"float32 rtol below its roundoff", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Precision: gradsolve.Float32, RTol: 1e-8, ATol: 1e-10},
+			"rtol = 1e-08: must be finite and > 0 and ≥ 1.19e-06 (set both rtol and atol, or neither for the defaults) (Options.Precision is Float32)"},
 		{"negative h0", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{H0: -1}, "H0 = -1"},
 		{"negative maxsteps", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{MaxSteps: -1}, "MaxSteps = -1"},
 		{"negative workers", lor, &gradsolve.Ensemble{N: 1}, &gradsolve.Options{Workers: -2}, "Workers = -2"},

@@ -63,6 +63,8 @@ func TestDevicePrecisionFlags(t *testing.T) {
 		{"no GPU", []string{"GRADSOLVE_CUDA_DRIVER=" + missing}, []string{"--device", "1", "--engine", "cuda"},
 			`gradsolve: --engine "cuda" cannot serve this forward job: unavailable: no CUDA driver (` + missing},
 		{"grad float32", nil, []string{"--precision", "float32"}, "--precision float32: the CPU engines compute in float64 only"},
+		{"a tolerance float32 cannot meet", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu", "--rtol", "1e-8"},
+			"gradsolve: --rtol = 1e-08 with --precision float32: must be ≥ 1.19e-06 (ten units of float32's roundoff; leave --rtol and --atol out for float32's defaults 1e-05 and 1e-08)"},
 		{"grad float32 on the cuda engine", []string{"GRADSOLVE_CUDA_EMULATE=1"}, []string{"--precision", "float32", "--engine", "cuda-emu", "--mode", "reverse"},
 			`gradsolve: --engine "cuda-emu" cannot serve this record job: --precision float32: the cuda engine records meshes and takes gradients in float64 only`},
 	} {
@@ -77,6 +79,12 @@ func TestDevicePrecisionFlags(t *testing.T) {
 				t.Errorf("gradsolve %v: exit %d, stderr %q; want exit 1 and one line with %q", args, r.code, r.stderr, c.want)
 			}
 		})
+	}
+	// Without --rtol and --atol, float32 runs at its own defaults.
+	if r := execCmd(t, []string{"GRADSOLVE_CUDA_EMULATE=1"}, append(append([]string(nil), lorenz...), "--engine", "cuda-emu", "--precision", "float32", "--out", t.TempDir())...); r.code != 0 && !strings.Contains(r.stderr, "unavailable: ") {
+		t.Errorf("--precision float32 with the default tolerances: exit %d, stderr %q", r.code, r.stderr)
+	} else if r.code == 0 && !strings.Contains(r.stdout, "rtol 1e-05, atol 1e-08") {
+		t.Errorf("--precision float32 with the default tolerances: stdout %q, want rtol 1e-05, atol 1e-08", r.stdout)
 	}
 	// --device is ignored by the CPU engines, and the emulated cuda
 	// engine runs on its device 0.

@@ -185,6 +185,7 @@ func fitSetup(args []string, stderr io.Writer) (*fitJob, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fl.precisionDefaults(set["rtol"] || set["atol"])
 	switch {
 	case len(pos) > 1:
 		return nil, fmt.Errorf("fit: one problem file at most, got %q", pos)

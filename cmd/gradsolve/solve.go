@@ -94,7 +94,7 @@ func newSolveFlagSet(cmd string, stderr io.Writer) (*flag.FlagSet, *solveFlags) 
 	fs.StringVar(&f.out, "out", "", "directory for y_final.npy, y_saved.npy, status.npy, params.npy and stats.json (written last: present only beside a complete set of one run)")
 	fs.BoolVar(&f.quietly, "q", false, "print no summary")
 	fs.IntVar(&f.device, "device", 0, "GPU the cuda engine runs on (0-based; the CPU engines ignore it)")
-	fs.StringVar(&f.precision, "precision", "float64", "arithmetic: float64, or float32 (the cuda engine's forward and sensitivity jobs only; the CPU engines compute in float64)")
+	fs.StringVar(&f.precision, "precision", "float64", "arithmetic: float64, or float32 (the cuda engine's forward and sensitivity jobs only; the CPU engines compute in float64; float32's default tolerances are rtol 1e-5, atol 1e-8)")
 	fs.BoolVar(&f.dense, "dense", false, "save times from the Rosenbrock method's continuous extension instead of a re-step (rosenbrock23, rodas5p)")
 	switch cmd {
 	case "solve", "grad":
@@ -199,14 +199,17 @@ func setup(cmd, usage string, args []string, stderr io.Writer) (*job, error) {
 		return nil, fmt.Errorf("%s: one problem file at most, got %q", cmd, pos)
 	}
 	var nErr error
+	tolSet := false
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "n" && fl.n < 1 {
 			nErr = fmt.Errorf("--n = %d: must be ≥ 1", fl.n)
 		}
+		tolSet = tolSet || f.Name == "rtol" || f.Name == "atol"
 	})
 	if nErr != nil {
 		return nil, nErr
 	}
+	fl.precisionDefaults(tolSet)
 	if err := checkOptionFlags(fl); err != nil {
 		return nil, err
 	}
@@ -297,6 +300,9 @@ func checkOptionFlags(fl *solveFlags) error {
 	switch {
 	case checkRTol(fl.rtol) != nil:
 		return checkRTol(fl.rtol)
+	case fl.precision == "float32" && fl.rtol < gradsolve.MinRTol32:
+		return fmt.Errorf("--rtol = %g with --precision float32: must be ≥ %.3g (ten units of float32's roundoff; leave --rtol and --atol out for float32's defaults %g and %g)",
+			fl.rtol, gradsolve.MinRTol32, gradsolve.DefaultRTol32, gradsolve.DefaultATol32)
 	case checkATol(fl.atol) != nil:
 		return checkATol(fl.atol)
 	case fl.workers < 0:
@@ -316,6 +322,15 @@ func checkOptionFlags(fl *solveFlags) error {
 		return fmt.Errorf("--precision %q: want float64 or float32", fl.precision)
 	}
 	return nil
+}
+
+// precisionDefaults gives --precision float32 float32's own default
+// tolerances where neither --rtol nor --atol was given (tolSet false):
+// float32 cannot meet float64's.
+func (fl *solveFlags) precisionDefaults(tolSet bool) {
+	if fl.precision == "float32" && !tolSet {
+		fl.rtol, fl.atol = gradsolve.DefaultRTol32, gradsolve.DefaultATol32
+	}
 }
 
 // prec is --precision, checked by checkOptionFlags.
