@@ -86,6 +86,12 @@ func TestJobLayout(t *testing.T) {
 // fakeModule loads the lorenz source on the fake driver's device.
 func fakeModule(t *testing.T) (*cudaModule, *emitcuda.Source) {
 	t.Helper()
+	return fakeLoad(t, fakeDevice(t), emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}})
+}
+
+// fakeDevice opens device 0 of the fake driver (one device).
+func fakeDevice(t *testing.T) Device {
+	t.Helper()
 	l := fakeLibs(t)
 	t.Setenv("FAKE_CUDA_DEVICES", "")
 	b := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
@@ -93,7 +99,16 @@ func fakeModule(t *testing.T) (*cudaModule, *emitcuda.Source) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := lorenzSource(t)
+	return dev
+}
+
+// fakeLoad generates Lorenz's kernels with o and loads them on dev.
+func fakeLoad(t *testing.T, dev Device, o emitcuda.Options) (*cudaModule, *emitcuda.Source) {
+	t.Helper()
+	src, err := emitcuda.Generate(lorenzProblem(t).Symbolic.(*tape.Set), o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, err := dev.Load(src)
 	if err != nil {
 		t.Fatal(err)
@@ -306,24 +321,8 @@ func TestRosJobLayout(t *testing.T) {
 // the gradients' room arrive). The plumbing only: the fake solves
 // nothing.
 func TestRosPlumbing(t *testing.T) {
-	l := fakeLibs(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "")
-	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
-	dev, err := b0.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := lorenzProblem(t).Symbolic.(*tape.Set)
-	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{},
+	m, src := fakeLoad(t, fakeDevice(t), emitcuda.Options{Methods: []*method.Tableau{},
 		Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, RosRecord: true, RosAdjoint: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := dev.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mod.(*cudaModule)
 	fw, err := rosKernelFor(src, method.Rodas5P, false, false)
 	if err != nil {
 		t.Fatal(err)
@@ -514,26 +513,11 @@ func TestERKRecordPlumbing(t *testing.T) {
 // to float; y and saved widened back) arrive and return where the C
 // structs have them, each chunk to its own rows. The plumbing only.
 func TestRun32Plumbing(t *testing.T) {
-	l := fakeLibs(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "")
-	b0 := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
-	if err := b0.Float32(); err != nil {
+	if err := (&CUDA{}).Float32(); err != nil {
 		t.Fatal(err)
 	}
-	dev, err := b0.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := lorenzProblem(t).Symbolic.(*tape.Set)
-	src, err := emitcuda.Generate(set, emitcuda.Options{Methods: []*method.Tableau{method.Tsit5},
+	mod, src := fakeLoad(t, fakeDevice(t), emitcuda.Options{Methods: []*method.Tableau{method.Tsit5},
 		Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, Float32: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := dev.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	k32, err := kernelFor(src, method.Tsit5, emitcuda.Forward, true)
 	if err != nil || !k32.Float32 {
 		t.Fatalf("kernelFor float32: %+v, %v", k32, err)

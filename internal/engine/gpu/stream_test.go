@@ -14,7 +14,6 @@ import (
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/ode"
 	"github.com/gradsolve/gradsolve/sym/emitcuda"
-	"github.com/gradsolve/gradsolve/sym/tape"
 )
 
 // The tests of this file run record and adjoint launches through the
@@ -36,25 +35,8 @@ type recFamily struct {
 // (explicit) and Rodas5P (Rosenbrock) on a fresh fake device.
 func recFamilies(t *testing.T) []recFamily {
 	t.Helper()
-	l := fakeLibs(t)
-	t.Setenv("FAKE_CUDA_DEVICES", "")
-	b := &CUDA{Opts: cuda.Options{Driver: l.Driver, NVRTC: l.NVRTC}}
-	dev, err := b.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := lorenzProblem(t).Symbolic.(*tape.Set)
-	load := func(o emitcuda.Options) (*cudaModule, *emitcuda.Source) {
-		src, err := emitcuda.Generate(set, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := dev.Load(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.(*cudaModule), src
-	}
+	dev := fakeDevice(t)
+	load := func(o emitcuda.Options) (*cudaModule, *emitcuda.Source) { return fakeLoad(t, dev, o) }
 	em, esrc := load(emitcuda.Options{Methods: []*method.Tableau{method.Tsit5}, Record: true, Adjoint: true})
 	rm, rsrc := load(emitcuda.Options{Methods: []*method.Tableau{}, Rosenbrock: []*method.Rosenbrock{method.Rodas5P}, RosRecord: true, RosAdjoint: true})
 	erec, err := kernelFor(esrc, method.Tsit5, emitcuda.Record, false)
