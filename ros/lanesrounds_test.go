@@ -1,0 +1,104 @@
+package ros
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gradsolve/gradsolve/internal/jit"
+	"github.com/gradsolve/gradsolve/internal/lanetest"
+	"github.com/gradsolve/gradsolve/ivp"
+	"github.com/gradsolve/gradsolve/method"
+)
+
+// The reverse walk with whole rounds in machine code gives every job
+// the scalar replayer's gradient bit for bit, as the Go walk does: save
+// times inside steps and at their ends, with and without cotangents,
+// meshes of different lengths in one batch, a mesh of one step, and the
+// meshes of solves that stopped short (the step budget), for both
+// methods, with and without dense saves (whose walk keeps Go's loop),
+// four and eight lanes, twice over (the second walk finds the first's
+// block). The rounds are taken wherever the step is fused, and not
+// where UseRounds is off.
+func TestLaneReverseRounds(t *testing.T) {
+	if !jit.HasAVX2() {
+		t.Skip("no AVX2: the lane reverse replay does not run here")
+	}
+	roundRuns := 0
+	for _, c := range rosCases(t) {
+		pr := c.pr
+		pg := pr.Programs()
+		trs := append([]ivp.Trajectory(nil), c.trs...)
+		one := trs[0]
+		one.T1, one.Save = one.T0+1e-9, nil // one step
+		trs = append(trs, one)
+		for _, tb := range method.AllRosenbrock() {
+			for _, dense := range []bool{false, true} {
+				cfg := caseConfig(&c, tb, dense)
+				sv, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := lanetest.NewQueue(trs, pr.Dim, 1, true)
+				var jobs []ivp.ReverseJob
+				short, ones := 0, 0
+				for i := range trs {
+					out := &rec.Outs[i]
+					sv.Solve(&rec.Trs[i], out, nil)
+					if out.Mesh == nil || len(out.Mesh.H) == 0 {
+						continue
+					}
+					if !out.Status.OK() {
+						short++
+					}
+					if len(out.Mesh.H) == 1 {
+						ones++
+					}
+					job := ivp.ReverseJob{Mesh: out.Mesh, P: trs[i].P, Save: trs[i].Save, CotY: out.Y}
+					if i%2 == 0 && len(trs[i].Save) > 0 && out.Status.OK() {
+						job.CotSaved = out.Saved
+					}
+					jobs = append(jobs, job)
+				}
+				if c.name == "robertson" && (short == 0 || ones == 0) {
+					t.Fatalf("%s %s: %d meshes stopped short, %d of one step: want both", c.name, tb.Name, short, ones)
+				}
+				rp, err := NewReplayer(cfg, pr.NumParams, pg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([][2][]float64, len(jobs))
+				for i, j := range jobs {
+					want[i] = [2][]float64{make([]float64, pr.Dim), make([]float64, pr.NumParams)}
+					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
+				}
+				lp := LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
+				for _, L := range []int{4, 8} {
+					for _, route := range []string{"rounds", "go"} {
+						was := ivp.UseRounds(route == "rounds")
+						lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg, lp)
+						ivp.UseRounds(was)
+						if err != nil {
+							t.Fatal(err)
+						}
+						what := fmt.Sprintf("%s %s dense=%v L=%d %s", c.name, tb.Name, dense, L, route)
+						for _, again := range []string{"", " (again)"} {
+							q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
+							lr.ReverseLanes(q, nil)
+							q.Check(t, what+again, want)
+						}
+						wantRounds := route == "rounds" && !dense && lr.Fused() && lr.ls.code.fused && !lr.ls.fsal
+						if lr.Rounds() != wantRounds {
+							t.Errorf("%s: whole rounds %v, want %v", what, lr.Rounds(), wantRounds)
+						}
+						if lr.Rounds() {
+							roundRuns++
+						}
+					}
+				}
+			}
+		}
+	}
+	if roundRuns == 0 {
+		t.Error("no case ran the reverse walk in whole rounds")
+	}
+}
