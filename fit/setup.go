@@ -423,9 +423,13 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // values: fit/bench_test.go's robertson cases, interleaved runs on the
 // same machine, 2026-12-02, bench/results/fit-robertson-update-2026-12-02.txt)
 // sensitivities to 1, 2, 3 and 6 quantities cost 1.4–1.8, 2.3–2.5,
-// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column — and a replay
-// with its reverse sweep 2.8–3.6 whatever the count (3.2 typical): the
-// forward route for up to three quantities, the reverse beyond.
+// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column. A replay with
+// its reverse sweep, since the reverse walk runs whole rounds in machine
+// code there too (ros.LaneReplayer as ivp.ReverseRounder), costs 2.3–2.9
+// whatever the count (2.7 typical; 2.8–3.6 before; four interleaved
+// pairs, bench/results/fit-robertson-update-2026-12-02-rounds.txt, where
+// three rates cost 2.9–3.0 forward against 2.55–2.9 by the replay): the
+// forward route for up to two quantities, the reverse beyond.
 //
 // The router's own constants (package router) are those of a recording
 // and a gradient on the explicit engine, which a fit does not pay per
@@ -438,7 +442,7 @@ const (
 	lanesReplayGradientCost = 2.5
 
 	rosLanesForwardColumnCost  = 0.7
-	rosLanesReplayGradientCost = 3.2
+	rosLanesReplayGradientCost = 2.7
 )
 
 // resolveMode chooses the route. LevenbergMarquardt needs the
@@ -447,7 +451,7 @@ const (
 //
 //	                        cpu-lanes            cpu-ros-lanes        other engines
 //	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.7·len(Params)  1 + 0.3·len(Params) forward solves
-//	reverse replay:         2.5                  3.2                  4 forward solves
+//	reverse replay:         2.5                  2.7                  4 forward solves
 //
 // (the engine the fit's solves run on, gradsolve.ChooseEngine) among the
 // routes whose derivative programs the problem offers.
