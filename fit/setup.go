@@ -428,7 +428,7 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // code there too (ros.LaneReplayer as ivp.ReverseRounder), costs 2.3–2.9
 // whatever the count (2.7 typical; 2.8–3.6 before; four interleaved
 // pairs, bench/results/fit-robertson-update-2026-12-02-rounds.txt, where
-// three rates cost 2.9–3.0 forward against 2.55–2.9 by the replay): the
+// three rates cost 2.9–3.2 forward against 2.55–2.9 by the replay): the
 // forward route for up to two quantities, the reverse beyond.
 //
 // The router's own constants (package router) are those of a recording
