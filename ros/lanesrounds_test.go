@@ -18,7 +18,7 @@ import (
 // methods, with and without dense saves (whose walk keeps Go's loop),
 // four and eight lanes, twice over (the second walk finds the first's
 // block). The rounds are taken wherever the step is fused, and not
-// where UseRounds is off.
+// where UseRounds is off; a walk in rounds allocates nothing.
 func TestLaneReverseRounds(t *testing.T) {
 	if !jit.HasAVX2() {
 		t.Skip("no AVX2: the lane reverse replay does not run here")
@@ -71,6 +71,10 @@ func TestLaneReverseRounds(t *testing.T) {
 					want[i] = [2][]float64{make([]float64, pr.Dim), make([]float64, pr.NumParams)}
 					rp.Reverse(j.Mesh, j.P, j.Save, j.CotY, j.CotSaved, want[i][0], want[i][1])
 				}
+				fwant := rec.FwdJobs(pr.Dim)
+				for _, j := range fwant {
+					rp.Forward(j.Mesh, j.Y0, j.P, j.Save, j.YOut, j.Saved)
+				}
 				lp := LanePrograms{F: pg.FLanes, Kernel: pg.Kernel, JacY: pg.JacYLanes, DfDt: pg.DfDtLanes}
 				for _, L := range []int{4, 8} {
 					for _, route := range []string{"rounds", "go"} {
@@ -92,6 +96,21 @@ func TestLaneReverseRounds(t *testing.T) {
 						}
 						if lr.Rounds() {
 							roundRuns++
+							// Once the lanes' arrays have grown, a walk
+							// in rounds allocates nothing.
+							q := lanetest.NewRevQueue(jobs, L, pr.Dim, pr.NumParams)
+							if allocs := testing.AllocsPerRun(2, func() {
+								q.Reset()
+								lr.ReverseLanes(q, nil)
+							}); allocs != 0 {
+								t.Errorf("%s: %v allocations per walk", what, allocs)
+							}
+							// The lanes the rounds leave behind give the
+							// next forward replay Forward's bits (a fit
+							// alternates the two).
+							fq := &lanetest.FwdQueue{Jobs: rec.FwdJobs(pr.Dim)}
+							lr.ForwardLanes(fq, nil)
+							fq.Check(t, what+" then forward", fwant)
 						}
 					}
 				}
