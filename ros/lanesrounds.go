@@ -149,31 +149,37 @@ func (lr *LaneReplayer) ReverseRounds(n int) {
 }
 
 // roundJacobians evaluates J and f_t at the active lanes' step starts
-// into the lanes, as jacobians does for a reversed step's attempt: for
-// every group holding an active lane at once where the problem has the
-// lane forms (which give the scalar programs' bits lane by lane), else
-// lane by lane.
+// into the lanes, as jacobians does for a reversed step's attempt.
 func (lr *LaneReplayer) roundJacobians() {
+	ls := lr.ls
+	ls.groupJacobians(ls.t, lr.rblock.Active)
+}
+
+// groupJacobians evaluates J and f_t at the times t and the states of
+// the lanes active reports into the lanes, as jacobians does: for every
+// group holding an active lane at once where the problem has the lane
+// forms (which give the scalar programs' bits lane by lane), else lane
+// by lane.
+func (ls *LaneSolver) groupJacobians(t []float64, active func(l int) bool) {
 	const W = ode.LaneWidth
-	ls, r := lr.ls, lr.rblock
 	if ls.lp.JacY == nil {
 		for l := range ls.L {
-			if r.Active(l) {
-				ls.jacobian(l, ls.t[l], ls.pl[l])
+			if active(l) {
+				ls.jacobian(l, t[l], ls.pl[l])
 			}
 		}
 		return
 	}
 	n, m := ls.dim, ls.m
 	for grp := range ls.L / W {
-		if !r.Active(grp*W) && !r.Active(grp*W+1) && !r.Active(grp*W+2) && !r.Active(grp*W+3) {
+		if !active(grp*W) && !active(grp*W+1) && !active(grp*W+2) && !active(grp*W+3) {
 			continue
 		}
-		t, y, p := ls.t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*m*W:(grp+1)*m*W]
+		tg, y, p := t[grp*W:(grp+1)*W], ls.y[grp*n*W:(grp+1)*n*W], ls.p[grp*m*W:(grp+1)*m*W]
 		jac, ft := ls.jac[grp*n*n*W:(grp+1)*n*n*W], ls.ft[grp*n*W:(grp+1)*n*W]
-		ls.lp.JacY(t, y, p, jac)
+		ls.lp.JacY(tg, y, p, jac)
 		if ls.lp.DfDt != nil {
-			ls.lp.DfDt(t, y, p, ft)
+			ls.lp.DfDt(tg, y, p, ft)
 		} else {
 			clear(ft)
 		}
@@ -199,4 +205,130 @@ func (lr *LaneReplayer) StoreLane(l int, r *ivp.LaneReverse) {
 	n, m := lr.ls.dim, lr.ls.m
 	gather(r.YBar[l][:n], lr.ybar, l)
 	gather(r.GP[l][:m], lr.gp, l)
+}
+
+// Whole rounds of the forward replay (ivp.ReplayRounder), in the same
+// way: the code of a round copies the block's times, step sizes and
+// masks of the lanes that moved on into the attempt's arrays, runs the
+// fused attempt, gives the block the attempts' verdicts (the error
+// norm, +Inf where W did not factor, as Attempt gives them), then
+// ivp's rest of the round. Between rounds Go completes the proposals
+// the code accepted (the pending lanes: Accept) and evaluates J and
+// f_t at the lanes' (t, y), as Attempt does before its code.
+
+// replayCache holds the code of a forward replay round for each
+// forward code (which fixes the lanes and the state's size, all the
+// block's layout depends on).
+var (
+	replayMu    sync.Mutex
+	replayCache = map[*laneCode]*roundsCode{}
+)
+
+// buildReplayRounds returns the code of a forward replay round (see
+// above) for the block r, whose arrays lie at the offsets t, h, moved
+// and errv (in values) from its base; nil where the attempt is not
+// fused.
+func buildReplayRounds(fc *laneCode, r *ivp.ReplayRounds, t, h, moved, errv int) *roundsCode {
+	if fc.body == nil {
+		return nil
+	}
+	const W = ode.LaneWidth
+	fl := fc.lay
+	var a jit.Asm
+	arg := func(i int) jit.Mem { return jit.Mem{Base: jit.BX, Disp: int32(8 * i)} }
+	blk := func(off, grp int) jit.Mem { return jit.Mem{Base: jit.R14, Disp: int32(8 * (off + grp*W))} }
+	are := func(x laneArray, grp int) jit.Mem { return jit.Mem{Base: laneBase, Disp: int32(8 * fl.at(x, 0, grp))} }
+	a.Load64(jit.R14, arg(rdBase))
+	a.Load64(jit.R15, arg(rdArgs))
+	loop := len(a.B)
+	a.Load64(laneBase, arg(rdFwd))
+	for grp := range fl.G {
+		for _, c := range [][2]int{{t, 0}, {h, 1}, {moved, 2}} {
+			dst := []laneArray{fl.t, fl.h, fl.moved}[c[1]]
+			a.VRM(pp66, m0F, true, jit.OpLoad, 0, 0, blk(c[0], grp))
+			a.VRM(pp66, m0F, true, jit.OpSt, 0, 0, are(dst, grp))
+		}
+	}
+	a.Load64(jit.DI, arg(rdFwd))
+	a.B = append(a.B, fc.body...)
+	a.Load64(laneBase, arg(rdFwd))
+	inf := -1 // the attempt's constant +Inf (factor's bound on a pivot)
+	for i, c := range fc.consts {
+		if math.IsInf(c, 1) {
+			inf = i
+		}
+	}
+	if inf < 0 {
+		return nil
+	}
+	a.VRM(pp66, m0F, true, jit.OpLoad, 1, 0, jit.Mem{Base: laneBase, Disp: int32(8 * (fl.consts + inf*W))})
+	for grp := range fl.G { // err where W factored, else +Inf
+		a.VRM(pp66, m0F, true, jit.OpLoad, 0, 0, are(fl.err, grp))
+		a.VRM(pp66, m0F, true, jit.OpLoad, 2, 0, are(fl.ok, grp))
+		a.VBlendv(0, 1, 0, 2)
+		a.VRM(pp66, m0F, true, jit.OpSt, 0, 0, blk(errv, grp))
+	}
+	r.EmitRest(&a, loop)
+	code, err := jit.NewCode(a.B)
+	if err != nil {
+		return nil
+	}
+	return &roundsCode{code: code, entry: code.Addr(0)}
+}
+
+// BindReplayRounds builds the code of whole rounds of the forward
+// replay (ivp.ReplayRounder) and tells r where the proposals lie. It
+// reports false where the attempt is not one function of machine code
+// or f at the steps' starts is not in it (FSAL), or with sensitivity
+// columns; the stepper's own arrays stay its own (the code copies the
+// block's in), so its Attempt is as before.
+func (ls *LaneSolver) BindReplayRounds(r *ivp.ReplayRounds) bool {
+	if ls.code == nil || !ls.code.fused || ls.fsal || ls.ns != 0 || ls.rblock != nil {
+		return false
+	}
+	base := uintptr(r.Base())
+	off := func(p unsafe.Pointer) int { return int((uintptr(p) - base) / 8) }
+	t, h := off(unsafe.Pointer(&r.F(ivp.RoundT)[0])), off(unsafe.Pointer(&r.F(ivp.RoundH)[0]))
+	errv, moved := off(unsafe.Pointer(&r.F(ivp.RoundErr)[0])), off(unsafe.Pointer(&r.Masks()[0]))
+	replayMu.Lock()
+	rc, ok := replayCache[ls.code]
+	if !ok {
+		rc = buildReplayRounds(ls.code, r, t, h, moved, errv)
+		replayCache[ls.code] = rc
+	}
+	replayMu.Unlock()
+	if rc == nil {
+		return false
+	}
+	r.SetProposals(unsafe.Pointer(unsafe.SliceData(ls.y1)))
+	ls.rargs[rdFwd] = unsafe.Pointer(unsafe.SliceData(ls.arena))
+	ls.rargs[rdBase], ls.rargs[rdArgs] = r.Base(), r.Args()
+	ls.rcode, ls.rblock = rc, r
+	return true
+}
+
+// ReplayRounds runs up to n rounds of the code BindReplayRounds built,
+// each after the proposals the last one accepted became their lanes'
+// states and J and f_t at the lanes' (t, y), until some lane needs Go.
+func (ls *LaneSolver) ReplayRounds(n int) {
+	r, L := ls.rblock, ls.L
+	pending := r.Masks()[L : 2*L]
+	for range n {
+		for l, p := range pending {
+			if p != 0 {
+				ls.Accept(l)
+			}
+		}
+		ls.groupJacobians(r.F(ivp.RoundT), r.Active) // (the code copies the block's t after)
+		r.SetRounds(1)
+		jit.Call16(ls.rcode.entry, &ls.rargs)
+		runtime.KeepAlive(ls.rcode)
+		runtime.KeepAlive(ls.arena)
+		if r.RoundsLeft() != 0 {
+			break
+		}
+	}
+	for l := range ls.fresh {
+		ls.fresh[l] = false
+	}
 }
