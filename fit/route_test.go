@@ -57,7 +57,7 @@ func TestRouteByEngine(t *testing.T) {
 }
 
 // On the Rosenbrock lanes the cost model is cpu-ros-lanes's own (1 +
-// 0.7 solves per forward column against 2.7 for the replay and its
+// 0.7 solves per forward column against 2.5 for the replay and its
 // reverse sweep, measured by BenchmarkAdamUpdate/robertson): a gradient
 // optimiser fitting Robertson's rates takes forward sensitivities up to
 // two fitted quantities and the reverse replay beyond; on another
