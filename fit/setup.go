@@ -407,8 +407,7 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // -bench AdamUpdate -benchtime 40x; 256 Lorenz trajectories, Tsit5 at
 // rtol 1e-8, AMD EPYC, 2 cores, Go 1.26.8).
 //
-// On the scalar engines (and the Rosenbrock lanes, whose replay and
-// reverse sweep run without whole rounds) sensitivities to 1, 3 and 6
+// On the scalar engines sensitivities to 1, 3 and 6
 // fitted quantities cost 1.2–1.5, 1.8–2.1 and 2.7 solves, a replay with
 // its reverse sweep 3.7–4.7.
 //
@@ -423,9 +422,14 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // values: fit/bench_test.go's robertson cases, interleaved runs on the
 // same machine, 2026-12-02, bench/results/fit-robertson-update-2026-12-02.txt)
 // sensitivities to 1, 2, 3 and 6 quantities cost 1.4–1.8, 2.3–2.5,
-// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column — and a replay
-// with its reverse sweep 2.8–3.6 whatever the count (3.2 typical): the
-// forward route for up to three quantities, the reverse beyond.
+// 2.9–3.7 and 5.2–5.7 solves — about 1 + 0.7 per column. A replay with
+// its reverse sweep, since both walks run whole rounds in machine code
+// there too (ros.LaneReplayer as ivp.ReverseRounder, ros.LaneSolver as
+// ivp.ReplayRounder), costs 2.1–2.6 whatever the count (2.5 typical;
+// 2.8–3.6 before; interleaved pairs,
+// bench/results/fit-robertson-update-2026-12-02-rounds.txt, where three
+// rates cost 2.8–3.2 forward against 2.5–2.6 by the replay, two alike):
+// the forward route for up to two quantities, the reverse beyond.
 //
 // The router's own constants (package router) are those of a recording
 // and a gradient on the explicit engine, which a fit does not pay per
@@ -438,7 +442,7 @@ const (
 	lanesReplayGradientCost = 2.5
 
 	rosLanesForwardColumnCost  = 0.7
-	rosLanesReplayGradientCost = 3.2
+	rosLanesReplayGradientCost = 2.5
 )
 
 // resolveMode chooses the route. LevenbergMarquardt needs the
@@ -447,7 +451,7 @@ const (
 //
 //	                        cpu-lanes            cpu-ros-lanes        other engines
 //	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.7·len(Params)  1 + 0.3·len(Params) forward solves
-//	reverse replay:         2.5                  3.2                  4 forward solves
+//	reverse replay:         2.5                  2.5                  4 forward solves
 //
 // (the engine the fit's solves run on, gradsolve.ChooseEngine) among the
 // routes whose derivative programs the problem offers.

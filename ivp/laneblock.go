@@ -56,6 +56,14 @@ func (b *laneBlock) SetRounds(n int) {
 	b.Block[b.arrays*b.L+4*b.rounds] = math.Float64frombits(uint64(n))
 }
 
+// RoundsLeft returns the count SetRounds set, as the last call of the
+// code left it: a call that returns because some lane needs Go does
+// not count its last round down, so a stepper that runs the code a
+// round at a time (SetRounds(1)) learns from 1 that Go is due.
+func (b *laneBlock) RoundsLeft() int {
+	return int(math.Float64bits(b.Block[b.arrays*b.L+4*b.rounds]))
+}
+
 func (b *laneBlock) at(k, l int) *float64 { return &b.Block[k*b.L+l] }
 
 func (b *laneBlock) mask(k, l int) bool { return math.Float64bits(b.Block[k*b.L+l]) != 0 }

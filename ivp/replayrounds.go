@@ -107,6 +107,11 @@ func (r *ReplayRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0])
 // SetProposals gives the address of the stepper's lane-major proposals.
 func (r *ReplayRounds) SetProposals(y1 unsafe.Pointer) { r.args[0] = y1 }
 
+// Active reports whether lane l holds a job, for the work a stepper
+// does in Go between rounds (as ros's Jacobians, which have no machine
+// code).
+func (r *ReplayRounds) Active(l int) bool { return r.mask(fwActive, l) }
+
 // idle points lane l, which holds no job, at the two zeros.
 func (r *ReplayRounds) idle(l int) {
 	r.setMask(fwActive, l, false)

@@ -104,6 +104,11 @@ func (r *ReverseRounds) SetArrays(y, ynew, ybar, t, h unsafe.Pointer) {
 // the block's).
 func (r *ReverseRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
 
+// Active reports whether lane l holds a job, for the work a stepper
+// does in Go between rounds (as ros's Jacobians, which have no machine
+// code).
+func (r *ReverseRounds) Active(l int) bool { return r.mask(rwActive, l) }
+
 // idle points lane l, which holds no job, at the zero row.
 func (r *ReverseRounds) idle(l int) {
 	r.setMask(rwActive, l, false)

@@ -53,6 +53,11 @@ type LaneSolver struct {
 	p, ok, moved, err []float64
 	k, fs             [][]float64
 	fresh, factored   []bool
+	// Whole rounds of the forward replay (lanesrounds.go): their code,
+	// block and arguments, where BindReplayRounds bound them.
+	rcode             *roundsCode
+	rblock            *ivp.ReplayRounds
+	rargs             [16]unsafe.Pointer
 	pl                [][]float64
 	ys, fv, jacS, ftS []float64 // one lane's state, f, J and f_t
 	jacG, ftG         []float64 // J and f_t of a group (lp.JacY)

@@ -179,6 +179,10 @@ type laneCode struct {
 	consts  []float64 // the constants' values, by index, for the arena
 	lay     *laneLayout
 	size    int
+	// body is the fused attempt's machine code without its return (nil
+	// where not fused), for the code of whole rounds of the reverse
+	// walk to copy in (lanesrounds.go).
+	body []byte
 }
 
 // The registers of the generated code: the arena's address, and the
@@ -261,6 +265,16 @@ func (g *laneGen) begin() { g.a.MovRR(laneBase, jit.DI) }
 func (g *laneGen) end() {
 	g.a.Vzeroupper()
 	g.a.Ret()
+}
+
+// withoutReturn returns a copy of the code of one piece b without the
+// vzeroupper and ret that end emits (nil where b does not end so).
+func withoutReturn(b []byte) []byte {
+	tail := []byte{0xC5, 0xF8, 0x77, 0xC3}
+	if len(b) < len(tail) || string(b[len(b)-len(tail):]) != string(tail) {
+		return nil
+	}
+	return append([]byte(nil), b[:len(b)-len(tail)]...)
 }
 
 // formW writes W = I − hγJ into lu: −(hγ·J_ij), plus 1 on the
@@ -1102,6 +1116,9 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 		return nil, err
 	}
 	lc := &laneCode{code: code, consts: g.consts, lay: g.lay, size: len(g.a.B), fused: fused}
+	if fused {
+		lc.body = withoutReturn(g.a.B)
+	}
 	for _, o := range offs {
 		lc.entries = append(lc.entries, code.Addr(o))
 	}

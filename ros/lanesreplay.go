@@ -103,6 +103,7 @@ type revCode struct {
 	consts  []float64
 	lay     *revLayout
 	size    int
+	body    []byte // the fused sweep without its return (withoutReturn)
 }
 
 var (
@@ -349,6 +350,9 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 		return nil, err
 	}
 	rc.code, rc.consts, rc.size = code, g.consts, len(g.a.B)
+	if rc.fused {
+		rc.body = withoutReturn(g.a.B)
+	}
 	for _, o := range offs {
 		rc.entries = append(rc.entries, code.Addr(o))
 	}
@@ -456,6 +460,11 @@ type LaneReplayer struct {
 	st                          []ode.Stats
 	ys, vs, us, gyS, gpS, zeroS []float64 // one lane's, for the programs lane by lane
 	fwd                         *ivp.LaneForward
+	// Whole rounds of the reverse walk (lanesrounds.go): their code,
+	// block and arguments, where BindReverseRounds bound them.
+	rounds *roundsCode
+	rblock *ivp.ReverseRounds
+	rargs  [16]unsafe.Pointer
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer, with the
