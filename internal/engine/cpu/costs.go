@@ -21,6 +21,10 @@ import "github.com/gradsolve/gradsolve/internal/engine"
 //	cpu-ros        2.97–4.53  13.5–17.1  0.86–1.61  3.07–5.23
 //	cpu-ros-lanes  1.70–1.96  5.44–6.37  1.58–1.81  2.99–3.36
 //
+// and cpu-ros-lanes again after its replay and reverse walk moved into
+// whole rounds of machine code (three runs, -benchtime 6x, a quiet
+// machine): 1.61–1.82, 5.36–6.19, 1.45–1.57, 1.96–2.01.
+//
 // SensColumn is (sens6/solve − 1)/6, the slope where the choice
 // matters (a column is cheap on the scalar explicit engine, whose solve
 // is dominated by the per-step work around f; in lanes the solve runs
@@ -30,7 +34,7 @@ var (
 	erkCosts      = engine.DefaultCosts
 	lanesCosts    = engine.Costs{SensColumn: 0.55, Record: 4.2, Gradient: 2.0, Source: "cpu-lanes', BenchmarkDerivativeCosts on 2000 Lorenz trajectories"}
 	rosCosts      = engine.Costs{SensColumn: 2.4, Record: 1.0, Gradient: 3.5, Source: "cpu-ros', BenchmarkDerivativeCosts on 256 Robertson trajectories"}
-	rosLanesCosts = engine.Costs{SensColumn: 0.85, Record: 1.7, Gradient: 3.1, Source: "cpu-ros-lanes', BenchmarkDerivativeCosts on 256 Robertson trajectories"}
+	rosLanesCosts = engine.Costs{SensColumn: 0.8, Record: 1.5, Gradient: 2.0, Source: "cpu-ros-lanes', BenchmarkDerivativeCosts on 256 Robertson trajectories"}
 )
 
 // Costs returns cpu-erk's measured costs (engine.DefaultCosts).
