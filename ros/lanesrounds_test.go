@@ -27,10 +27,7 @@ func TestLaneReverseRounds(t *testing.T) {
 	for _, c := range rosCases(t) {
 		pr := c.pr
 		pg := pr.Programs()
-		trs := append([]ivp.Trajectory(nil), c.trs...)
-		one := trs[0]
-		one.T1, one.Save = one.T0+1e-9, nil // one step
-		trs = append(trs, one)
+		trs := withOneStep(c.trs)
 		for _, tb := range method.AllRosenbrock() {
 			for _, dense := range []bool{false, true} {
 				cfg := caseConfig(&c, tb, dense)
@@ -171,10 +168,7 @@ func TestLaneForwardRounds(t *testing.T) {
 	for _, c := range rosCases(t) {
 		pr := c.pr
 		pg := pr.Programs()
-		trs := append([]ivp.Trajectory(nil), c.trs...)
-		one := trs[0]
-		one.T1, one.Save = one.T0+1e-9, nil // one step
-		trs = append(trs, one)
+		trs := withOneStep(c.trs)
 		for _, tb := range method.AllRosenbrock() {
 			for _, dense := range []bool{false, true} {
 				cfg := caseConfig(&c, tb, dense)
@@ -234,4 +228,13 @@ func TestLaneForwardRounds(t *testing.T) {
 	if roundRuns == 0 {
 		t.Error("no case ran the forward replay in whole rounds")
 	}
+}
+
+// withOneStep returns trs and, after them, a copy of the first whose
+// span is one step long (no save times).
+func withOneStep(trs []ivp.Trajectory) []ivp.Trajectory {
+	out := append([]ivp.Trajectory(nil), trs...)
+	one := out[0]
+	one.T1, one.Save = one.T0+1e-9, nil
+	return append(out, one)
 }

@@ -364,6 +364,12 @@ func (e *Engine) source(set *tape.Set, tb *method.Tableau, sens *emitcuda.Sens, 
 		key.sens = fmt.Sprint(sens.Cols, sens.ErrorTest)
 		opts.Sens = []emitcuda.Sens{*sens}
 	}
+	return e.generate(key, set, opts)
+}
+
+// generate returns the source of set generated with opts, once per key
+// (the sources stay in e.sources for the engine's life).
+func (e *Engine) generate(key sourceKey, set *tape.Set, opts emitcuda.Options) (*emitcuda.Source, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if s, ok := e.sources[key]; ok {
@@ -408,17 +414,7 @@ func (e *Engine) rosSource(set *tape.Set, rt *method.Rosenbrock, sens *emitcuda.
 		key.sens = fmt.Sprint(sens.Cols)
 		opts.Sens = []emitcuda.Sens{*sens}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s, ok := e.sources[key]; ok {
-		return s, nil
-	}
-	s, err := emitcuda.Generate(set, opts)
-	if err != nil {
-		return nil, err
-	}
-	e.sources[key] = s
-	return s, nil
+	return e.generate(key, set, opts)
 }
 
 // rosKernelOf returns the record (adjoint false) or adjoint kernel of
