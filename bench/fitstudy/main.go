@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,7 +182,21 @@ func main() {
 	outF := flag.String("out", "", "directory for table.md and results.csv (none: stdout only)")
 	driftF := flag.Int("drift", 20, "Adam: a drift check every so many replays (L-BFGS: every drift/20)")
 	seedF := flag.Uint64("seed", 1, "noise seed")
+	profF := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *profF != "" {
+		f, err := os.Create(*profF)
+		if err != nil {
+			fatalf("-cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatalf("-cpuprofile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 
 	var Bs []int
 	for _, s := range strings.Split(*bF, ",") {
