@@ -110,7 +110,7 @@ func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
-	case idle(req, e.lanes):
+	case idle(req, e.lanes, 2):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
 		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
@@ -121,21 +121,30 @@ func (e Lanes) Prefers(req *engine.Request) error {
 }
 
 // idle says whether req's ensemble is too small for lanes of L: fewer
-// trajectories than lanes, except for a recording of two or more. A
-// recording is made to be replayed and differentiated, often many
-// times (a fit replays it at every update), and its replay and reverse
-// sweep in lanes beat the scalar engine's on two workers from two
-// trajectories up, with most lanes idle: replay plus gradient of
-// Lorenz (Tsit5, rtol 1e-8) 1.8, 2.8, 2.9 and 3.4 times as fast for
-// n = 2, 3, 4, 6, of Robertson (Rodas5P) 2.1, 1.6, 3.0 and 2.9 times,
-// and about as fast for n = 1 (1.3 and 1.0), so one trajectory stays
-// on the scalar engine. (Measured 2026-12-02, AMD EPYC, 2 cores, best
-// of 30 replays each.)
-func idle(req *engine.Request, L int) bool {
+// trajectories than lanes, except for a recording of at least minRecord
+// trajectories. A recording is made to be replayed and differentiated,
+// often many times (a fit replays it at every update), and its replay
+// and reverse sweep in lanes beat the scalar engine's on two workers
+// with most lanes idle:
+//
+//   - explicit (cpu-lanes, minRecord 2): replay plus gradient of Lorenz
+//     (Tsit5, rtol 1e-8) 1.8, 2.8, 2.9 and 3.4 times as fast for n = 2,
+//     3, 4, 6, and about as fast for n = 1 (1.3), where the recording and
+//     a first gradient cost more in lanes (measured 2026-12-02, best of
+//     30 replays each), so one trajectory stays on cpu-erk;
+//   - Rosenbrock (cpu-ros-lanes, minRecord 1): with the forward replay
+//     and the reverse walk in whole rounds of machine code (ros
+//     lanesrounds.go), replay plus gradient of Robertson (Rodas5P, rtol
+//     1e-8, atol 1e-12, nine save times) takes 0.70–0.77 of cpu-ros's
+//     time for n = 1, and a recording with one gradient 0.86–0.90
+//     (best of 30 each, interleaved, 2026-12-02, AMD EPYC, 2 cores;
+//     2.1, 1.6, 3.0 and 2.9 times as fast for n = 2, 3, 4, 6 before the
+//     rounds).
+func idle(req *engine.Request, L, minRecord int) bool {
 	if req.N <= 0 || req.N >= L {
 		return false
 	}
-	return req.Job != engine.Record || req.N < 2
+	return req.Job != engine.Record || req.N < minRecord
 }
 
 // idleLanes is the reason to leave an ensemble of n < L trajectories

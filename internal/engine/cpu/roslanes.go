@@ -44,14 +44,14 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes (but for a recording of two or more:
-// see idle), a system whose lane attempt (with
+// ensemble smaller than the lanes (but for a recording, which runs in
+// lanes from one trajectory up: see idle), a system whose lane attempt (with
 // its sensitivity columns, if any) would pass the bound on its machine
 // code (ros.LaneCodeFits: the LU grows as Dim³, and each column adds its
 // stages), or a problem without a lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
-	case idle(req, e.lanes):
+	case idle(req, e.lanes, 1):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, req.NumSens, e.lanes):
 		cols := "columns"
