@@ -104,8 +104,8 @@ func (e laneEngine) serves(ref engine.Engine, req *engine.Request) error {
 func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
-// an ensemble smaller than the lanes (but for a recording of two or
-// more: see idleERK), a problem without a lane
+// an ensemble smaller than the lanes (but for a solve of three or more
+// and a recording of two or more: see idleERK), a problem without a lane
 // right-hand side, or sensitivities (f lane by lane on the augmented
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
@@ -148,20 +148,38 @@ func laneCount(L, n int) int {
 }
 
 // idleERK says whether cpu-lanes (L lanes) should leave req's ensemble
-// to cpu-erk: fewer trajectories than lanes, except for a recording of
-// two or more. A recording is made to be replayed and differentiated,
-// often many times (a fit replays it at every update), and its replay
-// and reverse sweep in lanes beat cpu-erk's from two trajectories up,
-// with lanes idle: replay plus gradient of Lorenz (Tsit5, rtol 1e-8)
-// 0.34 and 0.32 of cpu-erk's time for n = 2 and 3 on four lanes (and on
-// eight 0.22 for n = 6). One trajectory stays on cpu-erk: its record
-// plus one gradient costs more in lanes (1.5 times), its replay plus
-// gradient about the same (0.9). (Measured as for laneCount.)
+// to cpu-erk: fewer trajectories than lanes, except for a solve of
+// three or more and a recording of two or more.
+//
+// A solve of three to seven trajectories is faster on four or eight
+// lanes, most of them idle, than on cpu-erk's two workers: Lorenz
+// (Tsit5, rtol 1e-8, atol 1e-10, t ∈ [0, 1]) 0.78, 0.68, 0.86, 0.73,
+// 0.71 of cpu-erk's time for n = 3 … 7, the halo (t ∈ [0, 10]) 0.70,
+// 0.80, 0.76, 0.53, 0.47; for n = 2 Lorenz 1.15, the halo 0.82; for
+// n = 1 1.30 and 0.94 (best of 30, interleaved, 2026-12-02, AMD EPYC,
+// 2 cores).
+//
+// A recording is made to be replayed and differentiated, often many
+// times (a fit replays it at every update), and its replay and reverse
+// sweep in lanes beat cpu-erk's from two trajectories up: replay plus
+// gradient of Lorenz 0.34 and 0.32 of cpu-erk's time for n = 2 and 3
+// on four lanes (and on eight 0.22 for n = 6). One trajectory stays on
+// cpu-erk: its record plus one gradient costs more in lanes (1.5
+// times), its replay plus gradient about the same (0.9). (Measured as
+// for laneCount.)
+//
+// Sensitivities of fewer trajectories than lanes stay on cpu-erk.
 func idleERK(req *engine.Request, L int) bool {
 	if req.N <= 0 || req.N >= L {
 		return false
 	}
-	return req.Job != engine.Record || req.N < 2
+	switch req.Job {
+	case engine.Record:
+		return req.N < 2
+	case engine.Forward:
+		return req.N < 3
+	}
+	return true
 }
 
 // idleROS says whether cpu-ros-lanes (L lanes) should leave req's

@@ -17,6 +17,13 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	withLanes := &ode.Problem{Name: "m", Dim: 2, F: f, SensF: func([]int) (func() ode.Func, error) { return nil, nil },
 		SensLanes: func([]int) (func() ode.LaneProgram, error) { return nil, nil }}
 	goOnly := &ode.Problem{Name: "g", Dim: 2, F: f}
+	// Sensitivities of fewer trajectories than lanes stay on cpu-erk
+	// (asked of Prefers alone: withLanes has no tangent program to
+	// serve them).
+	sens := engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Sensitivities, NumSens: 1, N: 7}
+	if why := NewLanes("l", 8, 1, true).Prefers(&sens); why == nil || !strings.Contains(why.Error(), "an ensemble of 7 trajectories leaves lanes of 8 idle") {
+		t.Errorf("sensitivities of 7 trajectories: Prefers %v, want the lanes idle", why)
+	}
 	for _, c := range []struct {
 		name      string
 		e         Lanes
@@ -27,8 +34,10 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	}{
 		{"forced, a lane f, 8 trajectories", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 8}, "", true, ""},
-		{"fewer trajectories than lanes", NewLanes("l", 8, 1, true),
-			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 7}, "", false, "an ensemble of 7 trajectories leaves lanes of 8 idle"},
+		{"a solve of 3 trajectories (on four lanes)", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 3}, "", true, ""},
+		{"a solve of 2 trajectories", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 2}, "", false, "an ensemble of 2 trajectories leaves lanes of 8 idle"},
 		{"a recording of 2 trajectories (replayed in lanes)", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 2}, "cotangent program", true, ""},
 		{"a recording of 1 trajectory", NewLanes("l", 8, 1, true),
