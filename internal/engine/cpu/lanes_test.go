@@ -40,8 +40,8 @@ func TestLanesServesAndPrefers(t *testing.T) {
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 2}, "", false, "an ensemble of 2 trajectories leaves lanes of 8 idle"},
 		{"a recording of 2 trajectories (replayed in lanes)", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 2}, "cotangent program", true, ""},
-		{"a recording of 1 trajectory", NewLanes("l", 8, 1, true),
-			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 1}, "cotangent program", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"a recording of 1 trajectory (replayed in lanes)", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 1}, "cotangent program", true, ""},
 		{"a Go problem without a lane f", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: goOnly, Method: method.Tsit5, Job: engine.Forward, N: 100}, "", false, "g has no lane right-hand side"},
 		{"sensitivities without a lane form", NewLanes("l", 8, 1, true),
@@ -95,7 +95,8 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		prefers   string
 	}{
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
-		{"one trajectory (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", true, ""},
+		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"two trajectories (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 2}, "", true, ""},
 		{"sensitivities of one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
 		{"a recording of 3 trajectories (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 3}, "", true, ""},
 		{"a recording of 1 trajectory (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", true, ""},
