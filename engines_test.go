@@ -210,7 +210,9 @@ func TestCapabilityQueryBuildsNothing(t *testing.T) {
 		calls := 0
 		pr.Programs = func() *gradsolve.Programs { calls++; return inner() }
 		const workers = 2
-		ens := &gradsolve.Ensemble{N: 4, T0: []float64{0}, T1: []float64{1e-3}}
+		// (Enough trajectories for both workers: a lane engine starts
+		// no more workers than its lanes need.)
+		ens := &gradsolve.Ensemble{N: 64, T0: []float64{0}, T1: []float64{1e-3}}
 		for _, o := range []gradsolve.Options{{Workers: workers}, {Workers: workers, Method: method.Tsit5}} {
 			calls = 0
 			if _, err := gradsolve.Solve(ctx, &pr, ens, &o); err != nil {
