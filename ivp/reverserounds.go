@@ -22,6 +22,17 @@ import (
 // them back (LoadLane). The arithmetic is the fused step's, and the
 // copies are exact, so the bits are Walk.Reverse's
 // (TestLaneReverseMatchesScalar).
+//
+// Where the stepper takes them (ReverseRounds.SetPartials), the partial
+// steps of the save times inside a step are round items of their lane
+// too: Go lists them when it loads the step (the size ts − t of each
+// and the address of its cotangent, in Walk.Reverse's order), and after
+// the full step the lane takes one a round — the same start state and
+// time, h = ts − t, the save's cotangent as that of the end state, and
+// the start state's cotangent added to the one the lane holds
+// (the stepper's accumulate mask) where a full step clears it first —
+// before it moves to the step before. That is Walk.step's order of
+// ReverseStep, then each ReversePartial, each adding into ȳ and p̄.
 
 // The arrays of a ReverseRounds block, L values each.
 const (
@@ -33,6 +44,9 @@ const (
 	rwHP            // … of its h
 	rwYP            // … of its start state
 	rwSlow          // mask: Go completes the lane's step
+	rwNP            // the partial steps left in the lane's step (SetPartials)
+	rwPP            // the address of its next partial step's entry (h, cotangent address)
+	rwHQ            // the address the round's h is read from: the step's, or a partial's entry
 	rwArrays
 )
 
@@ -44,8 +58,22 @@ const (
 	rcwEight         // the integer 8: one value back
 	rcwRow           // the integer 8·dim: one row back
 	rcwRounds        // the rounds left in this call (the first value)
+	rcwEntry         // the integer 16: one partial step's entry on
 	rwConsts
 )
+
+// The block's tail after its constants: the zero row (dim values), an
+// entry of no partial step (h = 0 and the zero row's address: the
+// entry a lane without partial steps points at), and the staged
+// cotangents of the partial steps, lane-major (L·dim values).
+const (
+	rtZero = 0
+)
+
+// rtEntry and rtStage are the offsets in the tail of the entry of no
+// partial step and of the staged cotangents.
+func rtEntry(dim int) int { return dim }
+func rtStage(dim int) int { return dim + 2 }
 
 // ReverseRounds is the lanes' state of a reverse walk as the machine
 // code of its whole rounds reads and writes it.
@@ -54,8 +82,12 @@ type ReverseRounds struct {
 	dim int
 	// args holds what the code loads through R15: the addresses of the
 	// stepper's lane-major step start states, end-state and start-state
-	// cotangents, and the lanes' times and step sizes (SetArrays).
-	args [5]unsafe.Pointer
+	// cotangents, and the lanes' times and step sizes (SetArrays), then
+	// that of its accumulate mask (SetPartials).
+	args [6]unsafe.Pointer
+	// partials says whether the code takes the partial steps
+	// (SetPartials).
+	partials bool
 }
 
 // ReverseRounder is a LaneReverser that runs whole rounds of the
@@ -83,10 +115,12 @@ func newReverseRounds(L, dim int) *ReverseRounds {
 	if L%ode.LaneWidth != 0 || !jit.HasAVX2() {
 		return nil
 	}
-	r := &ReverseRounds{laneBlock: newLaneBlock(L, rwArrays, rwConsts, dim, rcwRounds, 0), dim: dim}
+	r := &ReverseRounds{laneBlock: newLaneBlock(L, rwArrays, rwConsts, rtStage(dim)+L*dim, rcwRounds, 0), dim: dim}
 	r.setConst(rcwOne, 1)
 	r.setConst(rcwEight, math.Float64frombits(8))
 	r.setConst(rcwRow, math.Float64frombits(uint64(8*dim)))
+	r.setConst(rcwEntry, math.Float64frombits(16))
+	*r.tail(rwConsts, rtEntry(dim)+1) = math.Float64frombits(uint64(uintptr(unsafe.Pointer(r.tail(rwConsts, rtZero)))))
 	for l := range L {
 		r.idle(l)
 	}
@@ -97,7 +131,19 @@ func newReverseRounds(L, dim int) *ReverseRounds {
 // states y, cotangents ynew (of the end states, read) and ybar (of the
 // start states, written), and of the lanes' times t and step sizes h.
 func (r *ReverseRounds) SetArrays(y, ynew, ybar, t, h unsafe.Pointer) {
-	r.args = [5]unsafe.Pointer{y, ynew, ybar, t, h}
+	r.args[0], r.args[1], r.args[2], r.args[3], r.args[4] = y, ynew, ybar, t, h
+}
+
+// SetPartials makes the partial steps of the save times inside a step
+// round items of their lane (see above); acc is the address of the
+// stepper's accumulate mask, L words the code writes after each round:
+// all ones where the lane's next item is a partial step, whose
+// start-state cotangent the stepper's code then adds to the one the
+// lane holds (ȳ + ȳ_new where a full step has 0 + ȳ_new), else zero.
+// The stepper calls it before EmitRest, and clears lane l's word in
+// LoadLane.
+func (r *ReverseRounds) SetPartials(acc unsafe.Pointer) {
+	r.args[5], r.partials = acc, true
 }
 
 // Args returns the address the code expects in R15 (Base, in R14, is
@@ -116,6 +162,8 @@ func (r *ReverseRounds) idle(l int) {
 	r.setAddr(rwTP, l, z)
 	r.setAddr(rwHP, l, z)
 	r.setAddr(rwYP, l, z)
+	*r.at(rwNP, l) = 0
+	r.setAddr(rwPP, l, r.tail(rwConsts, rtEntry(r.dim)))
 }
 
 // reverseRounds is Reverse with whole rounds in machine code.
@@ -177,6 +225,26 @@ func (w *LaneWalk) loadLane(l int) {
 		owner = ln.owner[ln.next]
 	}
 	*rb.at(rwOwner, l) = float64(owner)
+	if rb.partials {
+		// The partial steps go to the code: their entries (h = ts − t,
+		// as ReversePartial forms it, and the cotangent's address),
+		// then the entry of none, where the lane points once it has
+		// taken them; after has none left to reverse.
+		n := len(ln.inner)
+		if cap(ln.ents) < 2*(n+1) {
+			ln.ents = make([]float64, 2*(n+1))
+		}
+		ln.ents = ln.ents[:2*(n+1)]
+		for i, sc := range ln.inner {
+			ln.ents[2*i] = sc.T - r.T[l]
+			ln.ents[2*i+1] = math.Float64frombits(uint64(uintptr(unsafe.Pointer(&sc.Cot[0]))))
+		}
+		none := rb.tail(rwConsts, rtEntry(w.dim))
+		ln.ents[2*n], ln.ents[2*n+1] = *none, *rb.tail(rwConsts, rtEntry(w.dim)+1)
+		*rb.at(rwNP, l) = float64(n)
+		rb.setAddr(rwPP, l, &ln.ents[0])
+		ln.inner = ln.inner[:0]
+	}
 	rb.setMask(rwReturn, l, len(ln.inner) > 0)
 	rb.setAddr(rwTP, l, &ms.T[k])
 	rb.setAddr(rwHP, l, &ms.H[k])
@@ -187,8 +255,15 @@ func (w *LaneWalk) loadLane(l int) {
 // step, whose code starts at offset loop, and the code's return (as
 // LaneRounds.EmitRest): the code of the step must leave R14 = Base() and
 // R15 = Args().
+//
+// With SetPartials, a lane with partial steps left (rwNP) takes the
+// next (at rwPP) in the next round, at the same state and time: h from
+// the entry (rwHQ points there), the cotangent of its end state staged
+// from the entry's address, the accumulate mask set; it neither moves
+// nor goes back to Go.
 func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 	dim := r.dim
+	stage := 8 * (r.arrays*r.L + 4*rwConsts + rtStage(dim))
 	a.VRR(bpp, bm0, true, jit.OpXor, ySlow, ySlow, ySlow)
 	for i, reg := range []byte{jit.CX, jit.SI, jit.DI, jit.R8, jit.R9} { // y, ynew, ybar, t, h
 		a.Load64(reg, jit.Mem{Base: rArgs, Disp: int32(8 * i)})
@@ -196,9 +271,14 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 	for grp := range r.L / 4 {
 		g := blockGen{a, &r.laneBlock, grp}
 		at, ld, st, rr, rc := g.lane, g.ld, g.st, g.rr, g.rc
-		const act, k, next, fast, tmp, tmp2 = 0, 1, 2, 3, 4, 5
+		const act, k, next, fast, tmp, tmp2, part, np = 0, 1, 2, 3, 4, 5, 6, 7
 		ld(act, rwActive)
 		ld(k, rwK)
+		if r.partials { // the lanes whose next item is a partial step
+			ld(np, rwNP)
+			g.cmpC(part, np, rcwZero, cmpGT)
+			rr(jit.OpAnd, part, part, act)
+		}
 		rc(jit.OpSub, next, k, rcwOne)     // k − 1
 		g.cmpC(fast, next, rcwZero, cmpGE) // the walk goes on
 		g.cmpM(tmp, next, rwOwner, cmpEQ)  // the next step owns a save time
@@ -206,14 +286,20 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		ld(tmp, rwReturn)
 		rr(jit.OpAndN, fast, tmp, fast)
 		rr(jit.OpAnd, fast, fast, act)
+		if r.partials {
+			rr(jit.OpAndN, fast, part, fast)
+		}
 		rr(jit.OpAndN, tmp, fast, act) // Go completes the step
+		if r.partials {
+			rr(jit.OpAndN, tmp, part, tmp)
+		}
 		st(rwSlow, tmp)
 		rr(jit.OpOr, ySlow, ySlow, tmp)
 		// The next step: k − 1, the addresses one value (one row) back.
 		rc(jit.OpAnd, tmp, fast, rcwOne)
 		rr(jit.OpSub, k, k, tmp)
 		st(rwK, k)
-		const psubq = 0xFB
+		const psubq, paddq = 0xFB, 0xD4
 		rc(jit.OpAnd, tmp, fast, rcwEight)
 		for _, kk := range []int{rwTP, rwHP} {
 			ld(tmp2, kk)
@@ -224,16 +310,19 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		ld(tmp2, rwYP)
 		rr(psubq, tmp2, tmp2, tmp)
 		st(rwYP, tmp2)
-		// The cotangent of the next step's end state: this step's of its
-		// start state, where the lane goes on.
-		for d := range dim {
-			off := int32(8 * (grp*4*dim + 4*d))
-			a.VRM(bpp, bm0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
-			a.VRM(bpp, bm0, true, jit.OpLoad, tmp2, 0, jit.Mem{Base: jit.DI, Disp: off})
-			a.VBlendv(tmp, tmp, tmp2, fast)
-			a.VRM(bpp, bm0, true, jit.OpSt, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
+		hp := rwHP
+		if r.partials { // one partial step fewer; h from its entry
+			rc(jit.OpAnd, tmp, part, rcwOne)
+			rr(jit.OpSub, np, np, tmp)
+			st(rwNP, np)
+			ld(tmp, rwHP)
+			ld(tmp2, rwPP)
+			a.VBlendv(tmp, tmp, tmp2, part)
+			st(rwHQ, tmp)
+			hp = rwHQ
 		}
-		// Each lane's state, time and step size from its mesh.
+		// Each lane's state, time and step size from its mesh (or its
+		// partial step's entry), and the cotangent its entry points at.
 		for i := range 4 {
 			l := 4*grp + i
 			a.Load64(jit.DX, at(rwYP, l))
@@ -241,11 +330,41 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 				a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * d)})
 				a.Store64(jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d + i))}, jit.AX)
 			}
-			for _, kk := range [][2]byte{{rwTP, jit.R8}, {rwHP, jit.R9}} {
-				a.Load64(jit.AX, at(int(kk[0]), l))
+			for _, kk := range [][2]int{{rwTP, jit.R8}, {hp, jit.R9}} {
+				a.Load64(jit.AX, at(kk[0], l))
 				a.Load64(jit.AX, jit.Mem{Base: jit.AX})
-				a.Store64(jit.Mem{Base: kk[1], Disp: int32(8 * l)}, jit.AX)
+				a.Store64(jit.Mem{Base: byte(kk[1]), Disp: int32(8 * l)}, jit.AX)
 			}
+			if r.partials {
+				a.Load64(jit.DX, at(rwPP, l))
+				a.Load64(jit.DX, jit.Mem{Base: jit.DX, Disp: 8})
+				for d := range dim {
+					a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * d)})
+					a.Store64(jit.Mem{Base: rBlock, Disp: int32(stage + 8*(grp*4*dim+4*d+i))}, jit.AX)
+				}
+			}
+		}
+		// The cotangent of the next item's end state: this step's of its
+		// start state, where the lane goes on; the staged one where it
+		// takes a partial step.
+		for d := range dim {
+			off := int32(8 * (grp*4*dim + 4*d))
+			a.VRM(bpp, bm0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
+			a.VRM(bpp, bm0, true, jit.OpLoad, tmp2, 0, jit.Mem{Base: jit.DI, Disp: off})
+			a.VBlendv(tmp, tmp, tmp2, fast)
+			if r.partials {
+				a.VRM(bpp, bm0, true, jit.OpLoad, tmp2, 0, jit.Mem{Base: rBlock, Disp: int32(stage) + off})
+				a.VBlendv(tmp, tmp, tmp2, part)
+			}
+			a.VRM(bpp, bm0, true, jit.OpSt, tmp, 0, jit.Mem{Base: jit.SI, Disp: off})
+		}
+		if r.partials { // the entry on; the accumulate mask
+			rc(jit.OpAnd, tmp, part, rcwEntry)
+			ld(tmp2, rwPP)
+			rr(paddq, tmp2, tmp2, tmp)
+			st(rwPP, tmp2)
+			a.Load64(jit.AX, jit.Mem{Base: rArgs, Disp: 40})
+			a.VRM(bpp, bm0, true, jit.OpSt, part, 0, jit.Mem{Base: jit.AX, Disp: int32(32 * grp)})
 		}
 	}
 	r.loop(a, loop)
