@@ -16,7 +16,8 @@ import (
 // partialJobs returns reverse jobs on the halo's recorded meshes whose
 // save times make the walks take partial steps in every arrangement:
 // several inside one step, inside consecutive steps, inside the first
-// and the last, together with saves at a step's end and at t0; with
+// and the last, together with saves at a step's end and at t0, the same
+// save time twice (at a step's end and inside a step); with
 // cotangents (some rows −0 or +0, so that a partial step that cleared
 // ȳ instead of adding to it shows in the sign of a zero) and without;
 // on the full meshes, on meshes cut short (a trajectory that failed
@@ -36,6 +37,10 @@ func partialJobs(meshes []*ivp.Mesh, ps [][]float64, dim, m int) []ivp.ReverseJo
 			in := func(k int, f float64) float64 { return T[k] + f*(T[k+1]-T[k]) }
 			save := []float64{T[0], in(0, 0.5), in(1, 0.25), in(1, 0.5), in(1, 0.75), T[2], in(2, 0.5), in(3, 0.3),
 				in(n/3, 0.2), in(n/3, 0.6), T[n/3+1], in(n/2, 0.5), in(n-1, 0.1), in(n-1, 0.9), T[n]}
+			if v%3 == 1 { // the same save time twice: at a step's end (Go adds the two there), inside a step
+				save = append(save[:6:6], append([]float64{T[2]}, save[5:]...)...)
+				save = append(save[:10:10], append([]float64{save[9]}, save[9:]...)...)
+			}
 			job := ivp.ReverseJob{Mesh: ms, P: ps[i], Save: save, CotY: make([]float64, dim)}
 			for d := range job.CotY {
 				job.CotY[d] = 0.3 - 0.1*float64(d)

@@ -64,6 +64,9 @@ type laneJob struct {
 	// whole rounds (ReverseRounds.SetPartials): h and the cotangent's
 	// address of each, then an entry of none.
 	ents []float64
+	// recs holds the records of the save steps after it that the code
+	// takes on its own (ReverseRounds.schedule).
+	recs []float64
 }
 
 // LaneWalk is the reverse walk of one LaneReverser with its per-lane
