@@ -17,6 +17,13 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	withLanes := &ode.Problem{Name: "m", Dim: 2, F: f, SensF: func([]int) (func() ode.Func, error) { return nil, nil },
 		SensLanes: func([]int) (func() ode.LaneProgram, error) { return nil, nil }}
 	goOnly := &ode.Problem{Name: "g", Dim: 2, F: f}
+	// Sensitivities of fewer trajectories than lanes stay on cpu-erk
+	// (asked of Prefers alone: withLanes has no tangent program to
+	// serve them).
+	sens := engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Sensitivities, NumSens: 1, N: 7}
+	if why := NewLanes("l", 8, 1, true).Prefers(&sens); why == nil || !strings.Contains(why.Error(), "an ensemble of 7 trajectories leaves lanes of 8 idle") {
+		t.Errorf("sensitivities of 7 trajectories: Prefers %v, want the lanes idle", why)
+	}
 	for _, c := range []struct {
 		name      string
 		e         Lanes
@@ -27,8 +34,10 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	}{
 		{"forced, a lane f, 8 trajectories", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 8}, "", true, ""},
-		{"fewer trajectories than lanes", NewLanes("l", 8, 1, true),
-			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 7}, "", false, "an ensemble of 7 trajectories leaves lanes of 8 idle"},
+		{"a solve of 3 trajectories (on four lanes)", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 3}, "", true, ""},
+		{"a solve of 2 trajectories", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 2}, "", false, "an ensemble of 2 trajectories leaves lanes of 8 idle"},
 		{"a recording of 2 trajectories (replayed in lanes)", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 2}, "cotangent program", true, ""},
 		{"a recording of 1 trajectory", NewLanes("l", 8, 1, true),
@@ -86,9 +95,10 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		prefers   string
 	}{
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
-		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"one trajectory (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", true, ""},
+		{"sensitivities of one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
 		{"a recording of 3 trajectories (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 3}, "", true, ""},
-		{"a recording of 1 trajectory", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"a recording of 1 trajectory (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", true, ""},
 		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", true, ""},
 		{"sensitivities of 16 components", engine.Request{Problem: mid, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 2, N: 100}, "", true, ""},
 		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "b has 40 components and 1 sensitivity column: the lane attempt of Rodas5P on 8 lanes would pass its bound on machine code"},
@@ -114,5 +124,19 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 	}
 	if e.Reference() != "cpu-ros" || !e.Runs(method.Rodas5P) || e.Runs(method.Tsit5) {
 		t.Errorf("cpu-ros-lanes: reference %q, runs Rodas5P %v, Tsit5 %v", e.Reference(), e.Runs(method.Rodas5P), e.Runs(method.Tsit5))
+	}
+}
+
+// TestLaneCount: an ensemble that fits in one group of four runs on
+// four lanes; a larger one, an unknown size and an engine of one group
+// or of a count that is no multiple of four keep the engine's lanes.
+func TestLaneCount(t *testing.T) {
+	for _, c := range []struct{ L, n, want int }{
+		{8, 1, 4}, {8, 4, 4}, {8, 5, 8}, {8, 100, 8}, {8, 0, 8},
+		{16, 3, 4}, {4, 1, 4}, {6, 1, 6}, {3, 1, 3}, {1, 1, 1},
+	} {
+		if got := laneCount(c.L, c.n); got != c.want {
+			t.Errorf("laneCount(%d, %d) = %d, want %d", c.L, c.n, got, c.want)
+		}
 	}
 }
