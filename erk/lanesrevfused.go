@@ -30,6 +30,7 @@ const (
 	rvFRegs = 12 // table: f's register file per group
 	rvP     = 13 // the lanes' parameters
 	rvVRegs = 14 // table: the cotangent program's register file per group
+	rvAcc   = 15 // with rounds: the lanes' accumulate mask (ivp.ReverseRounds.SetPartials)
 )
 
 // fusedReverse is a fused reversed step's code, with the stages
@@ -77,7 +78,9 @@ func (g *stageGen) revSum(row []coef) {
 // the reverse walk, with the stages evaluated: its entry loads R14 and
 // R15 from arguments 16 and 17, and the reversed step is followed by
 // rounds.EmitRest, which jumps back to it (eval is then the entry, and
-// there is no stored variant).
+// there is no stored variant); the start states' cotangents then begin
+// from the ones the lanes hold where the accumulate mask (argument
+// rvAcc) is set: partial steps (ivp.ReverseRounds.SetPartials).
 func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roundTail) *fusedReverse {
 	const W = ode.LaneWidth
 	if L%W != 0 || fk == nil || vk == nil || !jit.HasAVX2() {
@@ -186,8 +189,21 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		a.Load64(jit.R12, arg(rvYBar))
 		a.Load64(jit.AX, arg(rvYNew))
 		a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
+		if rounds != nil {
+			// A lane taking a partial step (its accumulate mask set)
+			// adds to the ȳ it holds: ȳ + ȳ_new, as reverseStep adds
+			// into ybarOut; a full step's ȳ is cleared, 0 + ȳ_new.
+			a.Load64(jit.R11, arg(rvAcc))
+		}
 		for e := 0; e < n; e += 4 {
-			a.VRM(pp, m0, true, jit.OpAdd, yT0, yZero, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
+			if rounds != nil {
+				a.VRM(pp, m0, true, jit.OpLoad, yT1, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * (e / gdim))})
+				a.VRM(pp, m0, true, jit.OpLoad, yT2, 0, jit.Mem{Base: jit.R12, Disp: int32(8 * e)})
+				a.VBlendv(yT0, yZero, yT2, yT1)
+				a.VRM(pp, m0, true, jit.OpAdd, yT0, yT0, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
+			} else {
+				a.VRM(pp, m0, true, jit.OpAdd, yT0, yZero, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
+			}
 			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.R12, Disp: int32(8 * e)})
 		}
 		for i := nb - 1; i >= 0; i-- {
