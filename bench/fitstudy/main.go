@@ -45,6 +45,7 @@ import (
 
 	"github.com/gradsolve/gradsolve"
 	"github.com/gradsolve/gradsolve/fit"
+	"github.com/gradsolve/gradsolve/internal/checkout"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/sym/parse"
@@ -212,7 +213,7 @@ func main() {
 			fatalf("unknown optimiser %q", o)
 		}
 	}
-	root, err := repoRoot()
+	root, err := checkout.Root()
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -271,25 +272,6 @@ func main() {
 func fatalf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "fitstudy: "+format+"\n", a...)
 	os.Exit(1)
-}
-
-// repoRoot finds the module root (the directory holding go.mod and
-// examples/) from the working directory upwards.
-func repoRoot() (string, error) {
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "examples", "lorenz.ode")); err == nil {
-			return d, nil
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return "", fmt.Errorf("examples/ not found above the working directory")
-		}
-		d = up
-	}
 }
 
 // setupCase is one study at one B: the ensemble, the truths, the data.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gradsolve/gradsolve/internal/checkout"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
 )
@@ -16,7 +17,7 @@ func TestStudiesSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the three studies")
 	}
-	root, err := repoRoot()
+	root, err := checkout.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

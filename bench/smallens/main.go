@@ -1,6 +1,6 @@
 // Command smallens measures small ensembles — one to seven trajectories —
 // on the scalar engines and on the lane engines, the figures behind the
-// router's size thresholds (internal/engine/cpu: idleERK, idleROS,
+// router's size thresholds (internal/engine/cpu: idle and
 // laneCount): for each problem and size, a solve, a recording with its
 // first gradient, and a replay with its gradient, each engine named
 // (Options.Engine), the two engines timed in turn, best of -reps each.
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/checkout"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/sym/parse"
 	"github.com/gradsolve/gradsolve/sym/tape"
@@ -63,7 +64,7 @@ func main() {
 		}
 		sizes = append(sizes, n)
 	}
-	root, err := repoRoot()
+	root, err := checkout.Root()
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -143,23 +144,4 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 func fatalf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "smallens: "+format+"\n", a...)
 	os.Exit(1)
-}
-
-// repoRoot finds the module root (the directory holding go.mod and
-// examples/) from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/internal/checkout"
 	"github.com/gradsolve/gradsolve/internal/memory"
 	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/plots"
@@ -234,7 +235,7 @@ func measure(spec string, budget time.Duration) error {
 	if err1 != nil || err2 != nil || n < 1 || w < 1 {
 		return fmt.Errorf("-point %q: N and WORKERS must be positive integers", spec)
 	}
-	root, err := repoRoot()
+	root, err := checkout.Root()
 	if err != nil {
 		return err
 	}
@@ -345,25 +346,6 @@ func readCSV(path string) ([]point, error) {
 		pts = append(pts, p)
 	}
 	return pts, nil
-}
-
-// repoRoot finds the module root (the directory holding go.mod and
-// examples/) from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "examples", "lorenz.ode")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run from inside the gradsolve checkout: examples/ not found")
-		}
-		dir = parent
-	}
 }
 
 func fatalf(format string, a ...any) {

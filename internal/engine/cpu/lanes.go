@@ -105,12 +105,12 @@ func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
 // an ensemble smaller than the lanes (but for a solve of three or more
-// and a recording of any size: see idleERK), a problem without a lane
+// and a recording of any size: see idle), a problem without a lane
 // right-hand side, or sensitivities (f lane by lane on the augmented
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
-	case idleERK(req, e.lanes):
+	case idle(req, e.lanes, 3):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
 		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
@@ -148,12 +148,19 @@ func laneCount(L, n int) int {
 	return L
 }
 
-// idleERK says whether cpu-lanes (L lanes) should leave req's ensemble
-// to cpu-erk: fewer trajectories than lanes, except for a solve of
-// three or more and a recording of any size. Of cpu-erk's time, on four
-// lanes (bench/smallens: best of 30, interleaved, 2026-12-02, AMD EPYC,
-// 2 cores; bench/results/smallens-2026-12-02.txt), Lorenz (Tsit5, rtol
-// 1e-8, atol 1e-10, t ∈ [0, 1]) and the halo (t ∈ [0, 10]) take
+// idle says whether a lane engine of L lanes should leave req's
+// ensemble to its scalar reference: fewer trajectories than lanes,
+// except for a solve of minSolve or more (cpu-lanes 3, cpu-ros-lanes 2)
+// and a recording of any size. A recording is made to be replayed and
+// differentiated, often many times (a fit replays it at every update),
+// and runs in lanes from one trajectory up; sensitivities of fewer
+// trajectories than lanes stay on the scalar engine.
+//
+// The thresholds are where the lanes win, by bench/smallens (best of
+// 30, interleaved, 2026-12-02, AMD EPYC, 2 cores;
+// bench/results/smallens-2026-12-02.txt), on four lanes, as a fraction
+// of the scalar engine's time. Lorenz (Tsit5, rtol 1e-8, atol 1e-10,
+// t ∈ [0, 1]) and the halo (t ∈ [0, 10]) against cpu-erk:
 //
 //	           solve        record and gradient   replay and gradient
 //	n = 1:     1.13, 0.98   0.93, 0.89            0.61, 0.76
@@ -161,39 +168,15 @@ func laneCount(L, n int) int {
 //	n = 3:     0.71, 0.48   0.60, 0.52            0.34, 0.31
 //	n = 4 … 7: 0.39–0.69    0.40–0.59             0.22–0.33
 //
-// A recording is made to be replayed and differentiated, often many
-// times (a fit replays it at every update): in lanes from one
-// trajectory up. A solve of one or two stays on cpu-erk, as do
-// sensitivities of fewer trajectories than lanes.
-func idleERK(req *engine.Request, L int) bool {
-	if req.N <= 0 || req.N >= L {
-		return false
-	}
-	switch req.Job {
-	case engine.Record:
-		return false
-	case engine.Forward:
-		return req.N < 3
-	}
-	return true
-}
-
-// idleROS says whether cpu-ros-lanes (L lanes) should leave req's
-// ensemble to cpu-ros: fewer trajectories than lanes, except for a
-// solve of two or more and a recording of any size. With the forward
-// replay and the reverse walk in whole rounds of machine code (ros
-// lanesrounds.go), Robertson (Rodas5P, rtol 1e-8, atol 1e-12, t ∈
-// [0, 1e4]) on four lanes takes, of cpu-ros's time (bench/smallens, as
-// for idleERK),
+// Robertson (Rodas5P, rtol 1e-8, atol 1e-12, t ∈ [0, 1e4]) against
+// cpu-ros, with the forward replay and the reverse walk in whole rounds
+// of machine code (ros lanesrounds.go):
 //
 //	           solve       record and gradient   replay and gradient
 //	n = 1:     1.10–1.32   0.62–0.68             0.44–0.52
 //	n = 2:     0.67–0.82   0.41–0.48             0.23–0.27
 //	n = 3 … 7: 0.35–0.54   0.21–0.30             0.13–0.27
-//
-// so one trajectory's solve stays on cpu-ros, as do sensitivities of
-// fewer trajectories than lanes.
-func idleROS(req *engine.Request, L int) bool {
+func idle(req *engine.Request, L, minSolve int) bool {
 	if req.N <= 0 || req.N >= L {
 		return false
 	}
@@ -201,7 +184,7 @@ func idleROS(req *engine.Request, L int) bool {
 	case engine.Record:
 		return false
 	case engine.Forward:
-		return req.N < 2
+		return req.N < minSolve
 	}
 	return true
 }

@@ -45,13 +45,13 @@ func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req
 
 // Prefers returns why the router should leave a request to cpu-ros: an
 // ensemble smaller than the lanes (but for a solve of two or more and a
-// recording of any size: see idleROS), a system whose lane attempt (with
+// recording of any size: see idle), a system whose lane attempt (with
 // its sensitivity columns, if any) would pass the bound on its machine
 // code (ros.LaneCodeFits: the LU grows as Dim³, and each column adds its
 // stages), or a problem without a lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
-	case idleROS(req, e.lanes):
+	case idle(req, e.lanes, 2):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, req.NumSens, laneCount(e.lanes, req.N)):
 		cols := "columns"
