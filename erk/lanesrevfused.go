@@ -168,8 +168,12 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 					a.VRM(pp, m0, true, jit.OpLoad, byte(v), 0, jit.Mem{Base: jit.R12, Disp: int32(8 * (dstOff + from + c0 + 4*v))})
 				}
 			}
+			hLoaded, src := false, -1
 			for _, t := range terms {
-				a.Load64(jit.AX, arg(t.src))
+				if t.src != src {
+					a.Load64(jit.AX, arg(t.src))
+					src = t.src
+				}
 				at := func(v int) jit.Mem { return jit.Mem{Base: jit.AX, Disp: int32(8 * (t.off + from + c0 + 4*v))} }
 				if !t.scaled {
 					for v := range nv {
@@ -177,9 +181,12 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 					}
 					continue
 				}
-				a.Load64(jit.R11, arg(rvH))
-				a.VRM(pp, m0, true, jit.OpLoad, yHl, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * grp)})
-				a.Load64(jit.R11, arg(rvCoefs))
+				if !hLoaded { // the group's step sizes, and the coefficients' address
+					a.Load64(jit.R11, arg(rvH))
+					a.VRM(pp, m0, true, jit.OpLoad, yHl, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * grp)})
+					a.Load64(jit.R11, arg(rvCoefs))
+					hLoaded = true
+				}
 				a.VRM(pp, jit.Map0F38, true, 0x19, yHa, 0, coefAt(jit.R11, t.a))
 				a.VRR(pp, m0, true, jit.OpMul, yHa, yHl, yHa) // h·a
 				for v := range nv {
