@@ -9,8 +9,10 @@ import (
 // code of one piece (ode.LaneKernel), a reversed step of every lane —
 // the stages rebuilt (f's body at each stage, unless the mesh keeps
 // them), the stage inputs, and the sweep back through the stages with
-// the cotangent program's body — is one function of machine code, with
-// ReverseSteps's operations in ReverseSteps's order.
+// the cotangent program's body — is one function of machine code. Each
+// value is formed by ReverseSteps's operations in ReverseSteps's order
+// (the sums of the sweep are gathered where ReverseSteps scatters them,
+// term by term the same), so the bits are ReverseSteps's.
 
 // The arguments of the fused reverse code (its own table, read through
 // R13).
