@@ -73,10 +73,18 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		// The forward route runs where the solve does; the reverse
-		// route where its recording ran (for two trajectories, a lane
-		// engine where one can run: a recording is replayed).
-		ran := ch.Engine
+		// The forward route runs where a solve with sensitivities does
+		// (for two trajectories a scalar engine: cpu-ros-lanes solves
+		// them without sensitivities); the reverse route where its
+		// recording ran (for two trajectories, a lane engine where one
+		// can run: a recording is replayed).
+		so := c.opts
+		so.Sens = &gradsolve.Sensitivity{Wrt: []gradsolve.Wrt{gradsolve.Param(0)}}
+		chS, err := gradsolve.ChooseEngine(pr, ens.N, &so)
+		if err != nil {
+			t.Fatalf("%s: with sensitivities: %v", c.name, err)
+		}
+		ran := chS.Engine
 		if rec != nil {
 			ran = rec.Result.Engine
 		}
@@ -110,8 +118,8 @@ func TestChoicesAreTheSolvers(t *testing.T) {
 
 // Naming an engine: its default method when none is named, and the
 // reasons say why the method and why the engine; the router's own pick
-// says which engine and why too. A Rodas5P gradient reports cpu-ros in
-// both modes, as the solve does.
+// says which engine and why too. A Rodas5P gradient of two
+// trajectories reports the engine each route runs on.
 func TestEngineNamed(t *testing.T) {
 	ctx := context.Background()
 	lorenz, rober := exampleProblem(t, "lorenz"), exampleProblem(t, "robertson")
@@ -129,6 +137,11 @@ func TestEngineNamed(t *testing.T) {
 		{"router's pick", rober, gradsolve.Options{}, "cpu-ros", "Rodas5P", "marked stiff", "the registered engine for Rosenbrock methods"},
 		{"router's pick, explicit", rober, gradsolve.Options{Method: method.DP5}, "cpu-erk", "DP5", "DP5 requested", "the registered engine for explicit Runge–Kutta methods"},
 	} {
+		if c.name == "router's pick" && cpu.LanesAvailable() == nil {
+			// Two trajectories of a stiff problem: cpu-ros-lanes (on
+			// four lanes) solves them.
+			c.engine, c.engineReason = "cpu-ros-lanes", ""
+		}
 		res, err := gradsolve.Solve(ctx, c.prob, ens, &c.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -165,8 +178,12 @@ func TestResolvedOptions(t *testing.T) {
 	res := mustSolve(t, exampleProblem(t, "robertson"), &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{1}}, nil)
 	o := res.Options
 	want := control.DefaultPI(method.Rodas5P.EstimateOrder(), method.Rodas5P.QMin, method.Rodas5P.QMax)
-	if o.Method != method.Rodas5P || o.Engine != "cpu-ros" || o.Controller == nil || *o.Controller != want {
-		t.Errorf("resolved options: method %v, engine %q, controller %+v; want Rodas5P, cpu-ros, %+v", o.Method, o.Engine, o.Controller, want)
+	eng := "cpu-ros" // one trajectory runs in lanes where they can run
+	if cpu.LanesAvailable() == nil {
+		eng = "cpu-ros-lanes"
+	}
+	if o.Method != method.Rodas5P || o.Engine != eng || o.Controller == nil || *o.Controller != want {
+		t.Errorf("resolved options: method %v, engine %q, controller %+v; want Rodas5P, %s, %+v", o.Method, o.Engine, o.Controller, eng, want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -256,54 +257,66 @@ func ensembleSizes(prob *Problem, ens *Ensemble, o *Options, record bool, offers
 }
 
 // meshLimit bounds the memory a recording's meshes may take as they
-// grow: what was available when the recording started, less its fixed
-// part. It counts every allocation of mesh storage as it is made —
-// each worker's mesh whenever its capacity grows (ivp.Mesh.Grow, a
-// rare event: capacities double) and each trajectory's trimmed copy
-// (its Clone) — and gives nothing back: the storage a growing mesh
-// leaves behind is garbage the collector frees only later, and address
-// space the Go runtime has mapped stays mapped (ulimit -v), so the
-// count bounds what the meshes take from the process. Once it passes
-// the limit every further allocation is refused and the ensemble is
+// grow: what was available when they first reached memory.Small
+// together with the recording's fixed part, less that fixed part. It
+// counts every allocation of mesh storage as it is made — each
+// worker's mesh whenever its capacity grows (ivp.Mesh.Grow, a rare
+// event: capacities double) and each trajectory's trimmed copy (its
+// Clone) — and gives nothing back: the storage a growing mesh leaves
+// behind is garbage the collector frees only later, and address space
+// the Go runtime has mapped stays mapped (ulimit -v), so the count
+// bounds what the meshes take from the process. Once it passes the
+// limit every further allocation is refused and the ensemble is
 // stopped: the trajectory whose mesh could not grow ends Cancelled, and
 // Record returns the error.
+//
+// The memory available is looked up only once the count reaches
+// memory.Small (as memory.Check does for a total below it): a lookup
+// reads several files under /proc and /sys (0.05–0.3 ms, more than a
+// small recording's solve), and a recording of less than 16 MiB is
+// refused by nothing a lookup could tell.
 type meshLimit struct {
-	limit  uint64 // 0: no limit known
 	used   atomic.Uint64
 	sizes  Sizes
 	fixed  uint64
+	once   sync.Once
+	limit  uint64 // 0: no limit known (set by once)
 	avail  memory.Info
 	cancel context.CancelFunc
 	err    atomic.Pointer[error]
 }
 
 func newMeshLimit(s Sizes, cancel context.CancelFunc) *meshLimit {
-	ml := &meshLimit{sizes: s, fixed: s.budget().Total(), cancel: cancel}
+	return &meshLimit{sizes: s, fixed: s.budget().Total(), cancel: cancel}
+}
+
+// measure looks up the memory available and sets the limit.
+func (ml *meshLimit) measure() {
 	if a := memory.Available(); a.Known {
 		ml.avail = a
 		ml.limit = max(a.Bytes-min(a.Bytes, ml.fixed), 1)
 	}
-	return ml
 }
 
 // grow counts an allocation of b bytes of mesh storage and says whether
 // it may be made. The allocation that passes the limit records the
 // error and stops the ensemble; it and every later one are refused.
 func (ml *meshLimit) grow(b uint64) bool {
-	if ml.limit == 0 {
-		return true
-	}
 	if ml.err.Load() != nil {
 		return false
 	}
 	u := ml.used.Add(b)
-	if u <= ml.limit {
+	if ml.fixed+u < memory.Small {
+		return true
+	}
+	ml.once.Do(ml.measure)
+	if ml.limit == 0 || u <= ml.limit {
 		return true
 	}
 	if u-b <= ml.limit { // the allocation that crossed the limit
 		me := &memory.Error{Subject: ml.sizes.subject(), What: memory.RecordedMeshes, Need: ml.fixed + u,
 			PerStep: memory.RecordingPerStep(ml.sizes.perStep(), true),
-			Avail:   memory.Info{Bytes: ml.avail.Bytes, Source: ml.avail.Source + ", when the recording started", Known: true},
+			Avail:   memory.Info{Bytes: ml.avail.Bytes, Source: ml.avail.Source + ", as the recording grew", Known: true},
 			Advice:  meshAdvice}
 		err := fmt.Errorf("%w: %w", ErrInput, me)
 		ml.err.Store(&err)

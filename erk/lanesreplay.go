@@ -118,14 +118,14 @@ func NewLaneReplayer(cfg Config, L, m int, vjp VJPFunc, flanes ode.LaneFunc, vjp
 	lr.uS, lr.gyS, lr.yS, lr.gpS = flat[:d], flat[d:2*d], flat[2*d:3*d], flat[3*d:3*d+m]
 	lr.walk = ivp.NewLaneWalk(lr, ls.dim)
 	if ls.jit != nil {
-		if lr.rev = buildRevSums(ls.sv, L); lr.rev != nil {
+		if lr.rev = cachedRevSums(ls.sv, L); lr.rev != nil {
 			ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 			lr.rargs[0], lr.rargs[6], lr.rargs[7] = ptr(lr.kbar[0]), ptr(ls.hv), ptr(lr.rev.coefs)
 			lr.sargs = ls.jargs
 		}
 	}
 	if ls.flanes != nil && vjpLanes != nil && ls.W == ode.LaneWidth {
-		if lr.fused = buildFusedReverse(ls.sv, fk, vk, L, m, nil); lr.fused != nil {
+		if lr.fused = cachedFusedReverse(ls.sv, fk, vk, L, m, nil); lr.fused != nil {
 			lr.vk = vk
 			lr.setFused(fk, vk)
 		}
@@ -382,6 +382,7 @@ type revSums struct {
 	coefs []float64
 	b     uintptr
 	rows  []uintptr // by stage i ≤ lastB; 0 for a row without terms
+	size  int       // bytes of code
 }
 
 // buildRevSums returns the cotangent sums of sv for L lanes, or nil
@@ -412,7 +413,7 @@ func buildRevSums(sv *Solver, L int) *revSums {
 	if err != nil {
 		return nil
 	}
-	rs := &revSums{code: code, coefs: g.coefs, b: code.Addr(offB), rows: make([]uintptr, len(offs))}
+	rs := &revSums{code: code, coefs: g.coefs, b: code.Addr(offB), rows: make([]uintptr, len(offs)), size: len(a.B)}
 	for i, o := range offs {
 		if o >= 0 {
 			rs.rows[i] = code.Addr(o)
@@ -430,7 +431,7 @@ func (lr *LaneReplayer) BindReverseRounds(r *ivp.ReverseRounds) bool {
 		return false
 	}
 	ls := lr.ls
-	code := buildFusedReverse(ls.sv, lr.fk, lr.vk, ls.L, ls.m, r)
+	code := cachedFusedReverse(ls.sv, lr.fk, lr.vk, ls.L, ls.m, r)
 	if code == nil {
 		return false
 	}

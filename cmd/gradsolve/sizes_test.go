@@ -170,7 +170,7 @@ func TestRecordingGrowthRefused(t *testing.T) {
 	if r.code != 1 || strings.Contains(line, "\n") || strings.Contains(r.stderr, "fatal error") || strings.Contains(r.stderr, "panic") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
-	for _, w := range []string{"gradsolve: --n 1: the recorded meshes need", "per accepted step of each trajectory", "(GOMEMLIMIT, when the recording started)", "lower --max-steps (now 100000000)"} {
+	for _, w := range []string{"gradsolve: --n 1: the recorded meshes need", "per accepted step of each trajectory", "(GOMEMLIMIT, as the recording grew)", "lower --max-steps (now 100000000)"} {
 		if !strings.Contains(line, w) {
 			t.Errorf("%q lacks %q", line, w)
 		}

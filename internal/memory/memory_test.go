@@ -274,3 +274,11 @@ func TestPeakRSS(t *testing.T) {
 	}
 	runtime.KeepAlive(buf)
 }
+
+// BenchmarkAvailable measures one reading of the memory available (every
+// Record and every chunked solve takes one).
+func BenchmarkAvailable(b *testing.B) {
+	for range b.N {
+		Available()
+	}
+}

@@ -105,12 +105,12 @@ func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
 // an ensemble smaller than the lanes (but for a recording of two or
-// more: see idle), a problem without a lane
+// more: see idleERK), a problem without a lane
 // right-hand side, or sensitivities (f lane by lane on the augmented
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
 	switch {
-	case idle(req, e.lanes):
+	case idleERK(req, e.lanes):
 		return idleLanes(req.N, e.lanes)
 	case req.Job == engine.Sensitivities && (req.Problem.SensF == nil || req.Problem.SensLanes == nil):
 		return fmt.Errorf("%s has no lane form of its sensitivity system (Problem.SensLanes): f would run lane by lane", req.Name())
@@ -120,22 +120,61 @@ func (e Lanes) Prefers(req *engine.Request) error {
 	return nil
 }
 
-// idle says whether req's ensemble is too small for lanes of L: fewer
-// trajectories than lanes, except for a recording of two or more. A
-// recording is made to be replayed and differentiated, often many
-// times (a fit replays it at every update), and its replay and reverse
-// sweep in lanes beat the scalar engine's on two workers from two
-// trajectories up, with most lanes idle: replay plus gradient of
-// Lorenz (Tsit5, rtol 1e-8) 1.8, 2.8, 2.9 and 3.4 times as fast for
-// n = 2, 3, 4, 6, of Robertson (Rodas5P) 2.1, 1.6, 3.0 and 2.9 times,
-// and about as fast for n = 1 (1.3 and 1.0), so one trajectory stays
-// on the scalar engine. (Measured 2026-12-02, AMD EPYC, 2 cores, best
-// of 30 replays each.)
-func idle(req *engine.Request, L int) bool {
+// laneCount is the number of lanes a job of n trajectories runs on, on
+// an engine of L lanes: one group of four (ode.LaneWidth) where the
+// whole ensemble fits in it and L holds several groups, else L. Every
+// group of a lane solver computes in every round whether its lanes hold
+// work or not, so an ensemble of up to four on eight lanes paid for
+// eight; and with one group per worker the two workers share a small
+// ensemble where one worker's eight lanes took it all. Same bits: lanes
+// are bitwise the scalar engines whatever their count. Measured
+// (interleaved, best of 20, 2026-12-02, AMD EPYC, 2 cores; a solve, a
+// record with its first gradient, and a replay with its gradient) on
+// four lanes against eight:
+//
+//	Robertson (Rodas5P, rtol 1e-8, atol 1e-12), n = 1, 2, 3: solve 0.61, 0.49, 0.66;
+//	                                  record and gradient 0.62, 0.42, 0.59; replay and gradient 0.56, 0.32, 0.52
+//	Lorenz (Tsit5, rtol 1e-8), n = 2, 3:                solve 0.65, 0.85;
+//	                                  record and gradient 0.59, 0.73; replay and gradient 0.52, 0.74
+//
+// and at n = 6 about equal (Robertson) or worse (Lorenz: 1.15 for the
+// replay and gradient), so five trajectories and more keep L.
+func laneCount(L, n int) int {
+	const W = ode.LaneWidth
+	if n >= 1 && n <= W && L > W && L%W == 0 {
+		return W
+	}
+	return L
+}
+
+// idleERK says whether cpu-lanes (L lanes) should leave req's ensemble
+// to cpu-erk: fewer trajectories than lanes, except for a recording of
+// two or more. A recording is made to be replayed and differentiated,
+// often many times (a fit replays it at every update), and its replay
+// and reverse sweep in lanes beat cpu-erk's from two trajectories up,
+// with lanes idle: replay plus gradient of Lorenz (Tsit5, rtol 1e-8)
+// 0.34 and 0.32 of cpu-erk's time for n = 2 and 3 on four lanes (and on
+// eight 0.22 for n = 6). One trajectory stays on cpu-erk: its record
+// plus one gradient costs more in lanes (1.5 times), its replay plus
+// gradient about the same (0.9). (Measured as for laneCount.)
+func idleERK(req *engine.Request, L int) bool {
 	if req.N <= 0 || req.N >= L {
 		return false
 	}
 	return req.Job != engine.Record || req.N < 2
+}
+
+// idleROS says whether cpu-ros-lanes (L lanes) should leave req's
+// ensemble to cpu-ros: a sensitivity job of fewer trajectories than
+// lanes. A solve or a recording runs in lanes from one trajectory up:
+// with the forward replay and the reverse walk in whole rounds of
+// machine code (ros lanesrounds.go), Robertson (Rodas5P, rtol 1e-8,
+// atol 1e-12) on four lanes takes, of cpu-ros's time, for n = 1, 2, 3:
+// solve 0.80, 0.28, 0.39; record and gradient 0.59, 0.20, 0.26; replay
+// and gradient 0.44, 0.17, 0.17 (and on eight lanes for n = 6 0.31,
+// 0.23, 0.18). (Measured as for laneCount.)
+func idleROS(req *engine.Request, L int) bool {
+	return req.N > 0 && req.N < L && req.Job == engine.Sensitivities
 }
 
 // idleLanes is the reason to leave an ensemble of n < L trajectories
@@ -153,7 +192,7 @@ func (e Lanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lp := &lanesPlan{erkPlan: pl.(*erkPlan), lanes: e.lanes}
+	lp := &lanesPlan{erkPlan: pl.(*erkPlan), lanes: laneCount(e.lanes, spec.N)}
 	if prob := spec.Problem; lp.fused != nil && prob.SensLanes != nil {
 		if lp.sensLanes, err = prob.SensLanes(spec.SensCols); err != nil {
 			return nil, fmt.Errorf("%s: building the sensitivity system in lanes: %w", spec.Name(), err)

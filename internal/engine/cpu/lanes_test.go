@@ -86,9 +86,10 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		prefers   string
 	}{
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
-		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"one trajectory (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", true, ""},
+		{"sensitivities of one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
 		{"a recording of 3 trajectories (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 3}, "", true, ""},
-		{"a recording of 1 trajectory", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"a recording of 1 trajectory (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", true, ""},
 		{"sensitivities", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", true, ""},
 		{"sensitivities of 16 components", engine.Request{Problem: mid, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 2, N: 100}, "", true, ""},
 		{"sensitivities of a large system", engine.Request{Problem: big, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 100}, "", false, "b has 40 components and 1 sensitivity column: the lane attempt of Rodas5P on 8 lanes would pass its bound on machine code"},
@@ -114,5 +115,19 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 	}
 	if e.Reference() != "cpu-ros" || !e.Runs(method.Rodas5P) || e.Runs(method.Tsit5) {
 		t.Errorf("cpu-ros-lanes: reference %q, runs Rodas5P %v, Tsit5 %v", e.Reference(), e.Runs(method.Rodas5P), e.Runs(method.Tsit5))
+	}
+}
+
+// TestLaneCount: an ensemble that fits in one group of four runs on
+// four lanes; a larger one, an unknown size and an engine of one group
+// or of a count that is no multiple of four keep the engine's lanes.
+func TestLaneCount(t *testing.T) {
+	for _, c := range []struct{ L, n, want int }{
+		{8, 1, 4}, {8, 4, 4}, {8, 5, 8}, {8, 100, 8}, {8, 0, 8},
+		{16, 3, 4}, {4, 1, 4}, {6, 1, 6}, {3, 1, 3}, {1, 1, 1},
+	} {
+		if got := laneCount(c.L, c.n); got != c.want {
+			t.Errorf("laneCount(%d, %d) = %d, want %d", c.L, c.n, got, c.want)
+		}
 	}
 }

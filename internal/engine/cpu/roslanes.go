@@ -44,23 +44,23 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes (but for a recording of two or more:
-// see idle), a system whose lane attempt (with
+// ensemble smaller than the lanes for sensitivities (a solve or a
+// recording runs in lanes from one trajectory up: see idleROS), a system whose lane attempt (with
 // its sensitivity columns, if any) would pass the bound on its machine
 // code (ros.LaneCodeFits: the LU grows as Dim³, and each column adds its
 // stages), or a problem without a lane right-hand side.
 func (e ROSLanes) Prefers(req *engine.Request) error {
 	switch {
-	case idle(req, e.lanes):
+	case idleROS(req, e.lanes):
 		return idleLanes(req.N, e.lanes)
-	case req.Job == engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, req.NumSens, e.lanes):
+	case req.Job == engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, req.NumSens, laneCount(e.lanes, req.N)):
 		cols := "columns"
 		if req.NumSens == 1 {
 			cols = "column"
 		}
-		return fmt.Errorf("%s has %d components and %d sensitivity %s: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.NumSens, cols, req.Method.MethodName(), e.lanes)
-	case req.Job != engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, 0, e.lanes):
-		return fmt.Errorf("%s has %d components: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.Method.MethodName(), e.lanes)
+		return fmt.Errorf("%s has %d components and %d sensitivity %s: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.NumSens, cols, req.Method.MethodName(), laneCount(e.lanes, req.N))
+	case req.Job != engine.Sensitivities && !ros.LaneCodeFits(req.Method.(*method.Rosenbrock), req.Problem.Dim, 0, laneCount(e.lanes, req.N)):
+		return fmt.Errorf("%s has %d components: the lane attempt of %s on %d lanes would pass its bound on machine code, so the lanes would run one trajectory at a time", req.Name(), req.Problem.Dim, req.Method.MethodName(), laneCount(e.lanes, req.N))
 	case !req.Offers.Has(ode.HasFLanes):
 		return fmt.Errorf("%s has no lane right-hand side (Programs.FLanes): f would run lane by lane", req.Name())
 	}
@@ -74,7 +74,7 @@ func (e ROSLanes) Prepare(spec *engine.Spec) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rosLanesPlan{rosPlan: pl.(*rosPlan), lanes: e.lanes}, nil
+	return &rosLanesPlan{rosPlan: pl.(*rosPlan), lanes: laneCount(e.lanes, spec.N)}, nil
 }
 
 // rosLanesPlan is cpu-ros-lanes's plan of one job: cpu-ros's, with lane
