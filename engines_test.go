@@ -178,10 +178,7 @@ func TestResolvedOptions(t *testing.T) {
 	res := mustSolve(t, exampleProblem(t, "robertson"), &gradsolve.Ensemble{N: 1, T0: []float64{0}, T1: []float64{1}}, nil)
 	o := res.Options
 	want := control.DefaultPI(method.Rodas5P.EstimateOrder(), method.Rodas5P.QMin, method.Rodas5P.QMax)
-	eng := "cpu-ros" // one trajectory runs in lanes where they can run
-	if cpu.LanesAvailable() == nil {
-		eng = "cpu-ros-lanes"
-	}
+	eng := "cpu-ros" // one trajectory's solve: the lanes are left idle
 	if o.Method != method.Rodas5P || o.Engine != eng || o.Controller == nil || *o.Controller != want {
 		t.Errorf("resolved options: method %v, engine %q, controller %+v; want Rodas5P, %s, %+v", o.Method, o.Engine, o.Controller, eng, want)
 	}
@@ -213,7 +210,9 @@ func TestCapabilityQueryBuildsNothing(t *testing.T) {
 		calls := 0
 		pr.Programs = func() *gradsolve.Programs { calls++; return inner() }
 		const workers = 2
-		ens := &gradsolve.Ensemble{N: 4, T0: []float64{0}, T1: []float64{1e-3}}
+		// (Enough trajectories for both workers: a lane engine starts
+		// no more workers than its lanes need.)
+		ens := &gradsolve.Ensemble{N: 64, T0: []float64{0}, T1: []float64{1e-3}}
 		for _, o := range []gradsolve.Options{{Workers: workers}, {Workers: workers, Method: method.Tsit5}} {
 			calls = 0
 			if _, err := gradsolve.Solve(ctx, &pr, ens, &o); err != nil {

@@ -82,14 +82,13 @@ func ExampleSolve_stiff() {
 		return
 	}
 	y := res.Row(0)
-	// (res.Engine names the engine that ran it — cpu-ros-lanes, or
-	// cpu-ros where the processor has no AVX2 — and res.EngineReason
-	// says why.)
-	fmt.Printf("%s: y(40) = (%.7f, %.6e, %.7f)\n", res.Method, y[0], y[1], y[2])
+	// (res.EngineReason says why that engine: the registered engine for
+	// Rosenbrock methods, the lane engine passed over for one trajectory.)
+	fmt.Printf("%s on %s: y(40) = (%.7f, %.6e, %.7f)\n", res.Method, res.Engine, y[0], y[1], y[2])
 	_, err = gradsolve.Solve(context.Background(), pr, ens, &gradsolve.Options{Method: method.Rodas5P, Engine: "cpu-erk"})
 	fmt.Println(err)
 	// Output:
-	// Rodas5P: y(40) = (0.7158271, 9.185535e-06, 0.2841637)
+	// Rodas5P on cpu-ros: y(40) = (0.7158271, 9.185535e-06, 0.2841637)
 	// gradsolve: invalid input: Options.Engine = "cpu-erk" does not run Rodas5P (of the Rosenbrock family)
 }
 

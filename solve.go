@@ -430,17 +430,28 @@ func solve(ctx context.Context, prob *Problem, ens *Ensemble, opts *Options, rec
 		ecfg.Workers = min(ensemble.Workers(n, ecfg), max(1, wl.MaxWorkers()))
 	}
 	nw := ensemble.Workers(n, ecfg)
+	first, err := plan.NewSolver()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	// A lane engine's worker holds several trajectories at once: every
+	// per-trajectory header below has one slot per lane. And the first
+	// worker takes up to a lane solver's worth of trajectories as it
+	// starts, so more workers than ⌈n/lanes⌉ would be built for nothing
+	// (a lane solver costs some 40 µs to build, as much as solving a few
+	// small trajectories); the bits do not depend on the worker count.
+	lanes := 1
+	if ls, ok := first.(engine.LaneSolver); ok {
+		lanes = ls.Lanes()
+		nw = min(nw, (n+lanes-1)/lanes)
+		ecfg.Workers = nw
+	}
 	solvers := make([]engine.Solver, nw)
-	for w := range solvers {
+	solvers[0] = first
+	for w := 1; w < nw; w++ {
 		if solvers[w], err = plan.NewSolver(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
-	}
-	// A lane engine's worker holds several trajectories at once: every
-	// per-trajectory header below has one slot per lane.
-	lanes := 1
-	if ls, ok := solvers[0].(engine.LaneSolver); ok {
-		lanes = ls.Lanes()
 	}
 	slots := nw * lanes
 	if record && o.Checkpoint >= 2 && lanes > 1 {

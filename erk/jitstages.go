@@ -1,10 +1,9 @@
 package erk
 
 import (
+	"encoding/binary"
 	"math"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -160,13 +159,13 @@ func stagesJITFor(sv *Solver, tb *method.Tableau) *jitStages {
 // group of four is one component of the four lanes, and h is a vector of
 // the lanes' step sizes instead of one value broadcast.
 func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
-	var tab strings.Builder
-	for _, c := range kernelgen.Explicit(tb) {
-		tab.WriteString(strconv.FormatUint(math.Float64bits(c), 16))
-		tab.WriteByte(' ')
+	coefs := kernelgen.Explicit(tb)
+	tab := make([]byte, 0, 8*len(coefs))
+	for _, c := range coefs {
+		tab = binary.LittleEndian.AppendUint64(tab, math.Float64bits(c))
 	}
 	dim, nd := sv.dim*lanes, sv.cfg.NormDim*lanes
-	key := jitKey{tab.String(), dim, nd, lanes}
+	key := jitKey{string(tab), dim, nd, lanes}
 	// What sum and norm take: all the values, or in lane code a
 	// group's (groups of four lanes, one after another).
 	sumDim, sumND := dim, nd

@@ -411,7 +411,15 @@ func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, r
 // none, 1 the driver's, 2 the replay's, whose code depends on L and the
 // dimension alone besides).
 func fusedKey(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m, tail int) string {
-	b := make([]byte, 0, 64+len(k.Body))
+	words := 16 + 2*len(sv.c) + 2*len(sv.b) + 2*len(sv.e) + 2*len(sv.e3) + len(sv.rows)
+	for _, r := range sv.rows {
+		words += 1 + 2*len(r)
+	}
+	n := 8*words + len(k.Body)
+	if cols != nil {
+		n += 32 + len(cols.k.Body)
+	}
+	b := make([]byte, 0, n)
 	u := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	f := func(v float64) { u(math.Float64bits(v)) }
 	flag := func(on bool) {

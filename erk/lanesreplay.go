@@ -20,8 +20,9 @@ import (
 // cotangent program evaluated for all lanes at once where the problem
 // has their lane forms (ode.Programs.FLanes, VJPLanes). So each
 // trajectory gets the scalar replayer's gradient bit for bit
-// (TestLaneReverseMatchesScalar). Save times inside a step run on the
-// scalar replayer lane by lane. The forward replay runs in lanes too
+// (TestLaneReverseMatchesScalar). Save times inside a step are partial
+// steps in the lanes too where whole rounds run as machine code
+// (BindReverseRounds), else on the scalar replayer lane by lane. The forward replay runs in lanes too
 // (ForwardLanes), on a lane solver's attempts.
 
 // LaneReplayer is a Replayer whose Reverse also runs in lanes
@@ -66,6 +67,9 @@ type LaneReplayer struct {
 	rfused  *fusedReverse
 	rfargs  [18]unsafe.Pointer
 	rrounds *ivp.ReverseRounds
+	// acc is the lanes' accumulate mask of that code: set where a
+	// lane's item is a partial step (ivp.ReverseRounds.SetPartials).
+	acc []float64
 }
 
 // ForwardLanes replays forward every job src hands out, L at a time
@@ -431,14 +435,18 @@ func (lr *LaneReplayer) BindReverseRounds(r *ivp.ReverseRounds) bool {
 		return false
 	}
 	ls := lr.ls
+	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+	lr.acc = make([]float64, ls.L)
+	// The partial steps in the rounds too: every code of the reverse
+	// walk's rounds built here takes them, so the cached ones agree.
+	r.SetPartials(ptr(lr.acc))
 	code := cachedFusedReverse(ls.sv, lr.fk, lr.vk, ls.L, ls.m, r)
 	if code == nil {
 		return false
 	}
-	ptr := func(s []float64) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 	r.SetArrays(ptr(ls.y), ptr(lr.ynew), ptr(lr.ybar), ptr(lr.t), ptr(ls.hv))
 	copy(lr.rfargs[:16], lr.fargs[:])
-	lr.rfargs[rvCoefs] = ptr(code.coefs)
+	lr.rfargs[rvCoefs], lr.rfargs[rvAcc] = ptr(code.coefs), ptr(lr.acc)
 	lr.rfargs[argRoundBase], lr.rfargs[argRoundArgs] = r.Base(), r.Args()
 	lr.rfused, lr.rrounds = code, r
 	return true
@@ -463,6 +471,9 @@ func (lr *LaneReplayer) LoadLane(l int, r *ivp.LaneReverse) {
 	ls.scatter(lr.ynew, r.YNewBar[l], l)
 	ls.scatterN(lr.gp, r.GP[l], ls.m, l)
 	ls.hv[l], lr.t[l] = r.H[l], r.T[l]
+	if lr.acc != nil {
+		lr.acc[l] = 0 // a full step: its ȳ starts cleared
+	}
 }
 
 // StoreLane takes lane l's results out of the lanes into r, as results

@@ -32,6 +32,7 @@ const (
 	rvFRegs = 12 // table: f's register file per group
 	rvP     = 13 // the lanes' parameters
 	rvVRegs = 14 // table: the cotangent program's register file per group
+	rvAcc   = 15 // with rounds: the lanes' accumulate mask (ivp.ReverseRounds.SetPartials)
 )
 
 // fusedReverse is a fused reversed step's code, with the stages
@@ -79,7 +80,9 @@ func (g *stageGen) revSum(row []coef) {
 // the reverse walk, with the stages evaluated: its entry loads R14 and
 // R15 from arguments 16 and 17, and the reversed step is followed by
 // rounds.EmitRest, which jumps back to it (eval is then the entry, and
-// there is no stored variant).
+// there is no stored variant); the start states' cotangents then begin
+// from the ones the lanes hold where the accumulate mask (argument
+// rvAcc) is set: partial steps (ivp.ReverseRounds.SetPartials).
 func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roundTail) *fusedReverse {
 	const W = ode.LaneWidth
 	if L%W != 0 || fk == nil || vk == nil || !jit.HasAVX2() {
@@ -147,10 +150,10 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 	}
 	// sumInto emits, over count values from offset dstOff + from (in
 	// values) of the array at argument dst, dst = init + Σ terms: init
-	// zero (zero set) or dst's own values, each term the values of the
-	// array at argument src from off + from, scaled by h·a where scaled
-	// (with group grp's step sizes: the values lie in that group),
-	// added in the order given — the bits of as many separate
+	// 0 or dst's own values (initOwn, initBlend), each term the values
+	// of the array at argument src from off + from, scaled by h·a where
+	// scaled (with group grp's step sizes: the values lie in that
+	// group), added in the order given — the bits of as many separate
 	// additions into dst (dst + (h·a)·v, revSum's; dst + v, addTo's),
 	// with the sum in registers, up to accRegs vectors of it at a time.
 	type term struct {
@@ -159,15 +162,31 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		scaled   bool
 	}
 	const accRegs, yHa, yProd, yHl = 8, 8, 9, 10
-	sumInto := func(dst, dstOff, from, count int, zero bool, grp int, terms []term) {
+	const (
+		initZero  = iota // the sum starts from 0
+		initOwn          // … from dst's values
+		initBlend        // … from dst's values where the lane's accumulate mask (rvAcc) is set, else 0
+	)
+	sumInto := func(dst, dstOff, from, count int, init int, grp int, terms []term) {
 		for c0 := 0; c0 < count; c0 += 4 * accRegs {
 			nv := min(accRegs, (count-c0)/4)
 			a.Load64(jit.R12, arg(dst))
+			if init == initBlend {
+				a.Load64(jit.R11, arg(rvAcc))
+				a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
+			}
 			for v := range nv {
-				if zero {
+				own := jit.Mem{Base: jit.R12, Disp: int32(8 * (dstOff + from + c0 + 4*v))}
+				switch init {
+				case initZero:
 					a.VRR(pp, m0, true, jit.OpXor, byte(v), byte(v), byte(v))
-				} else {
-					a.VRM(pp, m0, true, jit.OpLoad, byte(v), 0, jit.Mem{Base: jit.R12, Disp: int32(8 * (dstOff + from + c0 + 4*v))})
+				case initOwn:
+					a.VRM(pp, m0, true, jit.OpLoad, byte(v), 0, own)
+				case initBlend: // the lane's own where its mask is set, else 0
+					e := from + c0 + 4*v // the values of one group: the mask's four
+					a.VRM(pp, m0, true, jit.OpLoad, yProd, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * (e / gdim))})
+					a.VRM(pp, m0, true, jit.OpLoad, yHl, 0, own)
+					a.VBlendv(byte(v), yZero, yHl, yProd)
 				}
 			}
 			hLoaded, src := false, -1
@@ -245,7 +264,8 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		// with the same terms in the same order: 0 + (h·b_i)·ȳ_new, then
 		// (h·a_li)·v_l for l from the last stage down. Likewise
 		// ȳ = 0 + ȳ_new + v_last + … + v_0 and gp + g_last + … + g_0
-		// after the sweep, ReverseSteps's additions after each stage.
+		// after the sweep, ReverseSteps's additions after each stage
+		// (ȳ from the one a lane holds where it takes a partial step).
 		for i := nb - 1; i >= 0; i-- {
 			for grp := range G {
 				var ts []term
@@ -257,7 +277,7 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 						ts = append(ts, term{src: rvGY, off: l * n, a: w, scaled: true})
 					}
 				}
-				sumInto(rvKBar, i*n, grp*gdim, gdim, true, grp, ts)
+				sumInto(rvKBar, i*n, grp*gdim, gdim, initZero, grp, ts)
 			}
 			for grp := range G {
 				kernel(vk, rvVRegs, grp, i, sv.c[i], rvGY, i, true)
@@ -267,13 +287,20 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		for i := nb - 1; i >= 0; i-- {
 			ts = append(ts, term{src: rvGY, off: i * n})
 		}
-		sumInto(rvYBar, 0, 0, n, true, 0, ts)
+		// With rounds, a lane taking a partial step (its accumulate
+		// mask set) adds to the ȳ it holds, as reverseStep adds into
+		// ybarOut: ȳ + ȳ_new + …; a full step's ȳ starts from 0.
+		init := initZero
+		if rounds != nil {
+			init = initBlend
+		}
+		sumInto(rvYBar, 0, 0, n, init, 0, ts)
 		if m > 0 {
 			ts = ts[:0]
 			for i := nb - 1; i >= 0; i-- {
 				ts = append(ts, term{src: rvGPTmp, off: i * m * L})
 			}
-			sumInto(rvGP, 0, 0, m*L, false, 0, ts)
+			sumInto(rvGP, 0, 0, m*L, initOwn, 0, ts)
 		}
 		if rounds != nil {
 			rounds.EmitRest(a, loop)

@@ -158,7 +158,13 @@ func New(cfg Config) (*Solver, error) {
 }
 
 func nonzero(v []float64) []coef {
-	var out []coef
+	n := 0
+	for _, a := range v {
+		if a != 0 {
+			n++
+		}
+	}
+	out := make([]coef, 0, n)
 	for j, a := range v {
 		if a != 0 {
 			out = append(out, coef{j, a})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gradsolve/gradsolve"
+	"github.com/gradsolve/gradsolve/method"
 	"github.com/gradsolve/gradsolve/router"
 	"github.com/gradsolve/gradsolve/sym/parse"
 )
@@ -89,6 +90,29 @@ func BenchmarkAdamUpdate(b *testing.B) {
 			})
 		}
 	})
+	b.Run("halo", func(b *testing.B) {
+		// The halo study of bench/fitstudy: examples/halo.ode (vc = 1,
+		// q from 0.65 to 0.75, rc = 0.2), t ∈ [0, 10] with the states
+		// saved at t = 1, …, 9 (inside steps: the walks take partial
+		// steps there) and at the end, Tsit5 at rtol 1e-8, atol 1e-10,
+		// fitting q per trajectory.
+		hm, err := parse.ParseFile("../examples/halo.ode")
+		if err != nil {
+			b.Fatal(err)
+		}
+		halo := build(b, hm) // parameters (vc, q, rc)
+		hp := make([]float64, 0, 3*benchN)
+		for i := range benchN {
+			hp = append(hp, 1, 0.65+0.1*float64(i)/float64(benchN-1), 0.2)
+		}
+		save := make([]float64, 9)
+		for i := range save {
+			save[i] = float64(i + 1)
+		}
+		ens := gradsolve.Ensemble{N: benchN, P: hp, T0: []float64{0}, T1: []float64{10}, Save: save}
+		o := gradsolve.Options{Method: method.Tsit5, RTol: 1e-8, ATol: 1e-10}
+		benchUpdateSaved(b, halo, ens, []Param{{Wrt: gradsolve.Param(1), Transform: Log()}}, o, true)
+	})
 	b.Run("decay", func(b *testing.B) {
 		pr := decayProblem(b)
 		k := make([]float64, benchN)
@@ -104,6 +128,12 @@ func BenchmarkAdamUpdate(b *testing.B) {
 }
 
 func benchUpdate(b *testing.B, pr *gradsolve.Problem, ens gradsolve.Ensemble, params []Param, o gradsolve.Options) {
+	benchUpdateSaved(b, pr, ens, params, o, false)
+}
+
+// benchUpdateSaved is benchUpdate, with the states at the save times
+// in the loss too where saved is set.
+func benchUpdateSaved(b *testing.B, pr *gradsolve.Problem, ens gradsolve.Ensemble, params []Param, o gradsolve.Options, saved bool) {
 	ctx := context.Background()
 	res, err := gradsolve.Solve(ctx, pr, &ens, &o)
 	if err != nil || res.Errs() != nil {
@@ -112,6 +142,12 @@ func benchUpdate(b *testing.B, pr *gradsolve.Problem, ens gradsolve.Ensemble, pa
 	data := &gradsolve.FitData{Final: append([]float64(nil), res.Y...)}
 	for i := range data.Final {
 		data.Final[i] *= 1.01 // a residual, so the gradient is not zero
+	}
+	if saved { // the saved states too, with residuals
+		data.Saved = append([]float64(nil), res.Saved...)
+		for i := range data.Saved {
+			data.Saved[i] *= 1.01
+		}
 	}
 	newEval := func(mode router.Mode) (*evaluator, [][]float64, [][]float64) {
 		s, err := newSetup(&Spec{Problem: pr, Ensemble: ens, Options: o, Data: data, Params: params,

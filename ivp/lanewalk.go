@@ -60,6 +60,13 @@ type laneJob struct {
 	next  int // the last save time not yet reversed
 	owner []int
 	inner []SaveCot
+	// ents lists the partial steps of the lane's step for the code of
+	// whole rounds (ReverseRounds.SetPartials): h and the cotangent's
+	// address of each, then an entry of none.
+	ents []float64
+	// recs holds the records of the save steps after it that the code
+	// takes on its own (ReverseRounds.schedule).
+	recs []float64
 }
 
 // LaneWalk is the reverse walk of one LaneReverser with its per-lane

@@ -104,8 +104,8 @@ func (e laneEngine) serves(ref engine.Engine, req *engine.Request) error {
 func (e Lanes) Serves(req *engine.Request) error { return e.serves(ERK{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-erk:
-// an ensemble smaller than the lanes (but for a recording of two or
-// more: see idleERK), a problem without a lane
+// an ensemble smaller than the lanes (but for a solve of three or more
+// and a recording of any size: see idleERK), a problem without a lane
 // right-hand side, or sensitivities (f lane by lane on the augmented
 // system).
 func (e Lanes) Prefers(req *engine.Request) error {
@@ -127,10 +127,11 @@ func (e Lanes) Prefers(req *engine.Request) error {
 // work or not, so an ensemble of up to four on eight lanes paid for
 // eight; and with one group per worker the two workers share a small
 // ensemble where one worker's eight lanes took it all. Same bits: lanes
-// are bitwise the scalar engines whatever their count. Measured
+// are bitwise the scalar engines whatever their count. Measured with
+// engines of four and of eight lanes registered side by side
 // (interleaved, best of 20, 2026-12-02, AMD EPYC, 2 cores; a solve, a
-// record with its first gradient, and a replay with its gradient) on
-// four lanes against eight:
+// record with its first gradient, and a replay with its gradient), four
+// lanes against eight:
 //
 //	Robertson (Rodas5P, rtol 1e-8, atol 1e-12), n = 1, 2, 3: solve 0.61, 0.49, 0.66;
 //	                                  record and gradient 0.62, 0.42, 0.59; replay and gradient 0.56, 0.32, 0.52
@@ -148,33 +149,61 @@ func laneCount(L, n int) int {
 }
 
 // idleERK says whether cpu-lanes (L lanes) should leave req's ensemble
-// to cpu-erk: fewer trajectories than lanes, except for a recording of
-// two or more. A recording is made to be replayed and differentiated,
-// often many times (a fit replays it at every update), and its replay
-// and reverse sweep in lanes beat cpu-erk's from two trajectories up,
-// with lanes idle: replay plus gradient of Lorenz (Tsit5, rtol 1e-8)
-// 0.34 and 0.32 of cpu-erk's time for n = 2 and 3 on four lanes (and on
-// eight 0.22 for n = 6). One trajectory stays on cpu-erk: its record
-// plus one gradient costs more in lanes (1.5 times), its replay plus
-// gradient about the same (0.9). (Measured as for laneCount.)
+// to cpu-erk: fewer trajectories than lanes, except for a solve of
+// three or more and a recording of any size. Of cpu-erk's time, on four
+// lanes (bench/smallens: best of 30, interleaved, 2026-12-02, AMD EPYC,
+// 2 cores; bench/results/smallens-2026-12-02.txt), Lorenz (Tsit5, rtol
+// 1e-8, atol 1e-10, t ∈ [0, 1]) and the halo (t ∈ [0, 10]) take
+//
+//	           solve        record and gradient   replay and gradient
+//	n = 1:     1.13, 0.98   0.93, 0.89            0.61, 0.76
+//	n = 2:     0.97, 0.71   0.77, 0.70            0.53, 0.45
+//	n = 3:     0.71, 0.48   0.60, 0.52            0.34, 0.31
+//	n = 4 … 7: 0.39–0.69    0.40–0.59             0.22–0.33
+//
+// A recording is made to be replayed and differentiated, often many
+// times (a fit replays it at every update): in lanes from one
+// trajectory up. A solve of one or two stays on cpu-erk, as do
+// sensitivities of fewer trajectories than lanes.
 func idleERK(req *engine.Request, L int) bool {
 	if req.N <= 0 || req.N >= L {
 		return false
 	}
-	return req.Job != engine.Record || req.N < 2
+	switch req.Job {
+	case engine.Record:
+		return false
+	case engine.Forward:
+		return req.N < 3
+	}
+	return true
 }
 
 // idleROS says whether cpu-ros-lanes (L lanes) should leave req's
-// ensemble to cpu-ros: a sensitivity job of fewer trajectories than
-// lanes. A solve or a recording runs in lanes from one trajectory up:
-// with the forward replay and the reverse walk in whole rounds of
-// machine code (ros lanesrounds.go), Robertson (Rodas5P, rtol 1e-8,
-// atol 1e-12) on four lanes takes, of cpu-ros's time, for n = 1, 2, 3:
-// solve 0.80, 0.28, 0.39; record and gradient 0.59, 0.20, 0.26; replay
-// and gradient 0.44, 0.17, 0.17 (and on eight lanes for n = 6 0.31,
-// 0.23, 0.18). (Measured as for laneCount.)
+// ensemble to cpu-ros: fewer trajectories than lanes, except for a
+// solve of two or more and a recording of any size. With the forward
+// replay and the reverse walk in whole rounds of machine code (ros
+// lanesrounds.go), Robertson (Rodas5P, rtol 1e-8, atol 1e-12, t ∈
+// [0, 1e4]) on four lanes takes, of cpu-ros's time (bench/smallens, as
+// for idleERK),
+//
+//	           solve       record and gradient   replay and gradient
+//	n = 1:     1.10–1.32   0.62–0.68             0.44–0.52
+//	n = 2:     0.67–0.82   0.41–0.48             0.23–0.27
+//	n = 3 … 7: 0.35–0.54   0.21–0.30             0.13–0.27
+//
+// so one trajectory's solve stays on cpu-ros, as do sensitivities of
+// fewer trajectories than lanes.
 func idleROS(req *engine.Request, L int) bool {
-	return req.N > 0 && req.N < L && req.Job == engine.Sensitivities
+	if req.N <= 0 || req.N >= L {
+		return false
+	}
+	switch req.Job {
+	case engine.Record:
+		return false
+	case engine.Forward:
+		return req.N < 2
+	}
+	return true
 }
 
 // idleLanes is the reason to leave an ensemble of n < L trajectories

@@ -17,6 +17,13 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	withLanes := &ode.Problem{Name: "m", Dim: 2, F: f, SensF: func([]int) (func() ode.Func, error) { return nil, nil },
 		SensLanes: func([]int) (func() ode.LaneProgram, error) { return nil, nil }}
 	goOnly := &ode.Problem{Name: "g", Dim: 2, F: f}
+	// Sensitivities of fewer trajectories than lanes stay on cpu-erk
+	// (asked of Prefers alone: withLanes has no tangent program to
+	// serve them).
+	sens := engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Sensitivities, NumSens: 1, N: 7}
+	if why := NewLanes("l", 8, 1, true).Prefers(&sens); why == nil || !strings.Contains(why.Error(), "an ensemble of 7 trajectories leaves lanes of 8 idle") {
+		t.Errorf("sensitivities of 7 trajectories: Prefers %v, want the lanes idle", why)
+	}
 	for _, c := range []struct {
 		name      string
 		e         Lanes
@@ -27,12 +34,14 @@ func TestLanesServesAndPrefers(t *testing.T) {
 	}{
 		{"forced, a lane f, 8 trajectories", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 8}, "", true, ""},
-		{"fewer trajectories than lanes", NewLanes("l", 8, 1, true),
-			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 7}, "", false, "an ensemble of 7 trajectories leaves lanes of 8 idle"},
+		{"a solve of 3 trajectories (on four lanes)", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 3}, "", true, ""},
+		{"a solve of 2 trajectories", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes, Method: method.Tsit5, Job: engine.Forward, N: 2}, "", false, "an ensemble of 2 trajectories leaves lanes of 8 idle"},
 		{"a recording of 2 trajectories (replayed in lanes)", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 2}, "cotangent program", true, ""},
-		{"a recording of 1 trajectory", NewLanes("l", 8, 1, true),
-			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 1}, "cotangent program", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"a recording of 1 trajectory (replayed in lanes)", NewLanes("l", 8, 1, true),
+			engine.Request{Problem: withLanes, Offers: ode.HasFLanes | ode.HasVJP, Method: method.Tsit5, Job: engine.Record, N: 1}, "cotangent program", true, ""},
 		{"a Go problem without a lane f", NewLanes("l", 8, 1, true),
 			engine.Request{Problem: goOnly, Method: method.Tsit5, Job: engine.Forward, N: 100}, "", false, "g has no lane right-hand side"},
 		{"sensitivities without a lane form", NewLanes("l", 8, 1, true),
@@ -86,7 +95,8 @@ func TestROSLanesServesAndPrefers(t *testing.T) {
 		prefers   string
 	}{
 		{"a lane f, 8 trajectories", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 8}, "", true, ""},
-		{"one trajectory (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", true, ""},
+		{"one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
+		{"two trajectories (solved on four lanes)", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Forward, N: 2}, "", true, ""},
 		{"sensitivities of one trajectory", engine.Request{Problem: pr, Offers: all, Method: method.Rodas5P, Job: engine.Sensitivities, NumSens: 1, N: 1}, "", false, "an ensemble of 1 trajectory leaves lanes of 8 idle"},
 		{"a recording of 3 trajectories (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 3}, "", true, ""},
 		{"a recording of 1 trajectory (replayed in lanes)", engine.Request{Problem: pr, Offers: all | ode.HasVJP | ode.HasJVPVJP | ode.HasDfDt | ode.HasDfDtVJP, Method: method.Rodas5P, Job: engine.Record, N: 1}, "", true, ""},

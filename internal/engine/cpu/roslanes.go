@@ -44,8 +44,8 @@ func (ROSLanes) DefaultMethod(*ode.Problem) method.Method { return method.Rodas5
 func (e ROSLanes) Serves(req *engine.Request) error { return e.serves(ROS{}, req) }
 
 // Prefers returns why the router should leave a request to cpu-ros: an
-// ensemble smaller than the lanes for sensitivities (a solve or a
-// recording runs in lanes from one trajectory up: see idleROS), a system whose lane attempt (with
+// ensemble smaller than the lanes (but for a solve of two or more and a
+// recording of any size: see idleROS), a system whose lane attempt (with
 // its sensitivity columns, if any) would pass the bound on its machine
 // code (ros.LaneCodeFits: the LU grows as Dim³, and each column adds its
 // stages), or a problem without a lane right-hand side.
