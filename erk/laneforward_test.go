@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gradsolve/gradsolve/control"
+	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/internal/testutil"
 	"github.com/gradsolve/gradsolve/ivp"
@@ -21,7 +22,7 @@ import (
 // lane, over trajectories of different lengths, directions and save
 // times.
 func TestLaneForwardMatchesScalar(t *testing.T) {
-	for _, c := range laneCases(t)[:2] {
+	for _, c := range append(laneCases(t)[:2], wideCase(t)) {
 		pr := c.pr
 		pg := pr.Programs()
 		for _, tb := range method.All() {
@@ -232,4 +233,155 @@ func TestLaneForwardDoesNotAllocate(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations per forward replay of %d trajectories in lanes", n, len(q.Jobs))
 	}
+}
+
+// pole has z' = 1/(y − q) with y = e^t independent of q: replayed at q
+// = y at the end of one of the recorded steps, the step's proposal is
+// finite (its stages' inputs lie before the pole) but f at it, the FSAL
+// stage, is not.
+const pole = `name pole
+param q = 10
+state y = 1, z = 0
+span 0 1
+y' = y
+z' = 1/(y - q)
+`
+
+// Forward replays that become non-finite: blowup at points where the
+// recorded steps overflow (its escape time 1/(c·y0) before the span's
+// end), and pole where a step's FSAL stage is the first value that is
+// not finite. Whole replay rounds leave to the scalar step exactly the
+// steps whose proposal, or (FSAL methods) whose f(t+h, y1), is not
+// finite (replayVerdict), and every trajectory gets the scalar replay's
+// bits, the non-finite values too, on every route.
+func TestLaneForwardNonFinite(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		y0        []float64
+		p0        float64
+		// point is the job's parameter at the replay of job i.
+		point func(i int, ms *ivp.Mesh) float64
+		// fsalOnly: some step's FSAL stage alone is not finite.
+		fsalOnly bool
+	}{
+		{"blowup", blowup, []float64{1, 0}, 1, func(i int, _ *ivp.Mesh) float64 { return 1 + 0.5*float64(i) }, false},
+		{"pole", pole, []float64{1, 0}, 10, func(i int, ms *ivp.Mesh) float64 { return ms.Y[2*(2+i%3)] }, true},
+	} {
+		pr := lanetest.Compiled(t, c.name+".ode", c.src)
+		pg := pr.Programs()
+		for _, tb := range method.All() {
+			what := c.name + " " + tb.Name
+			cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+			sv, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trs []ivp.Trajectory
+			for i := range 9 {
+				trs = append(trs, ivp.Trajectory{T0: 0, T1: 0.5 + 0.05*float64(i), Y0: c.y0, P: []float64{c.p0}, Save: []float64{0.3}})
+			}
+			rec := lanetest.NewQueue(trs, pr.Dim, 1, true)
+			for i := range trs {
+				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+			}
+			jobs := func() []ivp.ForwardJob {
+				js := rec.FwdJobs(pr.Dim)
+				for i := range js {
+					js[i].Y0 = c.y0
+					js[i].P = []float64{c.point(i, js[i].Mesh)}
+				}
+				return js
+			}
+			want := jobs()
+			if len(want) != len(trs) {
+				t.Fatalf("%s: %d of %d recordings succeeded", what, len(want), len(trs))
+			}
+			rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fin := func(v []float64) bool {
+				for _, x := range v {
+					if math.IsNaN(x) || math.IsInf(x, 0) {
+						return false
+					}
+				}
+				return true
+			}
+			nonFinite := 0
+			for _, j := range want {
+				rp.Forward(j.Mesh, j.Y0, j.P, j.Save, j.YOut, j.Saved)
+				if !fin(j.YOut) {
+					nonFinite++
+				}
+			}
+			if nonFinite == 0 {
+				t.Fatalf("%s: every replay ends finite", what)
+			}
+			// The steps the verdict leaves to the scalar step.
+			wantScalar, fsalOnly := 0, 0
+			fy := make([]float64, pr.Dim)
+			for _, j := range want {
+				for k := range j.Mesh.H {
+					yn := j.Mesh.Y[(k+1)*pr.Dim : (k+2)*pr.Dim]
+					ok := fin(yn)
+					if ok && sv.fsal && !sv.defer_ {
+						pg.F(j.Mesh.T[k+1], yn, j.P, fy)
+						if ok = fin(fy); !ok {
+							fsalOnly++
+						}
+					}
+					if !ok {
+						wantScalar++
+					}
+				}
+			}
+			if c.fsalOnly && sv.fsal && !sv.defer_ && fsalOnly == 0 {
+				t.Fatalf("%s: no step whose FSAL stage alone is not finite", what)
+			}
+			ls, err := NewLanes(cfg, 8, pr.NumParams, pg.FLanes, pg.Kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fb, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := &countSteps{ForwardStepper: replayStep{fb}}
+			q := &lanetest.FwdQueue{Jobs: jobs()}
+			ivp.NewLaneForward(ls, cfg.F, pr.Dim, cs).Run(q, nil)
+			q.Check(t, what+" counted", want)
+			if jit.HasAVX2() && ls.replay == nil {
+				t.Errorf("%s: no whole replay rounds", what)
+			}
+			if ls.replay != nil && cs.n != wantScalar {
+				t.Errorf("%s: %d steps taken by the scalar step, want %d", what, cs.n, wantScalar)
+			}
+			for _, L := range []int{4, 8} {
+				for _, rounds := range []bool{true, false} {
+					lr, err := NewLaneReplayer(cfg, L, pr.NumParams, pg.VJP, pg.FLanes, pg.VJPLanes, pg.Kernel, pg.VJPKernel())
+					if err != nil {
+						t.Fatal(err)
+					}
+					q := &lanetest.FwdQueue{Jobs: jobs()}
+					was := ivp.UseRounds(rounds)
+					lr.ForwardLanes(q, nil)
+					ivp.UseRounds(was)
+					q.Check(t, fmt.Sprintf("%s L=%d rounds=%v", what, L, rounds), want)
+				}
+			}
+		}
+	}
+}
+
+// countSteps counts the steps of a ForwardStepper.
+type countSteps struct {
+	ivp.ForwardStepper
+	n int
+}
+
+func (c *countSteps) Step(ms *ivp.Mesh, k int, t, h float64, y, yn, p []float64) {
+	c.n++
+	c.ForwardStepper.Step(ms, k, t, h, y, yn, p)
 }

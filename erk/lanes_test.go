@@ -145,6 +145,38 @@ func laneCases(t testing.TB) []laneCase {
 	return cs
 }
 
+// wideCase is a chain of 10 states whose f is lane code of one piece:
+// a state wider than the eight vector registers the fused reversed
+// step sums in at a time (its sums then run in pieces).
+func wideCase(t testing.TB) laneCase {
+	const n = 10
+	var src strings.Builder
+	src.WriteString("name chain\nparam a = 1, b = 0.5\n")
+	for i := range n {
+		fmt.Fprintf(&src, "state x%d = %g\n", i, 1-0.05*float64(i))
+	}
+	src.WriteString("span 0 1\n")
+	src.WriteString("x0' = -a*x0 + 0.1*x9*x1\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&src, "x%d' = a*x%d - b*x%d*x%d - 0.1*x%d\n", i, i-1, i, i, i)
+	}
+	pr := lanetest.Compiled(t, "chain.ode", src.String())
+	var trs []ivp.Trajectory
+	for i := range 9 {
+		x := float64(i)
+		y0 := make([]float64, n)
+		for d := range y0 {
+			y0[d] = 1 - 0.05*float64(d) + 0.01*x
+		}
+		tr := ivp.Trajectory{T0: 0, T1: 0.4 + 0.1*x, Y0: y0, P: []float64{1 + 0.05*x, 0.5}}
+		if i%3 == 1 {
+			tr.Save = []float64{0.1, 0.2 + 0.01*x}
+		}
+		trs = append(trs, tr)
+	}
+	return laneCase{"chain", pr, trs, 0, nil}
+}
+
 // Every lane gets the bits the scalar solver gives its trajectory
 // alone — outputs, save times, statistics, status, the mesh with its
 // stages — for every method, lane count, with f for all lanes at once
@@ -289,7 +321,9 @@ func BenchmarkLanesWidth(b *testing.B) {
 // without, for every method and lane count, with f and the cotangent
 // program in lanes or lane by lane.
 func TestLaneReverseMatchesScalar(t *testing.T) {
-	for _, c := range laneCases(t)[:2] { // lorenz and halo: every trajectory succeeds or stops on the budget
+	// lorenz and halo, where every trajectory succeeds or stops on the
+	// budget, and a state wider than the fused sums' registers.
+	for _, c := range append(laneCases(t)[:2], wideCase(t)) {
 		pr := c.pr
 		pg := pr.Programs()
 		for _, tb := range method.All() {

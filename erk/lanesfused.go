@@ -195,6 +195,15 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, k0)
 		}
 	}
+	// The forward replay uses of an attempt its proposal, the stages
+	// that make it (the mesh keeps them), the FSAL stage (the next
+	// step's k_0) and the verdict usable: it evaluates no stage after
+	// lastB that feeds the error estimate alone, and forms no error
+	// estimate (replayVerdict).
+	_, replay := rounds.(*ivp.ReplayRounds)
+	if replay {
+		end = min(end, sv.lastB+1)
+	}
 	for i := 1; i < end; i++ {
 		g.sum(regYT, sv.rows[i], dim, true)
 		for grp := range G {
@@ -211,11 +220,16 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 	} else {
 		g.sum(regY1, sv.b, dim, true)
 	}
-	g.sum(regEV, sv.e, nd, false)
-	if sv.e3 != nil {
-		g.sum(regEV3, sv.e3, nd, false)
+	switch {
+	case replay:
+		g.replayVerdict(sv.fsal && !sv.defer_, s-1)
+	default:
+		g.sum(regEV, sv.e, nd, false)
+		if sv.e3 != nil {
+			g.sum(regEV3, sv.e3, nd, false)
+		}
+		g.norm(nd, sv.e3 != nil)
 	}
-	g.norm(nd, sv.e3 != nil)
 	if rounds != nil {
 		rounds.EmitRest(a, loop)
 	} else {
@@ -226,6 +240,59 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 		return nil
 	}
 	return &fusedLanes{code: code, entry: code.Addr(0), coefs: g.coefs, size: len(a.B)}
+}
+
+// replayVerdict writes, for each group of four lanes, the verdict of
+// the forward replay's attempt into the lanes' four values at argErr:
+// 0 where it is usable, +Inf where not — where a value of the proposal
+// y1 is not finite, or (fsal set) one of the stage at index j, f at the
+// new point, which becomes the lane's next k_0.
+//
+// It is control.Norm.Of's verdict without the norm: a non-finite stage
+// with a nonzero weight in y1's row makes y1 non-finite (its term is
+// ±Inf or NaN, and so is every sum with it), so the stages the norm
+// weighs are covered but for those that only feed the error estimate
+// (Vern7's last, which the replay does not evaluate) and the FSAL
+// stage, checked here. Where the two verdicts differ — a norm that
+// overflows, an error-only stage that is not finite — the proposal is
+// finite, so the lanes' proposal is the scalar step's bits either way
+// (the fallback on a verdict of not usable only guards against the
+// operands of a NaN, which the lanes' code and Go's may order
+// differently).
+func (g *stageGen) replayVerdict(fsal bool, j int) {
+	a := &g.a
+	const pp, m0 = jit.VexPP66, jit.Map0F
+	i := len(g.coefs)
+	g.coefs = append(g.coefs, math.Inf(1))
+	a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
+	for grp := range g.groups {
+		base := grp * g.gdim
+		first := true
+		fin := func(m jit.Mem) {
+			a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, m)
+			a.VRR(pp, m0, true, jit.OpSub, yT0, yT0, yT0) // 0 if finite, NaN otherwise
+			if first {
+				a.VRR(pp, m0, true, jit.OpMov, yFin, 0, yT0)
+				first = false
+			} else {
+				a.VRR(pp, m0, true, jit.OpAdd, yFin, yFin, yT0)
+			}
+		}
+		for d := 0; d < g.gdim; d += 4 {
+			fin(jit.Mem{Base: regY1, Disp: int32(8 * (base + d))})
+		}
+		if fsal {
+			for d := 0; d < g.gdim; d += 4 {
+				fin(jit.Mem{Base: regK, Disp: int32(8 * (g.slot[j]*g.dim + base + d))})
+			}
+		}
+		a.VRR(pp, m0, true, jit.OpCmp, yMask, yFin, yZero)
+		a.B = append(a.B, cmpEQOQ) // usable
+		a.VRM(pp, jit.Map0F38, true, 0x19, yErr, 0, jit.Mem{Base: regCoefs, Disp: int32(8 * i)})
+		a.VRR(pp, m0, true, jit.OpAndN, yErr, yMask, yErr) // +Inf where not usable, else 0
+		a.Load64(jit.R12, jit.Mem{Base: jit.R13, Disp: 8 * argErr})
+		a.VRM(pp, m0, true, jit.OpSt, yErr, 0, jit.Mem{Base: jit.R12, Disp: int32(32 * grp)})
+	}
 }
 
 // laneCols is a sensitivity system by columns (ode.LaneColumns) as the

@@ -33,12 +33,16 @@ type LaneReplayer struct {
 	vjpLanes func(t, y, p, u, gy, gp []float64)
 	walk     *ivp.LaneWalk
 
-	ys               [][]float64 // the stages' inputs, lane-major
-	kbar             [][]float64 // the stages' cotangents
-	ynew, ybar, gy   []float64   // lane-major states' cotangents
-	gp, gpTmp        []float64   // lane-major parameters' cotangents
-	uS, gyS, gpS, yS []float64   // one lane's, for the cotangent program lane by lane
-	t                []float64   // the lanes' step start times
+	ys             [][]float64 // the stages' inputs, lane-major
+	kbar           [][]float64 // the stages' cotangents
+	ynew, ybar, gy []float64   // lane-major states' cotangents
+	gp, gpTmp      []float64   // lane-major parameters' cotangents
+	// gys and gps are the fused code's outputs of the cotangent
+	// program, a block for each stage: the cotangents of the stage's
+	// input (lane-major states) and of the parameters.
+	gys, gps         []float64
+	uS, gyS, gpS, yS []float64 // one lane's, for the cotangent program lane by lane
+	t                []float64 // the lanes' step start times
 	// rev is the cotangent sums as machine code, or nil; rargs its
 	// arguments (k̄, v, h, coefficients), sargs the stage code's with
 	// its output pointed at each stage input in turn.
@@ -156,7 +160,9 @@ func (lr *LaneReplayer) setFused(fk, vk *ode.LaneKernel) {
 	f := &lr.fargs
 	f[rvK], f[rvY], f[rvYS], f[rvKBar] = ptr(ls.k[0]), ptr(ls.y), unsafe.Pointer(unsafe.SliceData(lr.ysPtrs)), ptr(lr.kbar[0])
 	f[rvYNew], f[rvYBar], f[rvH], f[rvCoefs] = ptr(lr.ynew), ptr(lr.ybar), ptr(ls.hv), ptr(lr.fused.coefs)
-	f[rvGY], f[rvGP], f[rvGPTmp], f[rvT] = ptr(lr.gy), ptr(lr.gp), ptr(lr.gpTmp), ptr(lr.t)
+	nb := ls.sv.lastB + 1
+	lr.gys, lr.gps = make([]float64, nb*ls.dim*ls.L), make([]float64, nb*ls.m*ls.L)
+	f[rvGY], f[rvGP], f[rvGPTmp], f[rvT] = ptr(lr.gys), ptr(lr.gp), ptr(lr.gps), ptr(lr.t)
 	f[rvFRegs], f[rvP], f[rvVRegs] = unsafe.Pointer(unsafe.SliceData(lr.fregs)), ptr(ls.p), unsafe.Pointer(unsafe.SliceData(lr.vregs))
 }
 

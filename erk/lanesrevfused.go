@@ -9,8 +9,10 @@ import (
 // code of one piece (ode.LaneKernel), a reversed step of every lane —
 // the stages rebuilt (f's body at each stage, unless the mesh keeps
 // them), the stage inputs, and the sweep back through the stages with
-// the cotangent program's body — is one function of machine code, with
-// ReverseSteps's operations in ReverseSteps's order.
+// the cotangent program's body — is one function of machine code. Each
+// value is formed by ReverseSteps's operations in ReverseSteps's order
+// (the sums of the sweep are gathered where ReverseSteps scatters them,
+// term by term the same), so the bits are ReverseSteps's.
 
 // The arguments of the fused reverse code (its own table, read through
 // R13).
@@ -104,10 +106,13 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		a.Load64(regH, arg(rvH))
 		a.Load64(regCoefs, arg(rvCoefs))
 	}
-	coef := func(v float64) jit.Mem {
+	// coefAt appends v to the coefficients and returns its place, the
+	// coefficients' address in base.
+	coefAt := func(base byte, v float64) jit.Mem {
 		g.coefs = append(g.coefs, v)
-		return jit.Mem{Base: jit.R12, Disp: int32(8 * (len(g.coefs) - 1))}
+		return jit.Mem{Base: base, Disp: int32(8 * (len(g.coefs) - 1))}
 	}
+
 	// kernel runs body for group grp: its time t (exact, where c < 0)
 	// or t + c·h, its state the input of stage i, its first output
 	// block at the argument out offset by outStage stages (−1: none),
@@ -120,7 +125,7 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 			a.Load64(jit.R12, arg(rvH))
 			a.VRM(pp, m0, true, jit.OpLoad, yT2, 0, jit.Mem{Base: jit.R12, Disp: int32(32 * grp)})
 			a.Load64(jit.R12, arg(rvCoefs))
-			a.VRM(pp, jit.Map0F38, true, 0x19, yT1, 0, coef(c))
+			a.VRM(pp, jit.Map0F38, true, 0x19, yT1, 0, coefAt(jit.R12, c))
 			a.VRR(pp, m0, true, jit.OpMul, yT1, yT1, yT2) // c·h
 			a.VRR(pp, m0, true, jit.OpAdd, yT0, yT0, yT1) // t + c·h
 		}
@@ -139,20 +144,91 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 			a.Load64(jit.R10, arg(rvKBar))
 			a.Lea(jit.R10, jit.Mem{Base: jit.R10, Disp: int32(8 * (i*n + grp*gdim))})
 			a.Load64(jit.CX, arg(rvGPTmp))
-			a.Lea(jit.CX, jit.Mem{Base: jit.CX, Disp: int32(8 * grp * m * W)})
+			a.Lea(jit.CX, jit.Mem{Base: jit.CX, Disp: int32(8 * (i*m*L + grp*m*W))})
 		}
 		a.B = append(a.B, k.Body...)
 	}
-	// add emits dst += src over count values (dst + src, as addTo).
-	add := func(dst, src, count int) {
-		a.Load64(jit.R12, arg(dst))
-		a.Load64(jit.AX, arg(src))
-		for e := 0; e < count; e += 4 {
-			at := jit.Mem{Base: jit.R12, Disp: int32(8 * e)}
-			a.VRM(pp, m0, true, jit.OpLoad, yT0, 0, at)
-			a.VRM(pp, m0, true, jit.OpAdd, yT0, yT0, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
-			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, at)
+	// sumInto emits, over count values from offset dstOff + from (in
+	// values) of the array at argument dst, dst = init + Σ terms: init
+	// 0 or dst's own values (initOwn, initBlend), each term the values
+	// of the array at argument src from off + from, scaled by h·a where
+	// scaled (with group grp's step sizes: the values lie in that
+	// group), added in the order given — the bits of as many separate
+	// additions into dst (dst + (h·a)·v, revSum's; dst + v, addTo's),
+	// with the sum in registers, up to accRegs vectors of it at a time.
+	type term struct {
+		src, off int
+		a        float64
+		scaled   bool
+	}
+	const accRegs, yHa, yProd, yHl = 8, 8, 9, 10
+	const (
+		initZero  = iota // the sum starts from 0
+		initOwn          // … from dst's values
+		initBlend        // … from dst's values where the lane's accumulate mask (rvAcc) is set, else 0
+	)
+	sumInto := func(dst, dstOff, from, count int, init int, grp int, terms []term) {
+		for c0 := 0; c0 < count; c0 += 4 * accRegs {
+			nv := min(accRegs, (count-c0)/4)
+			a.Load64(jit.R12, arg(dst))
+			if init == initBlend {
+				a.Load64(jit.R11, arg(rvAcc))
+				a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
+			}
+			for v := range nv {
+				own := jit.Mem{Base: jit.R12, Disp: int32(8 * (dstOff + from + c0 + 4*v))}
+				switch init {
+				case initZero:
+					a.VRR(pp, m0, true, jit.OpXor, byte(v), byte(v), byte(v))
+				case initOwn:
+					a.VRM(pp, m0, true, jit.OpLoad, byte(v), 0, own)
+				case initBlend: // the lane's own where its mask is set, else 0
+					e := from + c0 + 4*v // the values of one group: the mask's four
+					a.VRM(pp, m0, true, jit.OpLoad, yProd, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * (e / gdim))})
+					a.VRM(pp, m0, true, jit.OpLoad, yHl, 0, own)
+					a.VBlendv(byte(v), yZero, yHl, yProd)
+				}
+			}
+			hLoaded, src := false, -1
+			for _, t := range terms {
+				if t.src != src {
+					a.Load64(jit.AX, arg(t.src))
+					src = t.src
+				}
+				at := func(v int) jit.Mem { return jit.Mem{Base: jit.AX, Disp: int32(8 * (t.off + from + c0 + 4*v))} }
+				if !t.scaled {
+					for v := range nv {
+						a.VRM(pp, m0, true, jit.OpAdd, byte(v), byte(v), at(v)) // acc + v
+					}
+					continue
+				}
+				if !hLoaded { // the group's step sizes, and the coefficients' address
+					a.Load64(jit.R11, arg(rvH))
+					a.VRM(pp, m0, true, jit.OpLoad, yHl, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * grp)})
+					a.Load64(jit.R11, arg(rvCoefs))
+					hLoaded = true
+				}
+				a.VRM(pp, jit.Map0F38, true, 0x19, yHa, 0, coefAt(jit.R11, t.a))
+				a.VRR(pp, m0, true, jit.OpMul, yHa, yHl, yHa) // h·a
+				for v := range nv {
+					a.VRM(pp, m0, true, jit.OpMul, yProd, yHa, at(v))       // (h·a)·v
+					a.VRR(pp, m0, true, jit.OpAdd, byte(v), byte(v), yProd) // acc + (h·a)·v
+				}
+			}
+			for v := range nv {
+				a.VRM(pp, m0, true, jit.OpSt, byte(v), 0, jit.Mem{Base: jit.R12, Disp: int32(8 * (dstOff + from + c0 + 4*v))})
+			}
 		}
+	}
+	// weight returns the coefficient of stage j in row (false where it
+	// has none).
+	weight := func(row []coef, j int) (float64, bool) {
+		for _, c := range row {
+			if c.j == j {
+				return c.a, true
+			}
+		}
+		return 0, false
 	}
 	emit := func(evalStages bool) int {
 		start, loop := len(a.B), 0
@@ -178,46 +254,53 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 				}
 			}
 		}
-		// The sweep: k̄ cleared, then b's terms; ȳ = 0 + ȳ_new.
-		a.Load64(jit.R12, arg(rvKBar))
-		a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
-		for e := 0; e < nb*n; e += 4 {
-			a.VRM(pp, m0, true, jit.OpSt, yZero, 0, jit.Mem{Base: jit.R12, Disp: int32(8 * e)})
-		}
-		regs(rvKBar, rvYNew)
-		g.revSum(sv.b)
-		a.Load64(jit.R12, arg(rvYBar))
-		a.Load64(jit.AX, arg(rvYNew))
-		a.VRR(pp, m0, true, jit.OpXor, yZero, yZero, yZero)
-		if rounds != nil {
-			// A lane taking a partial step (its accumulate mask set)
-			// adds to the ȳ it holds: ȳ + ȳ_new, as reverseStep adds
-			// into ybarOut; a full step's ȳ is cleared, 0 + ȳ_new.
-			a.Load64(jit.R11, arg(rvAcc))
-		}
-		for e := 0; e < n; e += 4 {
-			if rounds != nil {
-				a.VRM(pp, m0, true, jit.OpLoad, yT1, 0, jit.Mem{Base: jit.R11, Disp: int32(32 * (e / gdim))})
-				a.VRM(pp, m0, true, jit.OpLoad, yT2, 0, jit.Mem{Base: jit.R12, Disp: int32(8 * e)})
-				a.VBlendv(yT0, yZero, yT2, yT1)
-				a.VRM(pp, m0, true, jit.OpAdd, yT0, yT0, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
-			} else {
-				a.VRM(pp, m0, true, jit.OpAdd, yT0, yZero, jit.Mem{Base: jit.AX, Disp: int32(8 * e)})
-			}
-			a.VRM(pp, m0, true, jit.OpSt, yT0, 0, jit.Mem{Base: jit.R12, Disp: int32(8 * e)})
-		}
+		// The sweep, from the last stage to the first: k̄_i, then the
+		// cotangent program at stage i, with its outputs (the cotangents
+		// of the stage's input, v_i, and of the parameters, g_i) each in
+		// a block of its own. ReverseSteps clears k̄, adds b's terms,
+		// then after the program at each stage l adds its row's terms
+		// (h·a_lj)·v_l into the k̄_j; here each k̄_i is summed just
+		// before it is needed, from the blocks of the stages after it,
+		// with the same terms in the same order: 0 + (h·b_i)·ȳ_new, then
+		// (h·a_li)·v_l for l from the last stage down. Likewise
+		// ȳ = 0 + ȳ_new + v_last + … + v_0 and gp + g_last + … + g_0
+		// after the sweep, ReverseSteps's additions after each stage
+		// (ȳ from the one a lane holds where it takes a partial step).
 		for i := nb - 1; i >= 0; i-- {
 			for grp := range G {
-				kernel(vk, rvVRegs, grp, i, sv.c[i], rvGY, -1, true)
+				var ts []term
+				if w, ok := weight(sv.b, i); ok {
+					ts = append(ts, term{src: rvYNew, a: w, scaled: true})
+				}
+				for l := nb - 1; l > i; l-- {
+					if w, ok := weight(sv.rows[l], i); ok {
+						ts = append(ts, term{src: rvGY, off: l * n, a: w, scaled: true})
+					}
+				}
+				sumInto(rvKBar, i*n, grp*gdim, gdim, initZero, grp, ts)
 			}
-			add(rvYBar, rvGY, n)
-			if m > 0 {
-				add(rvGP, rvGPTmp, m*L)
+			for grp := range G {
+				kernel(vk, rvVRegs, grp, i, sv.c[i], rvGY, i, true)
 			}
-			if len(sv.rows[i]) > 0 {
-				regs(rvKBar, rvGY)
-				g.revSum(sv.rows[i])
+		}
+		ts := []term{{src: rvYNew}}
+		for i := nb - 1; i >= 0; i-- {
+			ts = append(ts, term{src: rvGY, off: i * n})
+		}
+		// With rounds, a lane taking a partial step (its accumulate
+		// mask set) adds to the ȳ it holds, as reverseStep adds into
+		// ybarOut: ȳ + ȳ_new + …; a full step's ȳ starts from 0.
+		init := initZero
+		if rounds != nil {
+			init = initBlend
+		}
+		sumInto(rvYBar, 0, 0, n, init, 0, ts)
+		if m > 0 {
+			ts = ts[:0]
+			for i := nb - 1; i >= 0; i-- {
+				ts = append(ts, term{src: rvGPTmp, off: i * m * L})
 			}
+			sumInto(rvGP, 0, 0, m*L, initOwn, 0, ts)
 		}
 		if rounds != nil {
 			rounds.EmitRest(a, loop)
