@@ -114,6 +114,15 @@ func (r replayStep) Save(dst []float64, t, _, ts float64, y, p []float64) {
 	sv.restep(t, ts-t, p, dst)
 }
 
+// SaveFresh is Step's first stage, f(t, y), then Save
+// (ivp.FreshSaver): the bits of a save after Step, with no Step.
+func (r replayStep) SaveFresh(dst []float64, t, _, ts float64, y, p []float64) {
+	sv := r.sv
+	sv.cfg.F(t, y, p, sv.k[0])
+	copy(sv.y, y)
+	sv.restep(t, ts-t, p, dst)
+}
+
 // ReverseStep rebuilds the step's stage inputs (from the stages kept in
 // ms, or by evaluating them again) and reverses the step.
 func (r replayStep) ReverseStep(ms *ivp.Mesh, step int, t, h float64, y, p, ynewBar, ybar, gp []float64, _ []ivp.SaveCot) {

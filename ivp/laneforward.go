@@ -53,6 +53,19 @@ type LaneForward struct {
 	rounds *ReplayRounds
 	rr     ReplayRounder
 	bound  bool
+	// fresh, where the rounds run and fb's saves need no step before
+	// them (FreshSaver), makes the lanes owe their save times: the
+	// code does not stop for them, and each job's saves are computed
+	// from its finished mesh before it is reported Done (owedSaves).
+	fresh FreshSaver
+}
+
+// FreshSaver is a ForwardStepper whose save needs no Step before it.
+type FreshSaver interface {
+	// SaveFresh writes into dst the solution at ts strictly inside the
+	// step of size h from (t, y), with the bits of Step followed by
+	// Save: it computes the step's first stage itself.
+	SaveFresh(dst []float64, t, h, ts float64, y, p []float64)
 }
 
 // NewLaneForward returns the forward replay of stepper s, whose lanes
@@ -84,6 +97,7 @@ func (w *LaneForward) Run(src ForwardSource, stop *atomic.Bool) {
 		w.bound = true
 		if r := newReplayRounds(len(w.jobs), w.dim); r != nil && w.rr.BindReplayRounds(r) {
 			w.rounds = r
+			w.fresh, _ = w.fb.(FreshSaver)
 		}
 	}
 	if w.rounds != nil {
@@ -172,7 +186,9 @@ func (w *LaneForward) after(l int) bool {
 			ms.PushStages(st)
 		}
 	}
-	w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.s.Save(l, dst, t, h, ts, job.P, &w.stats[l]) })
+	if w.fresh == nil {
+		w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.s.Save(l, dst, t, h, ts, job.P, &w.stats[l]) })
+	}
 	w.s.Accept(l)
 	w.k[l]++
 	w.a.Moved[l] = true
@@ -192,7 +208,9 @@ func (w *LaneForward) scalarStep(l int) bool {
 	t, h, tn := ms.T[k], ms.H[k], ms.T[k+1]
 	y, yn := ms.Y[k*dim:(k+1)*dim], ms.Y[(k+1)*dim:(k+2)*dim]
 	w.fb.Step(ms, k, t, h, y, yn, job.P)
-	w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.fb.Save(dst, t, h, ts, y, job.P) })
+	if w.fresh == nil {
+		w.saves(l, t, tn, yn, func(dst []float64, ts float64) { w.fb.Save(dst, t, h, ts, y, job.P) })
+	}
 	w.k[l]++
 	if w.k[l] == len(ms.H) {
 		copy(job.YOut, yn)
@@ -223,5 +241,32 @@ func (w *LaneForward) saves(l int, t, tn float64, yn []float64, restep func(dst 
 			restep(dst, save[i])
 		}
 		w.isave[l]++
+	}
+}
+
+// owedSaves writes the save times of lane l's finished job that the
+// lanes owe it (fresh): it walks the mesh's steps as Forward does, a
+// save at a step's end being the mesh's state, one strictly inside a
+// step SaveFresh's from the step's start row, so the bits are
+// Forward's.
+func (w *LaneForward) owedSaves(l int) {
+	dim, job := w.dim, w.jobs[l]
+	ms, save := job.Mesh, job.Save
+	for k := 0; k < len(ms.H) && w.isave[l] < len(save); k++ {
+		t, tn := ms.T[k], ms.T[k+1]
+		dir := 1.0
+		if tn < t {
+			dir = -1
+		}
+		for w.isave[l] < len(save) && dir*(save[w.isave[l]]-tn) <= 0 {
+			i := w.isave[l]
+			dst := job.Saved[i*dim : (i+1)*dim]
+			if save[i] == tn {
+				copy(dst, ms.Y[(k+1)*dim:(k+2)*dim])
+			} else {
+				w.fresh.SaveFresh(dst, t, ms.H[k], save[i], ms.Y[k*dim:(k+1)*dim], job.P)
+			}
+			w.isave[l]++
+		}
 	}
 }

@@ -147,6 +147,9 @@ func (w *LaneForward) runRounds(src ForwardSource, stop *atomic.Bool) {
 				*r.at(fwK, l) = 0
 				a.OK[l] = *r.at(fwErr, l) <= math.MaxFloat64
 				if !w.after(l) {
+					if w.fresh != nil {
+						w.owedSaves(l)
+					}
 					src.Done(l)
 					a.Active[l] = w.fill(src, l)
 				}
@@ -175,8 +178,9 @@ func (w *LaneForward) storeLane(l int) {
 	r.setAddr(fwYP, l, &ms.Y[(k+1)*dim])
 	*r.at(fwLeft, l) = float64(len(ms.H) - k - 1)
 	*r.at(fwK, l) = 0
-	r.setMask(fwNoSave, l, w.isave[l] == len(job.Save))
-	if w.isave[l] < len(job.Save) {
+	// A lane that owes its saves (fresh) has none left for the code.
+	r.setMask(fwNoSave, l, w.fresh != nil || w.isave[l] == len(job.Save))
+	if w.fresh == nil && w.isave[l] < len(job.Save) {
 		*r.at(fwNextSave, l) = job.Save[w.isave[l]]
 	}
 }
