@@ -245,28 +245,38 @@ func (w *LaneForward) saves(l int, t, tn float64, yn []float64, restep func(dst 
 }
 
 // owedSaves writes the save times of lane l's finished job that the
-// lanes owe it (fresh): it walks the mesh's steps as Forward does, a
-// save at a step's end being the mesh's state, one strictly inside a
-// step SaveFresh's from the step's start row, so the bits are
-// Forward's.
+// lanes owe it (fresh): each belongs to the step Forward gives it (the
+// first whose end it does not pass: dir·(ts − tn) ≤ 0, dir·x being x
+// or −x exactly); a save at the step's end is the mesh's state, one
+// strictly inside SaveFresh's from the step's start row, so the bits
+// are Forward's. The walk over the mesh's times is the tight loop.
 func (w *LaneForward) owedSaves(l int) {
 	dim, job := w.dim, w.jobs[l]
 	ms, save := job.Mesh, job.Save
-	for k := 0; k < len(ms.H) && w.isave[l] < len(save); k++ {
-		t, tn := ms.T[k], ms.T[k+1]
-		dir := 1.0
-		if tn < t {
-			dir = -1
-		}
-		for w.isave[l] < len(save) && dir*(save[w.isave[l]]-tn) <= 0 {
-			i := w.isave[l]
-			dst := job.Saved[i*dim : (i+1)*dim]
-			if save[i] == tn {
-				copy(dst, ms.Y[(k+1)*dim:(k+2)*dim])
-			} else {
-				w.fresh.SaveFresh(dst, t, ms.H[k], save[i], ms.Y[k*dim:(k+1)*dim], job.P)
+	n := len(ms.H)
+	T := ms.T[:n+1]
+	i, k := w.isave[l], 0
+	for ; i < len(save); i++ {
+		ts := save[i]
+		for ; k < n; k++ {
+			t, tn := T[k], T[k+1]
+			d := ts - tn
+			if tn < t {
+				d = -d
 			}
-			w.isave[l]++
+			if d <= 0 {
+				break
+			}
+		}
+		if k == n {
+			break
+		}
+		dst := job.Saved[i*dim : (i+1)*dim]
+		if ts == T[k+1] {
+			copy(dst, ms.Y[(k+1)*dim:(k+2)*dim])
+		} else {
+			w.fresh.SaveFresh(dst, T[k], ms.H[k], ts, ms.Y[k*dim:(k+1)*dim], job.P)
 		}
 	}
+	w.isave[l] = i
 }
