@@ -12,7 +12,9 @@ import (
 // Whole rounds of the forward replay in machine code (as LaneRounds is
 // for the lane driver): after each fused attempt, for every lane whose
 // step is the common one — usable, not the mesh's last, no save time in
-// (t, tn], a mesh without stages — the code writes the proposal into
+// (t, tn] that the lane computes itself (a lane whose saves are owed,
+// LaneForward.fresh, has none), a mesh without stages — the code writes
+// the proposal into
 // the mesh's next row, moves the lane to its next recorded step (t and
 // h from the mesh) and starts the next attempt itself. The other lanes
 // come back to Go, which runs LaneForward's after for them. The code
