@@ -27,17 +27,7 @@ func TestLaneForwardMatchesScalar(t *testing.T) {
 		pg := pr.Programs()
 		for _, tb := range method.All() {
 			for _, keep := range []bool{false, true} {
-				cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
-					MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
-				sv, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-				for i := range c.trs {
-					rec.Meshes[i].KeepStages = keep
-					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-				}
+				cfg, rec := recordCase(t, c, tb, keep)
 				// Save times that fall on steps' ends exactly, inside the
 				// mesh (the recording's never do), in every third job.
 				jobs := func() []ivp.ForwardJob {
@@ -170,17 +160,7 @@ func TestLaneForwardScalarSteps(t *testing.T) {
 	pg := pr.Programs()
 	for _, tb := range []*method.Tableau{method.Tsit5, method.Vern7} {
 		for _, keep := range []bool{false, true} {
-			cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
-				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
-			sv, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-			for i := range c.trs {
-				rec.Meshes[i].KeepStages = keep
-				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-			}
+			cfg, rec := recordCase(t, c, tb, keep)
 			want := rec.FwdJobs(pr.Dim)
 			rp, err := NewReplayer(cfg, pr.NumParams, pg.VJP)
 			if err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gradsolve/gradsolve/control"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/internal/lanetest"
 	"github.com/gradsolve/gradsolve/ivp"
@@ -27,17 +26,7 @@ func TestLaneForwardOwedSaves(t *testing.T) {
 	pg := pr.Programs()
 	for _, tb := range method.All() {
 		for _, keep := range []bool{false, true} {
-			cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
-				MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
-			sv, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-			for i := range c.trs {
-				rec.Meshes[i].KeepStages = keep
-				sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-			}
+			cfg, rec := recordCase(t, c, tb, keep)
 			jobs := func() []ivp.ForwardJob {
 				js := rec.FwdJobs(pr.Dim)
 				for i := range js {

@@ -41,6 +41,27 @@ z' = sqrt(y) - z
 // different ways: forward and backward spans, spans far from t = 0,
 // save times at the ends and inside, a trajectory the step budget stops
 // and ones that blow up.
+// recordCase records c's trajectories with tb (rtol 1e-7, atol 1e-9,
+// at most 400 steps) on the scalar solver, their meshes keeping the
+// stages or not, and returns the solver's configuration and the queue
+// that holds the recordings.
+func recordCase(t testing.TB, c laneCase, tb *method.Tableau, keep bool) (Config, *lanetest.Queue) {
+	t.Helper()
+	pr := c.pr
+	cfg := Config{Tableau: tb, F: pr.Programs().F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
+		MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
+	sv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
+	for i := range c.trs {
+		rec.Meshes[i].KeepStages = keep
+		sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
+	}
+	return cfg, rec
+}
+
 func laneCases(t testing.TB) []laneCase {
 	lor := lanetest.Compiled(t, "../examples/lorenz.ode", "")
 	halo := lanetest.Compiled(t, "../examples/halo.ode", "")
@@ -328,17 +349,7 @@ func TestLaneReverseMatchesScalar(t *testing.T) {
 		pg := pr.Programs()
 		for _, tb := range method.All() {
 			for _, keep := range []bool{false, true} {
-				cfg := Config{Tableau: tb, F: pg.F, Dim: pr.Dim, RTol: fill(1e-7, pr.Dim), ATol: fill(1e-9, pr.Dim),
-					MaxSteps: 400, Controller: control.DefaultPI(tb.Order, tb.QMin, tb.QMax)}
-				sv, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec := lanetest.NewQueue(c.trs, pr.Dim, 1, true)
-				for i := range c.trs {
-					rec.Meshes[i].KeepStages = keep
-					sv.Solve(&rec.Trs[i], &rec.Outs[i], nil)
-				}
+				cfg, rec := recordCase(t, c, tb, keep)
 				jobs := rec.Jobs(pr.Dim, pr.NumParams)
 				// Save times with cotangents exactly at steps' ends inside
 				// the mesh (a recording's never are) and inside a step, in
