@@ -47,17 +47,21 @@ func cachedRev[T any](key string, build func() (*T, int)) *T {
 
 // cachedFusedReverse is buildFusedReverse through revCache. Its key is
 // fusedKey's for f's body (the tableau, dimensions, and which rounds
-// follow: 3 for none, 4 for the reverse walk's, whose code depends on L
-// and the dimension alone besides), then the cotangent program's body.
+// follow: 3 for none, 4 for the reverse walk's, 6 for the reverse
+// walk's with its partial steps, whose code depends on L and the
+// dimension alone besides), then the cotangent program's body.
 func cachedFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roundTail) *fusedReverse {
 	if fk == nil || vk == nil {
 		return buildFusedReverse(sv, fk, vk, L, m, rounds)
 	}
 	tail := 3
-	switch rounds.(type) {
+	switch rr := rounds.(type) {
 	case nil:
 	case *ivp.ReverseRounds:
 		tail = 4
+		if rr.Partials() {
+			tail = 6
+		}
 	default:
 		return buildFusedReverse(sv, fk, vk, L, m, rounds)
 	}

@@ -193,6 +193,10 @@ func (r *ReverseRounds) SetPartials(acc unsafe.Pointer) {
 	r.args[5], r.partials = acc, true
 }
 
+// Partials reports whether SetPartials was called: whether the code of
+// the rounds takes the partial steps (the code differs with it).
+func (r *ReverseRounds) Partials() bool { return r.partials }
+
 // Args returns the address the code expects in R15 (Base, in R14, is
 // the block's).
 func (r *ReverseRounds) Args() unsafe.Pointer { return unsafe.Pointer(&r.args[0]) }
