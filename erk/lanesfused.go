@@ -368,13 +368,40 @@ func (ls *LaneSolver) setFused(regs func() []float64, cols *laneCols) {
 // and solve): the code reads everything else through its arguments, so
 // one copy serves them all. Bounded by fusedCacheBytes of code, after
 // which it starts again empty.
-var fusedCache struct {
+var fusedCache codeCache
+
+const fusedCacheBytes = 32 << 20
+
+// codeCache holds built machine codes by key, up to fusedCacheBytes of
+// code, after which it starts again empty.
+type codeCache struct {
 	sync.Mutex
-	m     map[string]*fusedLanes
+	m     map[string]any
 	bytes int
 }
 
-const fusedCacheBytes = 32 << 20
+// cachedCode returns the code c holds under key, else builds it (nil:
+// none to build), caches it with its size in bytes and returns it.
+func cachedCode[T any](c *codeCache, key string, build func() (*T, int)) *T {
+	c.Lock()
+	v, ok := c.m[key].(*T)
+	c.Unlock()
+	if ok {
+		return v
+	}
+	v, size := build()
+	if v == nil {
+		return nil
+	}
+	c.Lock()
+	defer c.Unlock()
+	if c.m == nil || c.bytes+size > fusedCacheBytes {
+		c.m, c.bytes = map[string]any{}, 0
+	}
+	c.m[key] = v
+	c.bytes += size
+	return v
+}
 
 // cachedFusedLanes is buildFusedLanes through fusedCache.
 func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, rounds roundTail) *fusedLanes {
@@ -385,24 +412,13 @@ func cachedFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, r
 	case *ivp.ReplayRounds:
 		tail = 2
 	}
-	key := fusedKey(sv, k, cols, L, m, tail)
-	fusedCache.Lock()
-	f := fusedCache.m[key]
-	fusedCache.Unlock()
-	if f != nil {
-		return f
-	}
-	if f = buildFusedLanes(sv, k, cols, L, m, rounds); f == nil {
-		return nil
-	}
-	fusedCache.Lock()
-	defer fusedCache.Unlock()
-	if fusedCache.m == nil || fusedCache.bytes+f.size > fusedCacheBytes {
-		fusedCache.m, fusedCache.bytes = map[string]*fusedLanes{}, 0
-	}
-	fusedCache.m[key] = f
-	fusedCache.bytes += f.size
-	return f
+	return cachedCode(&fusedCache, fusedKey(sv, k, cols, L, m, tail), func() (*fusedLanes, int) {
+		f := buildFusedLanes(sv, k, cols, L, m, rounds)
+		if f == nil {
+			return nil, 0
+		}
+		return f, f.size
+	})
 }
 
 // fusedKey is everything buildFusedLanes's code depends on: the

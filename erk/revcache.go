@@ -2,7 +2,6 @@ package erk
 
 import (
 	"encoding/binary"
-	"sync"
 
 	"github.com/gradsolve/gradsolve/ivp"
 	"github.com/gradsolve/gradsolve/ode"
@@ -16,34 +15,8 @@ import (
 // first gradient built its code again (some 0.5–1 ms, more than the
 // gradient of a small ensemble). The codes read everything else
 // through their arguments, and their coefficients are read only.
-var revCache struct {
-	sync.Mutex
-	m     map[string]any
-	bytes int
-}
-
-// cachedRev returns the code cached under key, else builds it (nil:
-// none to build), caches it with its size in bytes and returns it.
-func cachedRev[T any](key string, build func() (*T, int)) *T {
-	revCache.Lock()
-	c, ok := revCache.m[key].(*T)
-	revCache.Unlock()
-	if ok {
-		return c
-	}
-	c, size := build()
-	if c == nil {
-		return nil
-	}
-	revCache.Lock()
-	defer revCache.Unlock()
-	if revCache.m == nil || revCache.bytes+size > fusedCacheBytes {
-		revCache.m, revCache.bytes = map[string]any{}, 0
-	}
-	revCache.m[key] = c
-	revCache.bytes += size
-	return c
-}
+// (A cache of its own, so that neither kind pushes the other out.)
+var revCache codeCache
 
 // cachedFusedReverse is buildFusedReverse through revCache. Its key is
 // fusedKey's for f's body (the tableau, dimensions, and which rounds
@@ -67,7 +40,7 @@ func cachedFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds rou
 	}
 	key := fusedKey(sv, fk, nil, L, m, tail)
 	key = string(binary.LittleEndian.AppendUint64([]byte(key), uint64(len(vk.Body)))) + string(vk.Body)
-	return cachedRev(key, func() (*fusedReverse, int) {
+	return cachedCode(&revCache, key, func() (*fusedReverse, int) {
 		f := buildFusedReverse(sv, fk, vk, L, m, rounds)
 		if f == nil {
 			return nil, 0
@@ -80,7 +53,7 @@ func cachedFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds rou
 // the tableau's b and A, the dimension and L alone.
 func cachedRevSums(sv *Solver, L int) *revSums {
 	key := "sums" + fusedKey(sv, &ode.LaneKernel{}, nil, L, 0, 5)
-	return cachedRev(key, func() (*revSums, int) {
+	return cachedCode(&revCache, key, func() (*revSums, int) {
 		r := buildRevSums(sv, L)
 		if r == nil {
 			return nil, 0
