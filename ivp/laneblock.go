@@ -131,6 +131,46 @@ func (g blockGen) cmpC(d, s1 byte, c int, pred byte) {
 	g.a.VRMI(bpp, bm0, true, jit.OpCmp, d, s1, g.kc(c), pred)
 }
 
+// The lanes' values at their own addresses, in general registers p
+// (lane i's at p[i]): the tails gather them into a vector register, or
+// scatter one to them, lane by lane in registers rather than through
+// the block, since a 256-bit load of what 64-bit stores just wrote
+// waits for the stores to reach the cache (the processor forwards a
+// store only to a load it contains).
+
+// addrs moves the four addresses in vector register v into p (x is a
+// scratch vector register).
+func (g blockGen) addrs(p [4]byte, v, x byte) {
+	a := g.a
+	a.VMovqFromX(p[0], v)
+	a.VPextrq1(p[1], v)
+	a.VExtractHigh(x, v)
+	a.VMovqFromX(p[2], x)
+	a.VPextrq1(p[3], x)
+}
+
+// gather emits d = the four values at p[i] + disp (x is a scratch
+// vector register, not d).
+func (g blockGen) gather(d, x byte, p [4]byte, disp int32) {
+	a := g.a
+	a.VMovsdLoad(d, jit.Mem{Base: p[0], Disp: disp})
+	a.VMovhpdLoad(d, d, jit.Mem{Base: p[1], Disp: disp})
+	a.VMovsdLoad(x, jit.Mem{Base: p[2], Disp: disp})
+	a.VMovhpdLoad(x, x, jit.Mem{Base: p[3], Disp: disp})
+	a.VInsertHigh(d, d, x)
+}
+
+// scatter emits the stores of v's four values to p[i] + disp (x is a
+// scratch vector register, not v).
+func (g blockGen) scatter(v, x byte, p [4]byte, disp int32) {
+	a := g.a
+	a.VMovsdStore(jit.Mem{Base: p[0], Disp: disp}, v)
+	a.VMovhpdStore(jit.Mem{Base: p[1], Disp: disp}, v)
+	a.VExtractHigh(x, v)
+	a.VMovsdStore(jit.Mem{Base: p[2], Disp: disp}, x)
+	a.VMovhpdStore(jit.Mem{Base: p[3], Disp: disp}, x)
+}
+
 // loop emits the end of a round: return where a lane is slow (ySlow),
 // else count the round down and jump back to loop while any is left;
 // then the code's return.

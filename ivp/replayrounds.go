@@ -33,8 +33,6 @@ const (
 	fwTP              // the address of the mesh's t of the lane's step
 	fwHP              // … of its h
 	fwYP              // … of the row its proposal goes to
-	fwDst             // where the code writes the proposal (the row, or scratch)
-	fwTN              // the step's end, the mesh's next t
 	fwLeft            // the mesh's steps after this one
 	fwK               // the steps the code took since Go last saw the lane
 	fwNoSave          // mask: no save time is left
@@ -195,22 +193,20 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 	dim := r.dim
 	a.VRR(bpp, bm0, true, jit.OpXor, ySlow, ySlow, ySlow)
 	a.Load64(jit.CX, jit.Mem{Base: rArgs}) // the proposals
+	// The general registers of the lanes' addresses (gather, scatter).
+	p := [4]byte{jit.SI, jit.DI, jit.R8, jit.R9}
 	for grp := range r.L / 4 {
 		g := blockGen{a, &r.laneBlock, grp}
-		at, ld, st, rr, rm, rc, cmpC := g.lane, g.ld, g.st, g.rr, g.rm, g.rc, g.cmpC
+		ld, st, rr, rm, rc, cmpC := g.ld, g.st, g.rr, g.rm, g.rc, g.cmpC
+		const act, ok, t, tn, dir, x, sv, fast, tmp, tmp2, xs = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 		// The step's end, from the mesh.
-		for i := range 4 {
-			l := 4*grp + i
-			a.Load64(jit.AX, at(fwTP, l))
-			a.Load64(jit.AX, jit.Mem{Base: jit.AX, Disp: 8})
-			a.Store64(at(fwTN, l), jit.AX)
-		}
-		const act, ok, t, tn, dir, x, sv, fast, tmp, tmp2 = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+		ld(tmp, fwTP)
+		g.addrs(p, tmp, xs)
+		g.gather(tn, xs, p, 8)
 		ld(act, fwActive)
 		ld(ok, fwErr)
 		cmpC(ok, ok, fcMaxFloat, cmpLE) // usable
 		ld(t, fwT)
-		ld(tn, fwTN)
 		g.cmp(tmp, tn, t, cmpLT) // tn < t
 		g.ldC(dir, fcOne)
 		g.ldC(tmp2, fcMinusOne)
@@ -235,22 +231,21 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		g.ldC(tmp, fcScratch)
 		ld(tmp2, fwYP)
 		a.VBlendv(tmp, tmp, tmp2, fast)
-		st(fwDst, tmp)
-		for i := range 4 {
-			l := 4*grp + i
-			a.Load64(jit.DX, at(fwDst, l))
-			for d := range dim {
-				a.Load64(jit.AX, jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d + i))})
-				a.Store64(jit.Mem{Base: jit.DX, Disp: int32(8 * d)}, jit.AX)
-			}
+		g.addrs(p, tmp, xs)
+		for d := range dim {
+			a.VRM(bpp, bm0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d))})
+			g.scatter(tmp, xs, p, int32(8*d))
 		}
-		// The next step: the addresses on by one value (one row), the
-		// counts, the masks.
+		// The next step: the addresses on by one value (one row), its
+		// time and step size from the mesh, the counts, the masks.
 		const paddq = 0xD4
 		rc(jit.OpAnd, tmp, fast, fcEight)
-		for _, k := range []int{fwTP, fwHP} {
-			rm(paddq, tmp2, tmp, k)
-			st(k, tmp2)
+		for _, k := range [][2]int{{fwTP, fwT}, {fwHP, fwH}} {
+			rm(paddq, tmp2, tmp, k[0])
+			st(k[0], tmp2)
+			g.addrs(p, tmp2, xs)
+			g.gather(tmp2, xs, p, 0)
+			st(k[1], tmp2)
 		}
 		rc(jit.OpAnd, tmp, fast, fcRow)
 		rm(paddq, tmp2, tmp, fwYP)
@@ -264,14 +259,6 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		rm(jit.OpOr, tmp, fast, fwMoved)
 		st(fwMoved, tmp)
 		st(fwPending, fast)
-		for i := range 4 {
-			l := 4*grp + i
-			for _, k := range [][2]int{{fwTP, fwT}, {fwHP, fwH}} {
-				a.Load64(jit.AX, at(k[0], l))
-				a.Load64(jit.AX, jit.Mem{Base: jit.AX})
-				a.Store64(at(k[1], l), jit.AX)
-			}
-		}
 	}
 	r.loop(a, loop)
 }

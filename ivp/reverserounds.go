@@ -375,6 +375,10 @@ func (w *LaneWalk) schedule(l int) {
 // the entry (rwHQ points there), the cotangent of its end state staged
 // from the entry's address, the accumulate mask set; it neither moves
 // nor goes back to Go.
+// prefetchSteps is how many steps ahead of a lane's walk the reverse
+// rounds ask for its mesh.
+const prefetchSteps = 4
+
 func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 	dim := r.dim
 	stage := 8 * (r.arrays*r.L + 4*rwConsts + rtStage(dim))
@@ -383,20 +387,38 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 	for i, reg := range []byte{jit.CX, jit.SI, jit.DI, jit.R8, jit.R9} { // y, ynew, ybar, t, h
 		a.Load64(reg, jit.Mem{Base: rArgs, Disp: int32(8 * i)})
 	}
+	// The general registers of the lanes' addresses (gather).
+	p := [4]byte{jit.DX, jit.R10, jit.R11, jit.R12}
 	for grp := range r.L / 4 {
 		g := blockGen{a, &r.laneBlock, grp}
-		at, ld, st, rr, rc := g.lane, g.ld, g.st, g.rr, g.rc
-		const act, k, next, fast, tmp, tmp2, part, np, ev, cons, tmp3, endm = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+		ld, st, rr, rc := g.ld, g.st, g.rr, g.rc
+		const act, k, next, fast, tmp, tmp2, part, np, ev, cons, tmp3, endm, xv, xs = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+		// gatherTo gathers the values at p[i] + 8·d, d < dim, into the
+		// lane-major rows of the group at [base + off].
+		gatherTo := func(base byte, off int) {
+			for d := range dim {
+				g.gather(xv, xs, p, int32(8*d))
+				a.VRM(bpp, bm0, true, jit.OpSt, xv, 0, jit.Mem{Base: base, Disp: int32(off + 8*(grp*4*dim+4*d))})
+			}
+		}
+		// prefetch asks for the values of the mesh some steps back of
+		// the lanes' addresses p, of size bytes a step: the walk reads
+		// the meshes backwards, one step of each lane a round, from
+		// memory the forward replay wrote long before (the cache's
+		// prefetchers do not follow eight streams backwards).
+		prefetch := func(size int) {
+			for _, r := range p {
+				a.Prefetch(jit.Mem{Base: r, Disp: int32(-prefetchSteps * size)})
+			}
+		}
 		ld(act, rwActive)
 		ld(k, rwK)
 		if r.partials { // the lanes whose next item is a partial step
-			for i := range 4 { // the words of each lane's record
-				l := 4*grp + i
-				a.Load64(jit.DX, at(rwEP, l))
-				for w := range evSimple + 1 {
-					a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * w)})
-					a.Store64(at(rwEStep+w, l), jit.AX)
-				}
+			ld(xv, rwEP) // the words of each lane's record
+			g.addrs(p, xv, xs)
+			for w := range evSimple + 1 {
+				g.gather(xv, xs, p, int32(8*w))
+				st(rwEStep+w, xv)
 			}
 			ld(np, rwNP)
 			g.cmpC(part, np, rcwZero, cmpGT)
@@ -433,54 +455,51 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		rr(jit.OpSub, k, k, tmp)
 		st(rwK, k)
 		const psubq, paddq = 0xFB, 0xD4
+		// Each lane's state, time and step size from its mesh (or its
+		// partial step's entry), and the cotangent its entry points at:
+		// the lanes' addresses, each gathered from.
 		rc(jit.OpAnd, tmp, fast, rcwEight)
 		for _, kk := range []int{rwTP, rwHP} {
 			ld(tmp2, kk)
 			rr(psubq, tmp2, tmp2, tmp)
 			st(kk, tmp2)
 		}
+		g.addrs(p, tmp2, xs) // the step sizes'
 		rc(jit.OpAnd, tmp, fast, rcwRow)
 		ld(tmp2, rwYP)
 		rr(psubq, tmp2, tmp2, tmp)
 		st(rwYP, tmp2)
-		hp := rwHP
 		if r.partials { // one partial step fewer; h from its entry
 			rc(jit.OpAnd, tmp, part, rcwOne)
 			rr(jit.OpSub, np, np, tmp)
 			st(rwNP, np)
 			ld(tmp, rwHP)
-			ld(tmp2, rwPP)
-			a.VBlendv(tmp, tmp, tmp2, part)
+			ld(xv, rwPP)
+			a.VBlendv(tmp, tmp, xv, part)
 			st(rwHQ, tmp)
-			hp = rwHQ
+			g.addrs(p, tmp, xs)
 		}
-		// Each lane's state, time and step size from its mesh (or its
-		// partial step's entry), and the cotangent its entry points at.
-		for i := range 4 {
-			l := 4*grp + i
-			a.Load64(jit.DX, at(rwYP, l))
-			for d := range dim {
-				a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * d)})
-				a.Store64(jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d + i))}, jit.AX)
+		g.gather(xv, xs, p, 0)
+		a.VRM(bpp, bm0, true, jit.OpSt, xv, 0, jit.Mem{Base: jit.R9, Disp: int32(32 * grp)})
+		prefetch(8)
+		g.addrs(p, tmp2, xs) // the states'
+		gatherTo(jit.CX, 0)
+		prefetch(8 * dim)
+		ld(xv, rwTP)
+		g.addrs(p, xv, xs)
+		g.gather(xv, xs, p, 0)
+		prefetch(8)
+		a.VRM(bpp, bm0, true, jit.OpSt, xv, 0, jit.Mem{Base: jit.R8, Disp: int32(32 * grp)})
+		if r.partials {
+			ld(xv, rwPP) // the partial steps' entries, and their cotangents'
+			g.addrs(p, xv, xs)
+			for _, r := range p {
+				a.Load64(r, jit.Mem{Base: r, Disp: 8})
 			}
-			for _, kk := range [][2]int{{rwTP, jit.R8}, {hp, jit.R9}} {
-				a.Load64(jit.AX, at(kk[0], l))
-				a.Load64(jit.AX, jit.Mem{Base: jit.AX})
-				a.Store64(jit.Mem{Base: byte(kk[1]), Disp: int32(8 * l)}, jit.AX)
-			}
-			if r.partials {
-				a.Load64(jit.DX, at(rwPP, l))
-				a.Load64(jit.DX, jit.Mem{Base: jit.DX, Disp: 8})
-				for d := range dim {
-					a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * d)})
-					a.Store64(jit.Mem{Base: rBlock, Disp: int32(stage + 8*(grp*4*dim+4*d+i))}, jit.AX)
-				}
-				a.Load64(jit.DX, at(rwECot, l))
-				for d := range dim {
-					a.Load64(jit.AX, jit.Mem{Base: jit.DX, Disp: int32(8 * d)})
-					a.Store64(jit.Mem{Base: rBlock, Disp: int32(stageEnd + 8*(grp*4*dim+4*d+i))}, jit.AX)
-				}
-			}
+			gatherTo(rBlock, stage)
+			ld(xv, rwECot)
+			g.addrs(p, xv, xs)
+			gatherTo(rBlock, stageEnd)
 		}
 		// The cotangent of the next item's end state: this step's of its
 		// start state, where the lane goes on; the staged one where it

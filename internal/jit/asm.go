@@ -295,3 +295,54 @@ func (a *Asm) Jnz32(target int) int {
 func (a *Asm) Patch32(at, target int) {
 	binary.LittleEndian.PutUint32(a.B[at:], uint32(int32(target-(at+4))))
 }
+
+// The 64-bit lanes of a 256-bit register moved one at a time, between
+// it and memory or general registers: what code that gathers four
+// lanes' values from four addresses uses instead of four 64-bit stores
+// and a 256-bit load of what they stored (a load the processor cannot
+// forward from the stores, so that it waits for them to reach the
+// cache), and what it scatters them with.
+
+// VMovsdLoad emits vmovsd x, [m]: the 64 bits at m into x's first
+// lane, the rest of x (all 256 bits) cleared.
+func (a *Asm) VMovsdLoad(x byte, m Mem) { a.VRM(VexPPF2, Map0F, false, OpLoad, x, 0, m) }
+
+// VMovhpdLoad emits vmovhpd x, lo, [m]: lo's first lane, then the 64
+// bits at m, into x's first 128 bits (its upper 128 cleared).
+func (a *Asm) VMovhpdLoad(x, lo byte, m Mem) { a.VRM(VexPP66, Map0F, false, 0x16, x, lo, m) }
+
+// VMovsdStore emits vmovsd [m], x: x's first lane.
+func (a *Asm) VMovsdStore(m Mem, x byte) { a.VRM(VexPPF2, Map0F, false, OpSt, x, 0, m) }
+
+// VMovhpdStore emits vmovhpd [m], x: x's second lane.
+func (a *Asm) VMovhpdStore(m Mem, x byte) { a.VRM(VexPP66, Map0F, false, 0x17, x, 0, m) }
+
+// VInsertHigh emits vinsertf128 dst, lo, x, 1: lo's first 128 bits,
+// then x's.
+func (a *Asm) VInsertHigh(dst, lo, x byte) { a.VRRI(VexPP66, Map0F3A, true, 0x18, dst, lo, x, 1) }
+
+// VExtractHigh emits vextractf128 x, y, 1: y's upper 128 bits into x.
+func (a *Asm) VExtractHigh(x, y byte) { a.VRRI(VexPP66, Map0F3A, true, 0x19, y, 0, x, 1) }
+
+// VMovqFromX emits vmovq r, x: x's first lane into a general register.
+func (a *Asm) VMovqFromX(r, x byte) {
+	a.vex(VexPP66, Map0F, false, x, 0, r)
+	a.B[len(a.B)-1] |= 0x80 // W1: 64 bits
+	a.B = append(a.B, 0x7E, 0xC0|(x&7)<<3|r&7)
+}
+
+// VPextrq1 emits vpextrq r, x, 1: x's second lane into a general
+// register.
+func (a *Asm) VPextrq1(r, x byte) {
+	a.vex(VexPP66, Map0F3A, false, x, 0, r)
+	a.B[len(a.B)-1] |= 0x80 // W1
+	a.B = append(a.B, 0x16, 0xC0|(x&7)<<3|r&7, 1)
+}
+
+// Prefetch emits prefetcht0 [m]: a hint to bring m's cache line into
+// every level of the cache.
+func (a *Asm) Prefetch(m Mem) {
+	a.rex(false, 1, m.Base)
+	a.B = append(a.B, 0x0F, 0x18)
+	a.modrmMem(1, m)
+}

@@ -50,6 +50,18 @@ func TestEncodings(t *testing.T) {
 		{"decq 0x8(%rax)", func(a *Asm) { a.DecMem64(Mem{AX, 8}) }, []byte{0x48, 0xff, 0x48, 0x08}},
 		{"jnz .+6 (to its own end)", func(a *Asm) { a.Jnz32(6) }, []byte{0x0f, 0x85, 0, 0, 0, 0}},
 		{"jnz .-10", func(a *Asm) { a.Jnz32(-1); a.Patch32(2, -4) }, []byte{0x0f, 0x85, 0xf6, 0xff, 0xff, 0xff}},
+		// The moves of single lanes (the round tails' gathers and scatters).
+		{"vmovsd 0x8(%rdx),%xmm12", func(a *Asm) { a.VMovsdLoad(12, Mem{DX, 8}) }, []byte{0xc4, 0x61, 0x7b, 0x10, 0x62, 0x08}},
+		{"vmovsd 0x0(%r12),%xmm1", func(a *Asm) { a.VMovsdLoad(1, Mem{R12, 0}) }, []byte{0xc4, 0xc1, 0x7b, 0x10, 0x4c, 0x24, 0x00}},
+		{"vmovhpd 0x10(%r10),%xmm12,%xmm12", func(a *Asm) { a.VMovhpdLoad(12, 12, Mem{R10, 16}) }, []byte{0xc4, 0x41, 0x19, 0x16, 0x62, 0x10}},
+		{"vmovsd %xmm3,0x18(%r11)", func(a *Asm) { a.VMovsdStore(Mem{R11, 0x18}, 3) }, []byte{0xc4, 0xc1, 0x7b, 0x11, 0x5b, 0x18}},
+		{"vmovhpd %xmm13,0x0(%rdx)", func(a *Asm) { a.VMovhpdStore(Mem{DX, 0}, 13) }, []byte{0xc4, 0x61, 0x79, 0x17, 0x6a, 0x00}},
+		{"vinsertf128 $0x1,%xmm13,%ymm12,%ymm12", func(a *Asm) { a.VInsertHigh(12, 12, 13) }, []byte{0xc4, 0x43, 0x1d, 0x18, 0xe5, 0x01}},
+		{"vextractf128 $0x1,%ymm4,%xmm13", func(a *Asm) { a.VExtractHigh(13, 4) }, []byte{0xc4, 0xc3, 0x7d, 0x19, 0xe5, 0x01}},
+		{"vmovq %xmm12,%rdx", func(a *Asm) { a.VMovqFromX(DX, 12) }, []byte{0xc4, 0x61, 0xf9, 0x7e, 0xe2}},
+		{"vmovq %xmm1,%r12", func(a *Asm) { a.VMovqFromX(R12, 1) }, []byte{0xc4, 0xc1, 0xf9, 0x7e, 0xcc}},
+		{"vpextrq $0x1,%xmm12,%r10", func(a *Asm) { a.VPextrq1(R10, 12) }, []byte{0xc4, 0x43, 0xf9, 0x16, 0xe2, 0x01}},
+		{"vpextrq $0x1,%xmm2,%rax", func(a *Asm) { a.VPextrq1(AX, 2) }, []byte{0xc4, 0xe3, 0xf9, 0x16, 0xd0, 0x01}},
 		// The forms of the lane controller (control.NextLanes), as GNU as
 		// assembles them with {vex3} (and {disp8} for a zero displacement).
 		{"vminpd %ymm11,%ymm8,%ymm1", func(a *Asm) { a.VRR(VexPP66, Map0F, true, OpMin, 1, 8, 11) }, []byte{0xc4, 0xc1, 0x3d, 0x5d, 0xcb}},
