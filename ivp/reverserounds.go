@@ -124,7 +124,7 @@ type ReverseRounds struct {
 	// stepper's lane-major step start states, end-state and start-state
 	// cotangents, and the lanes' times and step sizes (SetArrays), then
 	// that of its accumulate mask (SetPartials).
-	args [6]unsafe.Pointer
+	args [ReverseArgAcc + 1]unsafe.Pointer
 	// partials says whether the code takes the partial steps
 	// (SetPartials).
 	partials bool
@@ -190,8 +190,12 @@ func (r *ReverseRounds) SetArrays(y, ynew, ybar, t, h unsafe.Pointer) {
 // The stepper calls it before EmitRest, and clears lane l's word in
 // LoadLane.
 func (r *ReverseRounds) SetPartials(acc unsafe.Pointer) {
-	r.args[5], r.partials = acc, true
+	r.args[ReverseArgAcc], r.partials = acc, true
 }
+
+// ReverseArgAcc is the index in Args of the accumulate mask's address
+// (SetPartials), for a stepper's code that reads it through R15.
+const ReverseArgAcc = 5
 
 // Partials reports whether SetPartials was called: whether the code of
 // the rounds takes the partial steps (the code differs with it).
@@ -541,7 +545,7 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 			ld(tmp2, rwEP)
 			rr(paddq, tmp2, tmp2, tmp)
 			st(rwEP, tmp2)
-			a.Load64(jit.AX, jit.Mem{Base: rArgs, Disp: 40})
+			a.Load64(jit.AX, jit.Mem{Base: rArgs, Disp: 8 * ReverseArgAcc})
 			a.VRM(bpp, bm0, true, jit.OpSt, part, 0, jit.Mem{Base: jit.AX, Disp: int32(32 * grp)})
 		}
 	}

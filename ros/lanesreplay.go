@@ -465,6 +465,9 @@ type LaneReplayer struct {
 	rounds *roundsCode
 	rblock *ivp.ReverseRounds
 	rargs  [16]unsafe.Pointer
+	// acc is the rounds' accumulate mask: set where a lane's item is a
+	// partial step (ivp.ReverseRounds.SetPartials).
+	acc []float64
 }
 
 // NewLaneReplayer returns the replayer of cfg (as NewReplayer, with the

@@ -39,8 +39,9 @@ var (
 // on the block's lane count and state size only (its addresses are the
 // block's, through R14), which fc fixes.
 type roundsKey struct {
-	fc *laneCode
-	rc *revCode
+	fc       *laneCode
+	rc       *revCode
+	partials bool // the rounds take partial steps (ivp.ReverseRounds.SetPartials)
 }
 
 // The arguments of the code of a round (jit.Call16, in BX throughout):
@@ -57,7 +58,11 @@ const (
 // arguments, then, at each round, the fused attempt (its arena in DI),
 // ȳ cleared (ReverseSteps puts the walk's cleared ȳ there), the fused
 // sweep (the forward arena in DI, the reverse one in SI), and r's rest
-// of the round; nil where either piece is not fused.
+// of the round; nil where either piece is not fused. Where r takes
+// partial steps (ivp.ReverseRounds.SetPartials), ȳ is cleared only in
+// the lanes whose accumulate mask is clear: a lane taking a partial
+// step adds its cotangents to the ȳ it holds, as ReversePartial adds
+// into the walk's ȳ after the full step.
 func buildRounds(fc *laneCode, rc *revCode, r *ivp.ReverseRounds) *roundsCode {
 	if fc.body == nil || rc.body == nil {
 		return nil
@@ -74,9 +79,22 @@ func buildRounds(fc *laneCode, rc *revCode, r *ivp.ReverseRounds) *roundsCode {
 	a.MovRR(revBase, jit.SI)
 	fl, rl := fc.lay, rc.lay
 	a.VRR(pp66, m0F, true, jit.OpXor, 0, 0, 0)
+	if r.Partials() {
+		a.Load64(jit.AX, jit.Mem{Base: jit.R15, Disp: 8 * ivp.ReverseArgAcc})
+	}
 	for grp := range fl.G {
+		if r.Partials() {
+			a.VRM(pp66, m0F, true, jit.OpLoad, 1, 0, jit.Mem{Base: jit.AX, Disp: int32(32 * grp)})
+		}
 		for d := range rl.ybar.n {
-			a.VRM(pp66, m0F, true, jit.OpSt, 0, 0, jit.Mem{Base: revBase, Disp: int32(8 * fl.at(rl.ybar, d, grp))})
+			at := jit.Mem{Base: revBase, Disp: int32(8 * fl.at(rl.ybar, d, grp))}
+			v := byte(0)
+			if r.Partials() { // the lane's own where its mask is set, else 0
+				a.VRM(pp66, m0F, true, jit.OpLoad, 2, 0, at)
+				a.VBlendv(2, 0, 2, 1)
+				v = 2
+			}
+			a.VRM(pp66, m0F, true, jit.OpSt, v, 0, at)
 		}
 	}
 	a.B = append(a.B, rc.body...)
@@ -98,7 +116,13 @@ func (lr *LaneReplayer) BindReverseRounds(r *ivp.ReverseRounds) bool {
 	if lr.rounds != nil || !ls.code.fused || ls.fsal || !lr.rc.fused || ls.ns != 0 {
 		return false
 	}
-	k := roundsKey{ls.code, lr.rc}
+	// The partial steps in the rounds too: every code built here takes
+	// them, so the cached ones agree.
+	if lr.acc == nil {
+		lr.acc = make([]float64, ls.L)
+	}
+	r.SetPartials(unsafe.Pointer(unsafe.SliceData(lr.acc)))
+	k := roundsKey{ls.code, lr.rc, r.Partials()}
 	roundsMu.Lock()
 	rc, ok := roundsCache[k]
 	if !ok {
@@ -197,6 +221,9 @@ func (lr *LaneReplayer) LoadLane(l int, r *ivp.LaneReverse) {
 	scatter(lr.ynb, r.YNewBar[l][:n], l)
 	scatter(lr.ybar, r.YBar[l][:n], l)
 	scatter(lr.gp, r.GP[l][:m], l)
+	if lr.acc != nil {
+		lr.acc[l] = 0 // a full step: its ȳ starts cleared
+	}
 }
 
 // StoreLane takes lane l's results out of the lanes into r, as
