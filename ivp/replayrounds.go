@@ -203,6 +203,7 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		ld(tmp, fwTP)
 		g.addrs(p, tmp, xs)
 		g.gather(tn, xs, p, 8)
+		g.prefetch(p, 8*prefetchSteps)
 		ld(act, fwActive)
 		ld(ok, fwErr)
 		cmpC(ok, ok, fcMaxFloat, cmpLE) // usable
@@ -232,6 +233,7 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 		ld(tmp2, fwYP)
 		a.VBlendv(tmp, tmp, tmp2, fast)
 		g.addrs(p, tmp, xs)
+		g.prefetch(p, 8*dim*prefetchSteps)
 		for d := range dim {
 			a.VRM(bpp, bm0, true, jit.OpLoad, tmp, 0, jit.Mem{Base: jit.CX, Disp: int32(8 * (grp*4*dim + 4*d))})
 			g.scatter(tmp, xs, p, int32(8*d))
@@ -245,6 +247,9 @@ func (r *ReplayRounds) EmitRest(a *jit.Asm, loop int) {
 			st(k[0], tmp2)
 			g.addrs(p, tmp2, xs)
 			g.gather(tmp2, xs, p, 0)
+			if k[0] == fwHP {
+				g.prefetch(p, 8*prefetchSteps)
+			}
 			st(k[1], tmp2)
 		}
 		rc(jit.OpAnd, tmp, fast, fcRow)

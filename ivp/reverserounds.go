@@ -379,10 +379,6 @@ func (w *LaneWalk) schedule(l int) {
 // the entry (rwHQ points there), the cotangent of its end state staged
 // from the entry's address, the accumulate mask set; it neither moves
 // nor goes back to Go.
-// prefetchSteps is how many steps ahead of a lane's walk the reverse
-// rounds ask for its mesh.
-const prefetchSteps = 4
-
 func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 	dim := r.dim
 	stage := 8 * (r.arrays*r.L + 4*rwConsts + rtStage(dim))
@@ -408,13 +404,8 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		// prefetch asks for the values of the mesh some steps back of
 		// the lanes' addresses p, of size bytes a step: the walk reads
 		// the meshes backwards, one step of each lane a round, from
-		// memory the forward replay wrote long before (the cache's
-		// prefetchers do not follow eight streams backwards).
-		prefetch := func(size int) {
-			for _, r := range p {
-				a.Prefetch(jit.Mem{Base: r, Disp: int32(-prefetchSteps * size)})
-			}
-		}
+		// memory the forward replay wrote long before.
+		prefetch := func(size int) { g.prefetch(p, -prefetchSteps*size) }
 		ld(act, rwActive)
 		ld(k, rwK)
 		if r.partials { // the lanes whose next item is a partial step
