@@ -79,12 +79,22 @@ type LaneReplayer struct {
 func (lr *LaneReplayer) ForwardLanes(src ivp.ForwardSource, stop *atomic.Bool) {
 	if lr.fwd == nil {
 		lr.fls = lr.ls
+		var saves *LaneSolver
 		if lr.fk != nil {
 			if ls, err := NewLanes(lr.ls.sv.cfg, lr.ls.L, lr.m, lr.ls.flanes, lr.fk); err == nil {
 				lr.fls = ls
 			}
+			// The saves the whole replay rounds owe, in lanes of
+			// their own: an attempt of size ts − t from the save's
+			// step start is the scalar SaveFresh's step.
+			if ls, err := NewLanes(lr.ls.sv.cfg, lr.ls.L, lr.m, lr.ls.flanes, lr.fk); err == nil {
+				saves = ls
+			}
 		}
 		lr.fwd = ivp.NewLaneForward(lr.fls, lr.sv.cfg.F, lr.ls.dim, replayStep{lr.Replayer})
+		if saves != nil {
+			lr.fwd.SaveLanes(saves)
+		}
 	}
 	lr.fwd.Run(src, stop)
 }

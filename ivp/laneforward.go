@@ -58,6 +58,34 @@ type LaneForward struct {
 	// code does not stop for them, and each job's saves are computed
 	// from its finished mesh before it is reported Done (owedSaves).
 	fresh FreshSaver
+	// ss, where set (SaveLanes), computes a finished job's owed saves
+	// in its lanes, each a step of its own from its step's start
+	// (Stepper.Attempt's bits, which are SaveFresh's), with sa its
+	// attempt, owed the saves' places and sst the statistics its
+	// attempts count into (a save counts none, as SaveFresh's).
+	ss   LaneStepper
+	sa   LaneAttempt
+	owed []owedSave
+	sst  ode.Stats
+}
+
+// owedSave is a save time strictly inside a step, owed to a finished
+// job: the save's index and its step.
+type owedSave struct{ i, k int }
+
+// SaveLanes makes ss, a stepper of the same method with lanes of its
+// own (not bound to rounds), compute the saves a finished job is owed
+// (see fresh), in batches of its lanes rather than one fresh scalar
+// step each. An attempt the lanes cannot use (a non-finite proposal)
+// falls back to the scalar SaveFresh.
+func (w *LaneForward) SaveLanes(ss LaneStepper) {
+	L := ss.Lanes()
+	w.ss = ss
+	w.sa = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	for l := range w.sa.Stats {
+		w.sa.Stats[l] = &w.sst
+	}
 }
 
 // FreshSaver is a ForwardStepper whose save needs no Step before it.
@@ -272,11 +300,50 @@ func (w *LaneForward) owedSaves(l int) {
 			break
 		}
 		dst := job.Saved[i*dim : (i+1)*dim]
-		if ts == T[k+1] {
+		switch {
+		case ts == T[k+1]:
 			copy(dst, ms.Y[(k+1)*dim:(k+2)*dim])
-		} else {
+		case w.ss != nil:
+			w.owed = append(w.owed, owedSave{i, k})
+		default:
 			w.fresh.SaveFresh(dst, T[k], ms.H[k], ts, ms.Y[k*dim:(k+1)*dim], job.P)
 		}
 	}
 	w.isave[l] = i
+	if len(w.owed) > 0 {
+		w.saveLanes(job)
+	}
+}
+
+// saveLanes computes job's owed saves (owed) with ss, a batch of its
+// lanes at a time: each lane at its save's step start (t, y), with f
+// there evaluated as SaveFresh evaluates it, takes one attempt of size
+// ts − t, whose proposal is the save.
+func (w *LaneForward) saveLanes(job *ForwardJob) {
+	dim, ms, a, L := w.dim, job.Mesh, &w.sa, len(w.sa.T)
+	for start := 0; start < len(w.owed); start += L {
+		batch := w.owed[start:min(start+L, len(w.owed))]
+		for l := range L {
+			a.Active[l] = l < len(batch)
+			if !a.Active[l] {
+				continue
+			}
+			o := batch[l]
+			t, y := ms.T[o.k], ms.Y[o.k*dim:(o.k+1)*dim]
+			w.f(t, y, job.P, w.f0)
+			w.ss.Load(l, y, w.f0, job.P)
+			a.T[l], a.H[l], a.Moved[l] = t, job.Save[o.i]-t, false
+		}
+		w.ss.Attempt(a)
+		for l, o := range batch {
+			dst := job.Saved[o.i*dim : (o.i+1)*dim]
+			if a.OK[l] {
+				w.ss.Proposal(l, dst)
+				continue
+			}
+			k := o.k
+			w.fresh.SaveFresh(dst, ms.T[k], ms.H[k], job.Save[o.i], ms.Y[k*dim:(k+1)*dim], job.P)
+		}
+	}
+	w.owed = w.owed[:0]
 }
