@@ -409,9 +409,11 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		ld(act, rwActive)
 		ld(k, rwK)
 		if r.partials { // the lanes whose next item is a partial step
-			ld(xv, rwEP) // the words of each lane's record
+			// The words of each lane's record that say whether the
+			// lane moves to its step (the rest below, where one does).
+			ld(xv, rwEP)
 			g.addrs(p, xv, xs)
-			for w := range evSimple + 1 {
+			for _, w := range []int{evStep, evSimple} {
 				g.gather(xv, xs, p, int32(8*w))
 				st(rwEStep+w, xv)
 			}
@@ -486,6 +488,22 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 		prefetch(8)
 		a.VRM(bpp, bm0, true, jit.OpSt, xv, 0, jit.Mem{Base: jit.R8, Disp: int32(32 * grp)})
 		if r.partials {
+			// Where a lane of the group takes a partial step or moves
+			// to its record's step (rare: a few per walk), the rest of
+			// the records' words, the partial steps' cotangents and the
+			// saves' at the steps' ends; elsewhere the values left from
+			// before are masked out below (part, ev and cons clear).
+			rr(jit.OpOr, xv, part, ev)
+			a.VPtest(xv, xv)
+			skip := a.Jz32(-1)
+			ld(xv, rwEP)
+			g.addrs(p, xv, xs)
+			for w := range evSimple + 1 {
+				if w != evStep && w != evSimple {
+					g.gather(xv, xs, p, int32(8*w))
+					st(rwEStep+w, xv)
+				}
+			}
 			ld(xv, rwPP) // the partial steps' entries, and their cotangents'
 			g.addrs(p, xv, xs)
 			for _, r := range p {
@@ -495,6 +513,7 @@ func (r *ReverseRounds) EmitRest(a *jit.Asm, loop int) {
 			ld(xv, rwECot)
 			g.addrs(p, xv, xs)
 			gatherTo(rBlock, stageEnd)
+			a.Patch32(skip, len(a.B))
 		}
 		// The cotangent of the next item's end state: this step's of its
 		// start state, where the lane goes on; the staged one where it

@@ -290,6 +290,16 @@ func (a *Asm) Jnz32(target int) int {
 	return at
 }
 
+// Jz32 is Jnz32 for jz: the jump is taken where ZF is set.
+func (a *Asm) Jz32(target int) int {
+	a.B = append(a.B, 0x0F, 0x84, 0, 0, 0, 0)
+	at := len(a.B) - 4
+	if target >= 0 {
+		a.Patch32(at, target)
+	}
+	return at
+}
+
 // Patch32 sets the 32-bit displacement at offset at (of a jump that
 // ends there) to reach target, an offset in B.
 func (a *Asm) Patch32(at, target int) {

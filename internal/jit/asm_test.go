@@ -44,6 +44,7 @@ func TestEncodings(t *testing.T) {
 		{"decq 0x8(%rax)", func(a *Asm) { a.DecMem64(Mem{AX, 8}) }, []byte{0x48, 0xff, 0x48, 0x08}},
 		{"jnz .+6 (to its own end)", func(a *Asm) { a.Jnz32(6) }, []byte{0x0f, 0x85, 0, 0, 0, 0}},
 		{"jnz .-10", func(a *Asm) { a.Jnz32(-1); a.Patch32(2, -4) }, []byte{0x0f, 0x85, 0xf6, 0xff, 0xff, 0xff}},
+		{"jz .+6 (to its own end)", func(a *Asm) { a.Jz32(6) }, []byte{0x0f, 0x84, 0, 0, 0, 0}},
 		{"vptest %ymm15,%ymm15", func(a *Asm) { a.VPtest(15, 15) }, []byte{0xc4, 0x42, 0x7d, 0x17, 0xff}},
 		{"vptest %ymm2,%ymm1", func(a *Asm) { a.VPtest(1, 2) }, []byte{0xc4, 0xe2, 0x7d, 0x17, 0xca}},
 		{"decq 0x1f8(%r14)", func(a *Asm) { a.DecMem64(Mem{R14, 0x1f8}) }, []byte{0x49, 0xff, 0x8e, 0xf8, 0x01, 0x00, 0x00}},
