@@ -45,14 +45,14 @@
 //   - the reverse replay (gradsolve.Record, Recording.Replay,
 //     Recording.Gradient): an evaluation replays the recorded meshes
 //     at the new point and runs the discrete adjoint, at a cost that does
-//     not grow with the number of fitted quantities: about 2.5 forward
+//     not grow with the number of fitted quantities: about 2 forward
 //     solves on the lane engine (cpu-lanes), 4 on the others (measured);
 //   - forward sensitivities (gradsolve.Solve with Options.Sens), a
 //     fresh adaptive solve per evaluation: about 1 + 0.5 (cpu-lanes) or
 //     1 + 0.3 (the others) forward solves per fitted quantity.
 //
 // LevenbergMarquardt takes forward sensitivities; Adam and LBFGS the
-// cheaper route by that cost model (forward up to three fitted
+// cheaper route by that cost model (forward up to two fitted
 // quantities on cpu-lanes and up to ten elsewhere, reverse beyond).
 // Report.Mode and ModeReason say which, on which engine, and why;
 // Spec.Mode overrides.

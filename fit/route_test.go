@@ -11,7 +11,7 @@ import (
 
 // A gradient optimiser takes the route the cost model of the engine its
 // solves run on says is cheaper: on cpu-lanes forward sensitivities up
-// to three fitted quantities and the reverse replay beyond, elsewhere
+// to two fitted quantities and the reverse replay beyond, elsewhere
 // forward up to ten; LevenbergMarquardt always forward. The reason
 // names the engine and both estimates.
 func TestRouteByEngine(t *testing.T) {
@@ -38,13 +38,13 @@ func TestRouteByEngine(t *testing.T) {
 	for _, c := range []struct {
 		k   int
 		opt Optimizer
-	}{{1, &Adam{}}, {3, &Adam{}}, {4, &Adam{}}, {6, &LBFGS{}}, {6, &LevenbergMarquardt{}}} {
+	}{{1, &Adam{}}, {2, &Adam{}}, {3, &Adam{}}, {4, &Adam{}}, {6, &LBFGS{}}, {6, &LevenbergMarquardt{}}} {
 		s, err := newSetup(&Spec{Problem: pr, Ensemble: ens, Options: o, Data: data, Params: all[:c.k], Owner: PerTrajectory, Optimizer: c.opt})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := router.Forward
-		if _, lm := c.opt.(*LevenbergMarquardt); !lm && (ch.Engine == "cpu-lanes" && c.k > 3 || c.k > 10) {
+		if _, lm := c.opt.(*LevenbergMarquardt); !lm && (ch.Engine == "cpu-lanes" && c.k > 2 || c.k > 10) {
 			want = router.Reverse
 		}
 		if s.mode != want {

@@ -29,9 +29,9 @@ import (
 //
 //	                        cpu-lanes            other engines
 //	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.3·len(Params) forward solves
-//	reverse replay:         2.5                  4 forward solves (replay and reverse sweep)
+//	reverse replay:         2.0                  4 forward solves (replay and reverse sweep)
 //
-// — forward up to three fitted quantities on cpu-lanes and up to ten
+// — forward up to two fitted quantities on cpu-lanes and up to ten
 // elsewhere, reverse beyond — among the routes whose derivative
 // programs the problem offers, unless Spec.Mode names one. On the reverse route an evaluation replays the current
 // recording at the new point (its accepted steps held fixed: the

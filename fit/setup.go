@@ -415,7 +415,13 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // all run whole rounds in machine code (ivp.LaneRounds, ReplayRounds,
 // ReverseRounds), the solve itself is about twice as fast: sensitivities
 // to 1, 3 and 6 quantities cost 1.15–1.4, 2.1–2.8 and 3.6–4.8 solves, a
-// replay with its reverse sweep 1.7–2.9 (interleaved runs, 2026-12-01).
+// replay with its reverse sweep 1.7–2.9 (interleaved runs, 2026-12-01);
+// since the rounds' tails gather the lanes' mesh values in registers and
+// owed saves run in lanes (2026-12-02, bench/results/fit-update-tails-2026-12-02.txt),
+// 1.6–1.8 (Lorenz, 1, 3 or 6 quantities; the decay alike) and 2.1 (the
+// halo with nine save times), against 1.4–1.6, 2.4–2.7 and 3.7–4.5 for
+// the sensitivities: the forward route for up to two quantities, the
+// reverse beyond.
 //
 // On cpu-ros-lanes (256 Robertson trajectories, Rodas5P at rtol 1e-8,
 // atol 1e-12, fitting 1, 2, 3 rates or the rates and the three initial
@@ -439,7 +445,7 @@ const (
 	replayGradientCost = 4.0
 
 	lanesForwardColumnCost  = 0.5
-	lanesReplayGradientCost = 2.5
+	lanesReplayGradientCost = 2.0
 
 	rosLanesForwardColumnCost  = 0.7
 	rosLanesReplayGradientCost = 2.5
@@ -451,7 +457,7 @@ const (
 //
 //	                        cpu-lanes            cpu-ros-lanes        other engines
 //	forward sensitivities:  1 + 0.5·len(Params)  1 + 0.7·len(Params)  1 + 0.3·len(Params) forward solves
-//	reverse replay:         2.5                  2.5                  4 forward solves
+//	reverse replay:         2.0                  2.5                  4 forward solves
 //
 // (the engine the fit's solves run on, gradsolve.ChooseEngine) among the
 // routes whose derivative programs the problem offers.
