@@ -418,10 +418,10 @@ func (s *setup) resolveOptimizer(spec *Spec) error {
 // replay with its reverse sweep 1.7–2.9 (interleaved runs, 2026-12-01);
 // since the rounds' tails gather the lanes' mesh values in registers and
 // owed saves run in lanes (2026-12-02, bench/results/fit-update-tails-2026-12-02.txt),
-// 1.6–1.8 (Lorenz, 1, 3 or 6 quantities; the decay alike) and 2.1 (the
-// halo with nine save times), against 1.4–1.6, 2.4–2.7 and 3.7–4.5 for
-// the sensitivities: the forward route for up to two quantities, the
-// reverse beyond.
+// 1.6–1.8 (Lorenz, 1, 3 or 6 quantities; the decay alike) and 2.1–2.3
+// (the halo with nine save times), against 1.2–1.4, 2.3 and 3.8–4.5 for
+// the sensitivities to 1, 3 and 6: the forward route for up to two
+// quantities, the reverse beyond.
 //
 // On cpu-ros-lanes (256 Robertson trajectories, Rodas5P at rtol 1e-8,
 // atol 1e-12, fitting 1, 2, 3 rates or the rates and the three initial
