@@ -254,3 +254,35 @@ func BenchmarkLanesStiff(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLanesSaves measures a lane solve with save times inside its
+// steps, whose saves the lane solver puts off and computes a batch of
+// lanes at a time (ivp.SaveQueuer): 256 halo orbits (examples/halo.ode,
+// q from 0.6 to 1, t ∈ [0, 10]), Tsit5 at rtol 1e-8, atol 1e-10, with 0,
+// 10 and 100 save times evenly inside the span.
+func BenchmarkLanesSaves(b *testing.B) {
+	if err := cpu.LanesAvailable(); err != nil {
+		b.Skipf("cpu-lanes cannot run here: %v", err)
+	}
+	halo := exampleProblem(b, "halo")
+	const n = 256
+	p := make([]float64, 0, 3*n)
+	for _, q := range linspace(0.6, 1, n) {
+		p = append(p, 1, q, 0.2)
+	}
+	o := &gradsolve.Options{Method: method.Tsit5, RTol: 1e-8, ATol: 1e-10, Engine: "cpu-lanes"}
+	for _, k := range []int{0, 10, 100} {
+		save := make([]float64, k)
+		for j := range save {
+			save[j] = 10 * float64(j+1) / float64(k+1)
+		}
+		ens := &gradsolve.Ensemble{N: n, P: p, T0: []float64{0}, T1: []float64{10}, Save: save}
+		b.Run(fmt.Sprintf("saves=%d", k), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := gradsolve.Solve(context.Background(), halo, ens, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -80,6 +80,11 @@ type LaneSolver struct {
 	replay *ivp.ReplayRounds
 	rcode  *fusedLanes
 	rargs  [18]unsafe.Pointer
+	// lp and nState are newLanes's arguments, for the lanes of the
+	// queued saves (QueueSave), saves.
+	lp     ode.LaneProgram
+	nState int
+	saves  *laneSaves
 }
 
 // NewLanes returns the lane stepper of cfg for L ≥ 1 lanes of
@@ -127,7 +132,7 @@ func newLanes(cfg Config, L, m int, lp ode.LaneProgram, nState int) (*LaneSolver
 		flanes, kernel = nil, nil
 	}
 	dim, s := sv.dim, sv.s
-	ls := &LaneSolver{sv: sv, L: L, dim: dim, W: W, m: m, flanes: flanes, base: make([]int, L)}
+	ls := &LaneSolver{sv: sv, L: L, dim: dim, W: W, m: m, flanes: flanes, base: make([]int, L), lp: lp, nState: nState}
 	for l := range L {
 		ls.base[l] = ls.at(dim, 0, l)
 	}
@@ -290,6 +295,112 @@ func (ls *LaneSolver) Save(l int, dst []float64, t, _, ts float64, p []float64, 
 	ls.gather(sv.k[0], ls.k[0], l)
 	sv.restep(t, ts-t, p, dst)
 	st.FEvals += sv.lastB
+}
+
+// laneSaves are the saves inside accepted steps that the lanes put off
+// (QueueSave), computed by FlushSaves in lanes of their own (ls): save
+// i in lane i, from its step's start state and first stage (copied
+// there from the queuing lane) at t[i], an attempt of size ts[i] − t[i],
+// whose proposal is restep's result.
+type laneSaves struct {
+	ls      *LaneSolver
+	n       int
+	t, ts   []float64
+	p, dst  [][]float64
+	a       ivp.LaneAttempt
+	st      ode.Stats // what the attempts count (Save's count is kept instead)
+	unbuilt bool      // the lanes could not be made: Save at once
+}
+
+// QueueSave is Save put off (ivp.SaveQueuer): the lane's step start
+// and first stage go into a lane of the saves' solver for FlushSaves,
+// which computes the save with the same bits; the evaluations are
+// counted now, as Save counts them.
+func (ls *LaneSolver) QueueSave(l int, dst []float64, t, h, ts float64, p []float64, st *ode.Stats) {
+	q := ls.saves
+	if q == nil {
+		q = ls.newSaves()
+	}
+	if q.unbuilt {
+		ls.Save(l, dst, t, h, ts, p, st)
+		return
+	}
+	ls.settle(l)
+	i, sl := q.n, q.ls
+	for d := range ls.dim { // the lanes lie alike in the two solvers
+		from, to := ls.base[l]+d*ls.W, sl.base[i]+d*sl.W
+		sl.y[to], sl.k[0][to] = ls.y[from], ls.k[0][from]
+	}
+	q.t[i], q.ts[i], q.p[i], q.dst[i] = t, ts, p, dst
+	q.n++
+	st.FEvals += ls.sv.lastB
+	if q.n == len(q.t) {
+		ls.FlushSaves()
+	}
+}
+
+// newSaves makes the lanes of the queued saves: a lane stepper of the
+// same configuration and lane program, whose attempts are never judged.
+func (ls *LaneSolver) newSaves() *laneSaves {
+	q := &laneSaves{}
+	ls.saves = q
+	sl, err := newLanes(ls.sv.cfg, ls.L, ls.m, ls.lp, ls.nState)
+	if err != nil {
+		q.unbuilt = true
+		return q
+	}
+	L := ls.L
+	q.ls = sl
+	q.t, q.ts, q.p, q.dst = make([]float64, L), make([]float64, L), make([][]float64, L), make([][]float64, L)
+	q.a = ivp.LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	for i := range L {
+		q.a.Stats[i] = &q.st
+	}
+	return q
+}
+
+// FlushSaves computes the queued saves (ivp.SaveQueuer): one attempt of
+// the saves' lanes, each from its step's start with the step's first
+// stage and h = ts − t, the bits of restep (the stage sums and f at
+// t + c_i·h, then y + h·Σ b_j·k_j, which is the last row of A for an FSAL
+// method); a lane whose proposal is not finite takes restep itself, from
+// the state and k_0 the attempt left as they were (it changes neither
+// in a lane that did not move).
+func (ls *LaneSolver) FlushSaves() {
+	q := ls.saves
+	if q == nil || q.n == 0 {
+		return
+	}
+	sl, a := q.ls, &q.a
+	for i := range a.Active {
+		a.Active[i] = i < q.n
+		if !a.Active[i] {
+			continue
+		}
+		// Load's part but the state and k_0, which QueueSave copied.
+		if sl.moved != nil {
+			sl.moved[sl.L+i] = 0
+		}
+		for j, v := range q.p[i] {
+			sl.p[sl.at(sl.m, j, i)] = v
+		}
+		sl.pl[i] = q.p[i]
+		a.T[i], a.H[i], a.Moved[i] = q.t[i], q.ts[i]-q.t[i], false
+	}
+	sl.Attempt(a)
+	sv := ls.sv
+	for i := range q.n {
+		if a.OK[i] {
+			sl.Proposal(i, q.dst[i])
+		} else {
+			sl.gather(sv.y, sl.y, i)
+			sl.gather(sv.k[0], sl.k[0], i)
+			sv.restep(q.t[i], q.ts[i]-q.t[i], q.p[i], q.dst[i])
+		}
+		q.p[i], q.dst[i] = nil, nil
+	}
+	q.n = 0
 }
 
 // Advance completes lane l's accepted step as stepper.Advance does: the

@@ -119,6 +119,9 @@ type LaneDriver struct {
 	rounds *LaneRounds
 	rs     LaneRounder
 	bound  bool
+	// sq, where the stepper can put off its saves (SaveQueuer), takes
+	// them instead of Save.
+	sq SaveQueuer
 }
 
 // SolveLanes integrates the trajectories src hands out, L = s.Lanes() at
@@ -138,7 +141,29 @@ func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 	if rs, ok := s.(LaneRounder); ok && useRounds {
 		d.rs = rs
 	}
+	if sq, ok := s.(SaveQueuer); ok {
+		d.sq = sq
+	}
 	return d
+}
+
+// SaveQueuer is a LaneStepper that can put off the saves strictly
+// inside accepted steps and compute many at once, in lanes of its own:
+// QueueSave takes what Save takes (lane l as it is now: the step's
+// start and first stage), and FlushSaves writes every queued save into
+// its dst with Save's bits (and Save's count of evaluations). The driver
+// flushes before it reports a trajectory Done and before Solve returns.
+type SaveQueuer interface {
+	QueueSave(l int, dst []float64, t, h, ts float64, p []float64, st *ode.Stats)
+	FlushSaves()
+}
+
+// done reports lane l's trajectory Done, its queued saves written.
+func (d *LaneDriver) done(l int) {
+	if d.sq != nil {
+		d.sq.FlushSaves()
+	}
+	d.src.Done(l)
 }
 
 // Solve integrates the trajectories src hands out, L at a time, until
@@ -149,7 +174,12 @@ func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 // allocates nothing.
 func (d *LaneDriver) Solve(src LaneSource, stop *atomic.Bool) {
 	d.src, d.stop = src, stop
-	defer func() { d.src, d.stop = nil, nil }()
+	defer func() {
+		if d.sq != nil { // a stopped solve's lanes end without done
+			d.sq.FlushSaves()
+		}
+		d.src, d.stop = nil, nil
+	}()
 	if d.rs != nil && !d.bound {
 		d.bound = true
 		if r := newLaneRounds(len(d.lanes), &d.lp.Controller, d.cst); r != nil && d.rs.BindRounds(r) {
@@ -298,7 +328,7 @@ func (d *LaneDriver) fill(l int) bool {
 		}
 		h, dir, hmax, isave, started := begin(d.lp, tr, out, d.y, d.f0, d.y1, d.work)
 		if !started {
-			d.src.Done(l)
+			d.done(l)
 			continue
 		}
 		*ln = lane{tr: tr, out: out, t: tr.T0, t1: tr.T1, h: h, dir: dir, hmax: hmax, isave: isave, live: true, stats: out.Stats}
@@ -347,7 +377,7 @@ func (d *LaneDriver) end(l int, status ode.Status) {
 	ln.out.Stats = ln.stats
 	d.s.State(l, d.y)
 	ln.out.finish(d.y, status, ln.t, ln.h)
-	d.src.Done(l)
+	d.done(l)
 }
 
 // accepted completes lane l's accepted step as Solve does: the save
@@ -371,9 +401,12 @@ func (d *LaneDriver) accepted(l int) bool {
 	for ln.isave < len(save) && ln.dir*(save[ln.isave]-tn) <= 0 {
 		i := ln.isave
 		dst := out.Saved[i*n : (i+1)*n]
-		if save[i] == tn {
+		switch {
+		case save[i] == tn:
 			copy(dst, y1)
-		} else {
+		case d.sq != nil:
+			d.sq.QueueSave(l, dst, t, h, save[i], p, st)
+		default:
 			d.s.Save(l, dst, t, h, save[i], p, st)
 		}
 		ln.isave++
@@ -396,7 +429,7 @@ func (d *LaneDriver) accepted(l int) bool {
 		}
 		out.Stats = ln.stats
 		out.finish(y1, status, tn, h)
-		d.src.Done(l)
+		d.done(l)
 		return false
 	}
 	ln.t = tn
