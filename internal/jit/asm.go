@@ -281,18 +281,15 @@ func (a *Asm) DecMem64(m Mem) {
 // Jnz32 emits jnz with a 32-bit displacement to target, an offset in B
 // (a backward jump), or, where target is negative, to be set later by
 // Patch32 (a forward jump); it returns the offset of the displacement.
-func (a *Asm) Jnz32(target int) int {
-	a.B = append(a.B, 0x0F, 0x85, 0, 0, 0, 0)
-	at := len(a.B) - 4
-	if target >= 0 {
-		a.Patch32(at, target)
-	}
-	return at
-}
+func (a *Asm) Jnz32(target int) int { return a.jcc32(0x85, target) }
 
 // Jz32 is Jnz32 for jz: the jump is taken where ZF is set.
-func (a *Asm) Jz32(target int) int {
-	a.B = append(a.B, 0x0F, 0x84, 0, 0, 0, 0)
+func (a *Asm) Jz32(target int) int { return a.jcc32(0x84, target) }
+
+// jcc32 emits the conditional jump 0F op with a 32-bit displacement (see
+// Jnz32).
+func (a *Asm) jcc32(op byte, target int) int {
+	a.B = append(a.B, 0x0F, op, 0, 0, 0, 0)
 	at := len(a.B) - 4
 	if target >= 0 {
 		a.Patch32(at, target)
