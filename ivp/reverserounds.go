@@ -56,7 +56,9 @@ const (
 	rwHQ            // the address the round's h is read from: the step's, or a partial's entry
 	rwNext          // the last save time not yet reversed (laneJob.next), as the code leaves it
 	rwEP            // the address of the lane's next save step's record (SetPartials)
-	// The words of the record at rwEP, copied each round (evStep …).
+	// The words of the record at rwEP, as the code copies them: the step
+	// and the simple mask each round, the rest in a round where a lane
+	// of the group needs them (EmitRest).
 	rwEStep
 	rwECot
 	rwEEnd
