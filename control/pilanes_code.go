@@ -70,14 +70,17 @@ var laneCode struct {
 // (NextLanes then runs in Go).
 func laneEntry() uintptr {
 	laneCode.once.Do(func() {
-		code, err := jit.NewCode(emitLaneCode(1))
+		b4, b8 := emitLaneCode(1), emitLaneCode(2)
+		code, err := jit.NewCode(b4)
 		if err != nil {
 			return
 		}
-		code8, err := jit.NewCode(emitLaneCode(2))
+		code8, err := jit.NewCode(b8)
 		if err != nil {
 			return
 		}
+		code.Name(len(b4), "control.pi-lanes4", nil)
+		code8.Name(len(b8), "control.pi-lanes8", nil)
 		laneCode.code, laneCode.entry = code, code.Addr(0)
 		laneCode.code8, laneCode.entry8 = code8, code8.Addr(0)
 	})

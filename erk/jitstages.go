@@ -228,6 +228,7 @@ func buildJITStages(sv *Solver, tb *method.Tableau, lanes int) *jitStages {
 	if err != nil {
 		return nil
 	}
+	code.Name(len(g.a.B), "erk.stages", nil)
 	js.code, js.coefs = code, g.coefs
 	js.size = len(g.a.B)
 	for v, o := range offs {

@@ -2,6 +2,7 @@ package erk
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"sync"
 	"unsafe"
@@ -97,6 +98,12 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 		a.Load64(jit.R15, jit.Mem{Base: jit.BX, Disp: 8 * argRoundArgs})
 		loop = len(a.B) // BX stays the arguments' address throughout
 	}
+	// The code's sections, for profiles (jit.Code.Name).
+	var secs []jit.Section
+	mark := func(name string, i int) {
+		secs = append(secs, jit.Section{Off: len(a.B), Name: fmt.Sprintf("%s%d", name, i)})
+	}
+	mark("entry", 0)
 	a.MovRR(jit.R13, jit.BX) // the arguments, for the reloads after each f
 	reload := func() {
 		for i, r := range argRegs {
@@ -205,11 +212,14 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 		end = min(end, sv.lastB+1)
 	}
 	for i := 1; i < end; i++ {
+		mark("sum", i)
 		g.sum(regYT, sv.rows[i], dim, true)
+		mark("f", i)
 		for grp := range G {
 			f(grp, 2, i, sv.c[i], false, false)
 		}
 	}
+	mark("last", 0)
 	if sv.fsal {
 		g.sum(regY1, sv.rows[s-1], dim, true)
 		if !sv.defer_ {
@@ -220,6 +230,7 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 	} else {
 		g.sum(regY1, sv.b, dim, true)
 	}
+	mark("verdict", 0)
 	switch {
 	case replay:
 		g.replayVerdict(sv.fsal && !sv.defer_, s-1)
@@ -230,6 +241,7 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 		}
 		g.norm(nd, sv.e3 != nil)
 	}
+	mark("tail", 0)
 	if rounds != nil {
 		rounds.EmitRest(a, loop)
 	} else {
@@ -239,6 +251,14 @@ func buildFusedLanes(sv *Solver, k *ode.LaneKernel, cols *laneCols, L, m int, ro
 	if err != nil {
 		return nil
 	}
+	name := "erk.attempt"
+	switch {
+	case replay:
+		name = "erk.replay-rounds"
+	case rounds != nil:
+		name = "erk.solve-rounds"
+	}
+	code.Name(len(a.B), name, secs)
 	return &fusedLanes{code: code, entry: code.Addr(0), coefs: g.coefs, size: len(a.B)}
 }
 

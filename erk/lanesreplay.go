@@ -427,6 +427,7 @@ func buildRevSums(sv *Solver, L int) *revSums {
 	if err != nil {
 		return nil
 	}
+	code.Name(len(a.B), "erk.reverse-sums", nil)
 	rs := &revSums{code: code, coefs: g.coefs, b: code.Addr(offB), rows: make([]uintptr, len(offs)), size: len(a.B)}
 	for i, o := range offs {
 		if o >= 0 {

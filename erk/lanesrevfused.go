@@ -1,6 +1,7 @@
 package erk
 
 import (
+	"fmt"
 	"github.com/gradsolve/gradsolve/internal/jit"
 	"github.com/gradsolve/gradsolve/ode"
 )
@@ -230,24 +231,33 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		}
 		return 0, false
 	}
+	// The code's sections, for profiles (jit.Code.Name).
+	var secs []jit.Section
+	mark := func(name string, i int) {
+		secs = append(secs, jit.Section{Off: len(a.B), Name: fmt.Sprintf("%s%d", name, i)})
+	}
 	emit := func(evalStages bool) int {
 		start, loop := len(a.B), 0
+		mark("entry", 0)
 		if rounds != nil {
 			a.Load64(jit.R14, jit.Mem{Base: jit.BX, Disp: 8 * argRoundBase})
 			a.Load64(jit.R15, jit.Mem{Base: jit.BX, Disp: 8 * argRoundArgs})
 			loop = len(a.B) // BX stays the arguments' address throughout
 		}
 		a.MovRR(jit.R13, jit.BX)
+		mark("recf", 0)
 		if evalStages { // k_0 = f(t, y)
 			for grp := range G {
 				kernel(fk, rvFRegs, grp, 0, -1, rvK, 0, false)
 			}
 		}
 		for i := 1; i < nb; i++ {
+			mark("recsum", i)
 			regs(rvK, rvY)
 			a.Load64(regYT, arg(rvYS))
 			a.Load64(regYT, jit.Mem{Base: regYT, Disp: int32(8 * i)})
 			g.sum(regYT, sv.rows[i], gdim, true)
+			mark("recf", i)
 			if evalStages {
 				for grp := range G {
 					kernel(fk, rvFRegs, grp, i, sv.c[i], rvK, i, false)
@@ -267,6 +277,7 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		// after the sweep, ReverseSteps's additions after each stage
 		// (ȳ from the one a lane holds where it takes a partial step).
 		for i := nb - 1; i >= 0; i-- {
+			mark("kbar", i)
 			for grp := range G {
 				var ts []term
 				if w, ok := weight(sv.b, i); ok {
@@ -279,10 +290,12 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 				}
 				sumInto(rvKBar, i*n, grp*gdim, gdim, initZero, grp, ts)
 			}
+			mark("vk", i)
 			for grp := range G {
 				kernel(vk, rvVRegs, grp, i, sv.c[i], rvGY, i, true)
 			}
 		}
+		mark("ybar", 0)
 		ts := []term{{src: rvYNew}}
 		for i := nb - 1; i >= 0; i-- {
 			ts = append(ts, term{src: rvGY, off: i * n})
@@ -295,6 +308,7 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 			init = initBlend
 		}
 		sumInto(rvYBar, 0, 0, n, init, 0, ts)
+		mark("gp", 0)
 		if m > 0 {
 			ts = ts[:0]
 			for i := nb - 1; i >= 0; i-- {
@@ -302,6 +316,7 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 			}
 			sumInto(rvGP, 0, 0, m*L, initOwn, 0, ts)
 		}
+		mark("tail", 0)
 		if rounds != nil {
 			rounds.EmitRest(a, loop)
 		} else {
@@ -315,12 +330,19 @@ func buildFusedReverse(sv *Solver, fk, vk *ode.LaneKernel, L, m int, rounds roun
 		if err != nil {
 			return nil
 		}
+		code.Name(len(a.B), "erk.reverse-rounds", secs)
 		return &fusedReverse{code: code, eval: code.Addr(0), coefs: g.coefs, size: len(a.B)}
 	}
-	offEval, offStored := emit(true), emit(false)
+	offEval := emit(true)
+	evalSecs := len(secs)
+	offStored := emit(false)
 	code, err := jit.NewCode(a.B)
 	if err != nil {
 		return nil
 	}
+	for i := evalSecs; i < len(secs); i++ {
+		secs[i].Name = "stored_" + secs[i].Name
+	}
+	code.Name(len(a.B), "erk.reverse", secs)
 	return &fusedReverse{code: code, eval: code.Addr(offEval), stored: code.Addr(offStored), coefs: g.coefs, size: len(a.B)}
 }

@@ -1115,6 +1115,7 @@ func buildLaneCode(tb *method.Rosenbrock, dim, m, L, ns int, body []byte, fileLe
 	if err != nil {
 		return nil, err
 	}
+	code.Name(len(g.a.B), "ros.attempt", nil)
 	lc := &laneCode{code: code, consts: g.consts, lay: g.lay, size: len(g.a.B), fused: fused}
 	if fused {
 		lc.body = withoutReturn(g.a.B)

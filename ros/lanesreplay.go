@@ -349,6 +349,7 @@ func buildRevCode(tb *method.Rosenbrock, fl *laneLayout, m int, dfdt bool, ks *r
 	if err != nil {
 		return nil, err
 	}
+	code.Name(len(g.a.B), "ros.reverse", nil)
 	rc.code, rc.consts, rc.size = code, g.consts, len(g.a.B)
 	if rc.fused {
 		rc.body = withoutReturn(g.a.B)

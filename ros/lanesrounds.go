@@ -103,6 +103,7 @@ func buildRounds(fc *laneCode, rc *revCode, r *ivp.ReverseRounds) *roundsCode {
 	if err != nil {
 		return nil
 	}
+	code.Name(len(a.B), "ros.reverse-rounds", nil)
 	return &roundsCode{code: code, entry: code.Addr(0)}
 }
 
@@ -300,6 +301,7 @@ func buildReplayRounds(fc *laneCode, r *ivp.ReplayRounds, t, h, moved, errv int)
 	if err != nil {
 		return nil
 	}
+	code.Name(len(a.B), "ros.replay-rounds", nil)
 	return &roundsCode{code: code, entry: code.Addr(0)}
 }
 

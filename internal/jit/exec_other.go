@@ -35,3 +35,6 @@ func Call16(uintptr, *[16]unsafe.Pointer) { panic("jit: no machine code on this 
 func Call5(uintptr, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer) {
 	panic("jit: no machine code on this platform")
 }
+
+// Name does nothing on this platform (perfmap.go).
+func (c *Code) Name(int, string, []Section) {}

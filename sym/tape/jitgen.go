@@ -503,6 +503,7 @@ func compileCode(pg *Program, lanes int) *jitCode {
 	if j.code, err = jit.NewCode(b); err != nil {
 		return nil // no executable memory: the interpreter it is
 	}
+	j.code.Name(len(b), "tape.program", nil)
 	k := 0
 	for i := range j.segs {
 		if j.segs[i].entry != 0 {
