@@ -352,8 +352,7 @@ func (ls *LaneSolver) newSaves() *laneSaves {
 	L := ls.L
 	q.ls = sl
 	q.t, q.ts, q.p, q.dst = make([]float64, L), make([]float64, L), make([][]float64, L), make([][]float64, L)
-	q.a = ivp.LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
-		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	q.a = ivp.NewLaneAttempt(L)
 	for i := range L {
 		q.a.Stats[i] = &q.st
 	}

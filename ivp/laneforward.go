@@ -81,8 +81,7 @@ type owedSave struct{ i, k int }
 func (w *LaneForward) SaveLanes(ss LaneStepper) {
 	L := ss.Lanes()
 	w.ss = ss
-	w.sa = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
-		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	w.sa = NewLaneAttempt(L)
 	for l := range w.sa.Stats {
 		w.sa.Stats[l] = &w.sst
 	}
@@ -107,8 +106,7 @@ func NewLaneForward(s LaneStepper, f ode.Func, dim int, fb ForwardStepper) *Lane
 	L := s.Lanes()
 	w := &LaneForward{s: s, f: f, fb: fb, dim: dim, jobs: make([]*ForwardJob, L), k: make([]int, L), isave: make([]int, L),
 		stats: make([]ode.Stats, L), f0: make([]float64, dim),
-		a: LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
-			Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}}
+		a: NewLaneAttempt(L)}
 	if rr, ok := s.(ReplayRounder); ok && useRounds {
 		w.rr = rr
 	}

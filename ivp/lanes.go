@@ -43,6 +43,12 @@ type LaneAttempt struct {
 	OK            []bool
 }
 
+// NewLaneAttempt returns an attempt of L lanes, its arrays allocated.
+func NewLaneAttempt(L int) LaneAttempt {
+	return LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
+		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+}
+
 // LaneStepper is one method family's part of a lane solve: Stepper for
 // L trajectories whose states lie side by side. The per-lane methods
 // read and write lane l alone, in scalar arrays of the state's size.
@@ -136,8 +142,7 @@ func NewLaneDriver(s LaneStepper, lp *Loop) *LaneDriver {
 	d := &LaneDriver{s: s, lp: lp, lanes: make([]lane, L), cst: control.NewLaneStates(L),
 		accepts: make([]bool, L), factors: make([]float64, L)}
 	d.y, d.y1, d.f0, d.work = make([]float64, n), make([]float64, n), make([]float64, lp.Dim), make([]float64, lp.Dim)
-	d.a = LaneAttempt{T: make([]float64, L), H: make([]float64, L), Moved: make([]bool, L), Active: make([]bool, L),
-		Stats: make([]*ode.Stats, L), Err: make([]float64, L), OK: make([]bool, L)}
+	d.a = NewLaneAttempt(L)
 	if rs, ok := s.(LaneRounder); ok && useRounds {
 		d.rs = rs
 	}
